@@ -1,0 +1,22 @@
+#include "meshloom/error.hpp"
+
+namespace meshloom {
+
+std::string_view to_string(ErrorKind kind) noexcept {
+  switch (kind) {
+    case ErrorKind::KeyError: return "KeyError";
+    case ErrorKind::ValueError: return "ValueError";
+    case ErrorKind::RuntimeError: return "RuntimeError";
+    case ErrorKind::NotImplementedError: return "NotImplementedError";
+    case ErrorKind::IndexError: return "IndexError";
+    case ErrorKind::TypeError: return "TypeError";
+  }
+  return "RuntimeError";
+}
+
+Error::Error(ErrorKind kind, const std::string& message)
+    : std::runtime_error(std::string(to_string(kind)) + ": " + message), kind_(kind), message_(message) {}
+
+void raise(ErrorKind kind, const std::string& message) { throw Error(kind, message); }
+
+}  // namespace meshloom
