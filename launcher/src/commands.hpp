@@ -1,0 +1,14 @@
+// The launcher's subcommands. Each add_*_command registers one CLI11 subcommand on `root`; when that
+// subcommand is chosen its callback runs and stores the process exit status in `exit_code`.
+#pragma once
+
+namespace CLI {
+class App;
+}
+
+namespace meshloom::launcher {
+
+void add_layout_command(CLI::App& root, int& exit_code);
+void add_mesh_command(CLI::App& root, int& exit_code);
+
+}  // namespace meshloom::launcher
