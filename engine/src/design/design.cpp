@@ -1,0 +1,713 @@
+#include "meshloom/design/design.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <initializer_list>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <utility>
+
+#include "meshloom/error.hpp"
+
+namespace meshloom {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::array<std::pair<DType, std::string_view>, 10> kDTypes{{
+    {DType::Float32, "float32"},
+    {DType::Float16, "float16"},
+    {DType::BFloat16, "bfloat16"},
+    {DType::Float64, "float64"},
+    {DType::Int32, "int32"},
+    {DType::Int64, "int64"},
+    {DType::Int8, "int8"},
+    {DType::UInt8, "uint8"},
+    {DType::Float8E4M3, "float8_e4m3"},
+    {DType::Float8E5M2, "float8_e5m2"},
+}};
+
+// Most JSON values (scalars, arrays, objects) a design file may hold; a valid design has far fewer.
+constexpr std::size_t kMaxJsonValues = std::size_t{1} << 20;
+// Longest rendering of an offending value in a message.
+constexpr std::size_t kMaxRendered = 80;
+
+// ---- messages ----------------------------------------------------------------------------------------
+
+std::string render(const json& value) {
+  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (text.size() > kMaxRendered) {
+    text.resize(kMaxRendered);
+    text += "...";
+  }
+  return text;
+}
+
+std::string render_text(std::string_view text) { return render(json(std::string(text))); }
+
+std::string field(const std::string& path, std::string_view key) {
+  return path.empty() ? std::string(key) : path + "." + std::string(key);
+}
+
+std::string item(const std::string& path, std::size_t index) { return path + "[" + std::to_string(index) + "]"; }
+
+[[noreturn]] void bad(const std::string& path, const std::string& why) { raise(ErrorKind::ValueError, path + ": " + why); }
+
+[[noreturn]] void bad_value(const std::string& path, const std::string& rendered, const std::string& why) {
+  raise(ErrorKind::ValueError, path + " = " + rendered + ": " + why);
+}
+
+std::string type_word(const json& value) {
+  switch (value.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return "a boolean";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned: return "an integer";
+    case json::value_t::number_float: return "a non-integer number";
+    case json::value_t::string: return "a string";
+    case json::value_t::array: return "an array";
+    case json::value_t::object: return "an object";
+    default: return "an unsupported value";
+  }
+}
+
+std::string join(const std::vector<std::string>& words) {
+  std::string out;
+  for (const std::string& w : words) out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
+
+// ---- JSON reading ------------------------------------------------------------------------------------
+
+// Parses text into a DOM, rejecting duplicate keys, nesting deeper than kMaxDesignJsonDepth and more than
+// kMaxJsonValues values; every failure is a ValueError.
+json parse_json(std::string_view text) {
+  struct Frame {
+    bool is_array = false;
+    std::size_t count = 0;  // arrays: elements completed
+    std::string key;        // objects: current key
+    std::set<std::string> keys;
+  };
+  std::vector<Frame> stack;
+  std::size_t values = 0;
+  auto where = [&stack]() {
+    std::string path;
+    for (std::size_t i = 0; i + 1 < stack.size(); ++i) {
+      path = stack[i].is_array ? item(path, stack[i].count) : field(path, stack[i].key);
+    }
+    return path.empty() ? std::string("top level") : path;
+  };
+  auto element_done = [&stack]() {
+    if (!stack.empty() && stack.back().is_array) ++stack.back().count;
+  };
+  json::parser_callback_t callback = [&](int /*depth*/, json::parse_event_t event, json& parsed) -> bool {
+    if (++values > kMaxJsonValues) {
+      raise(ErrorKind::ValueError, "the JSON holds more than " + std::to_string(kMaxJsonValues) + " values");
+    }
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        stack.push_back(Frame{event == json::parse_event_t::array_start, 0, {}, {}});
+        if (stack.size() > kMaxDesignJsonDepth) {
+          raise(ErrorKind::ValueError,
+                where() + ": JSON nested deeper than " + std::to_string(kMaxDesignJsonDepth) + " levels");
+        }
+        break;
+      case json::parse_event_t::key: {
+        std::string key = parsed.get<std::string>();
+        if (!stack.back().keys.insert(key).second) {
+          stack.back().key = key;
+          stack.push_back(Frame{});
+          raise(ErrorKind::ValueError, where() + ": duplicate key " + render_text(key));
+        }
+        stack.back().key = std::move(key);
+        break;
+      }
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        stack.pop_back();
+        element_done();
+        break;
+      case json::parse_event_t::value: element_done(); break;
+    }
+    return true;
+  };
+  try {
+    return json::parse(text.begin(), text.end(), callback, true, false);
+  } catch (const json::exception& e) {
+    std::string what = e.what();
+    if (what.starts_with("[json.exception.")) {
+      const auto close = what.find("] ");
+      if (close != std::string::npos) what = what.substr(close + 2);
+    }
+    raise(ErrorKind::ValueError, "not valid JSON: " + what);
+  }
+}
+
+void expect_object(const json& value, const std::string& path) {
+  if (!value.is_object()) {
+    if (path.empty()) raise(ErrorKind::ValueError, "a design is a JSON object, got " + type_word(value));
+    bad_value(path, render(value), "expected an object, got " + type_word(value));
+  }
+}
+
+// Rejects keys outside `known`, then requires `required`.
+void check_fields(const json& object, const std::string& path, std::initializer_list<std::string_view> known,
+                  std::initializer_list<std::string_view> required) {
+  for (const auto& [key, value] : object.items()) {
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      std::vector<std::string> words(known.begin(), known.end());
+      bad(field(path, key), "unknown field; " + (path.empty() ? std::string("a design") : path) + " has " + join(words));
+    }
+  }
+  for (std::string_view key : required) {
+    if (!object.contains(key)) bad(field(path, key), "required field is missing");
+  }
+}
+
+std::int64_t get_int(const json& value, const std::string& path) {
+  if (value.is_number_unsigned()) {
+    if (value.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      bad_value(path, render(value), "too large");
+    }
+    return static_cast<std::int64_t>(value.get<std::uint64_t>());
+  }
+  if (value.is_number_integer()) return value.get<std::int64_t>();
+  bad_value(path, render(value), "expected an integer, got " + type_word(value));
+}
+
+std::string get_string(const json& value, const std::string& path) {
+  if (!value.is_string()) bad_value(path, render(value), "expected a string, got " + type_word(value));
+  return value.get<std::string>();
+}
+
+const json::array_t& get_array(const json& value, const std::string& path, std::size_t max_size, std::string_view what) {
+  if (!value.is_array()) bad_value(path, render(value), "expected an array, got " + type_word(value));
+  const auto& array = value.get_ref<const json::array_t&>();
+  if (array.size() > max_size) {
+    bad_value(path, render(value),
+              std::to_string(array.size()) + " " + std::string(what) + "; at most " + std::to_string(max_size));
+  }
+  return array;
+}
+
+std::vector<std::int64_t> get_ints(const json& value, const std::string& path, std::size_t max_size, std::string_view what) {
+  const auto& array = get_array(value, path, max_size, what);
+  std::vector<std::int64_t> out;
+  out.reserve(array.size());
+  for (std::size_t i = 0; i < array.size(); ++i) out.push_back(get_int(array[i], item(path, i)));
+  return out;
+}
+
+std::vector<std::string> get_strings(const json& value, const std::string& path, std::size_t max_size, std::string_view what) {
+  const auto& array = get_array(value, path, max_size, what);
+  std::vector<std::string> out;
+  out.reserve(array.size());
+  for (std::size_t i = 0; i < array.size(); ++i) out.push_back(get_string(array[i], item(path, i)));
+  return out;
+}
+
+State get_state(const json& value, const std::string& path) {
+  const std::string text = get_string(value, path);
+  std::string why;
+  std::optional<State> state = try_parse_state(text, &why);
+  if (!state) bad_value(path, render_text(text), why);
+  return std::move(*state);
+}
+
+MeshSpec mesh_from_json(const json& value) {
+  const std::string path = "mesh";
+  expect_object(value, path);
+  check_fields(value, path, {"shape", "names", "flattened"}, {"shape", "names"});
+  MeshSpec mesh;
+  mesh.shape = get_ints(value.at("shape"), "mesh.shape", kMaxDesignAxes, "axes");
+  mesh.names = get_strings(value.at("names"), "mesh.names", kMaxDesignAxes, "names");
+  if (value.contains("flattened")) {
+    const auto& array = get_array(value.at("flattened"), "mesh.flattened", kMaxDesignFlattened, "flattened axes");
+    mesh.flattened.reserve(array.size());
+    for (std::size_t i = 0; i < array.size(); ++i) {
+      const std::string at = item("mesh.flattened", i);
+      expect_object(array[i], at);
+      check_fields(array[i], at, {"name", "axes"}, {"name", "axes"});
+      FlattenSpec spec;
+      spec.name = get_string(array[i].at("name"), field(at, "name"));
+      spec.axes = get_strings(array[i].at("axes"), field(at, "axes"), kMaxDesignAxes, "axes");
+      mesh.flattened.push_back(std::move(spec));
+    }
+  }
+  return mesh;
+}
+
+DesignTensor tensor_from_json(const json& value, const std::string& path) {
+  expect_object(value, path);
+  check_fields(value, path, {"name", "shape", "dtype", "src", "dst"}, {"name", "shape", "dtype", "src", "dst"});
+  DesignTensor tensor;
+  tensor.name = get_string(value.at("name"), field(path, "name"));
+  tensor.shape = get_ints(value.at("shape"), field(path, "shape"), kMaxDesignTensorRank, "dims");
+  const std::string dtype = get_string(value.at("dtype"), field(path, "dtype"));
+  const std::optional<DType> parsed = dtype_from_string(dtype);
+  if (!parsed) {
+    std::vector<std::string> names;
+    for (const auto& [d, name] : kDTypes) names.emplace_back(name);
+    bad_value(field(path, "dtype"), render_text(dtype), "unknown dtype; expected one of " + join(names));
+  }
+  tensor.dtype = *parsed;
+  tensor.src = get_state(value.at("src"), field(path, "src"));
+  tensor.dst = get_state(value.at("dst"), field(path, "dst"));
+  return tensor;
+}
+
+Design design_from_json(const json& root) {
+  expect_object(root, "");
+  if (!root.contains("format")) bad("format", "required field is missing; a design starts with \"format\": \"meshloom-design\"");
+  if (!root.at("format").is_string() || root.at("format").get_ref<const std::string&>() != kDesignFormat) {
+    bad_value("format", render(root.at("format")), "not a meshloom design; expected \"meshloom-design\"");
+  }
+  if (!root.contains("version")) bad("version", "required field is missing");
+  const std::int64_t version = get_int(root.at("version"), "version");
+  if (version != kDesignVersion) {
+    bad_value("version", std::to_string(version),
+              "unsupported version; this build reads version " + std::to_string(kDesignVersion));
+  }
+  check_fields(root, "",
+               {"format", "version", "name", "description", "world", "devices_per_host", "mesh", "tensors", "calibration"},
+               {"name", "world", "devices_per_host", "mesh", "tensors"});
+  Design design;
+  design.name = get_string(root.at("name"), "name");
+  if (root.contains("description")) design.description = get_string(root.at("description"), "description");
+  design.world = get_int(root.at("world"), "world");
+  design.devices_per_host = get_int(root.at("devices_per_host"), "devices_per_host");
+  design.mesh = mesh_from_json(root.at("mesh"));
+  const auto& tensors = get_array(root.at("tensors"), "tensors", kMaxDesignTensors, "tensors");
+  design.tensors.reserve(tensors.size());
+  for (std::size_t i = 0; i < tensors.size(); ++i) design.tensors.push_back(tensor_from_json(tensors[i], item("tensors", i)));
+  if (root.contains("calibration")) design.calibration = get_string(root.at("calibration"), "calibration");
+  return design;
+}
+
+// ---- validation --------------------------------------------------------------------------------------
+
+std::string render_ints(const std::vector<std::int64_t>& values) { return render(json(values)); }
+std::string render_strings(const std::vector<std::string>& values) { return render(json(values)); }
+
+bool valid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t extra = 0;
+    std::uint32_t cp = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    if ((c & 0xe0) == 0xc0) {
+      extra = 1;
+      cp = c & 0x1fU;
+    } else if ((c & 0xf0) == 0xe0) {
+      extra = 2;
+      cp = c & 0x0fU;
+    } else if ((c & 0xf8) == 0xf0) {
+      extra = 3;
+      cp = c & 0x07U;
+    } else {
+      return false;
+    }
+    if (i + extra >= s.size()) return false;
+    for (std::size_t k = 1; k <= extra; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3fU);
+    }
+    const std::uint32_t min = extra == 1 ? 0x80U : extra == 2 ? 0x800U : 0x10000U;
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+    i += extra + 1;
+  }
+  return true;
+}
+
+// Axis names are identifiers; tensor names may also hold dots, as module paths do (layers.0.attention.wq).
+void check_name(const std::string& name, const std::string& path, bool dots = false) {
+  const std::size_t max = dots ? kMaxTensorNameChars : kMaxDesignNameChars;
+  const bool ok = !name.empty() && name.size() <= max && std::all_of(name.begin(), name.end(), [dots](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || (dots && c == '.');
+  });
+  if (!ok) {
+    bad_value(path, render_text(name), "names must be 1 to " + std::to_string(max) + " characters of A-Z, a-z, 0-9" +
+                                           (dots ? ", _ and ." : " and _"));
+  }
+}
+
+void check_text(const std::string& text, const std::string& path, std::size_t min, std::size_t max, bool single_line) {
+  if (text.size() < min || text.size() > max) {
+    bad_value(path, render_text(text), "must be " + std::to_string(min) + " to " + std::to_string(max) + " bytes long, not " +
+                                      std::to_string(text.size()));
+  }
+  if (!valid_utf8(text)) bad_value(path, render_text(text), "not valid UTF-8");
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u == 0 || (single_line && (u < 0x20 || u == 0x7f))) {
+      bad_value(path, render_text(text), "control characters are not allowed here");
+    }
+  }
+}
+
+void validate_mesh(const Design& design) {
+  const MeshSpec& mesh = design.mesh;
+  if (mesh.shape.empty()) bad_value("mesh.shape", "[]", "a mesh needs at least one axis");
+  if (mesh.shape.size() > kMaxDesignAxes) {
+    bad_value("mesh.shape", render_ints(mesh.shape), "at most " + std::to_string(kMaxDesignAxes) + " axes");
+  }
+  for (std::size_t i = 0; i < mesh.shape.size(); ++i) {
+    if (mesh.shape[i] < 1) bad_value(item("mesh.shape", i), std::to_string(mesh.shape[i]), "axis sizes must be >= 1");
+  }
+  if (mesh.names.size() != mesh.shape.size()) {
+    bad_value("mesh.names", render_strings(mesh.names),
+              std::to_string(mesh.names.size()) + " names for the " + std::to_string(mesh.shape.size()) +
+                  " axes of mesh.shape = " + render_ints(mesh.shape));
+  }
+  for (std::size_t i = 0; i < mesh.names.size(); ++i) {
+    check_name(mesh.names[i], item("mesh.names", i));
+    for (std::size_t j = 0; j < i; ++j) {
+      if (mesh.names[j] == mesh.names[i]) {
+        bad_value(item("mesh.names", i), render_text(mesh.names[i]), "duplicate axis name (also " + item("mesh.names", j) + ")");
+      }
+    }
+  }
+  std::int64_t ranks = 1;
+  for (std::int64_t size : mesh.shape) {
+    if (__builtin_mul_overflow(ranks, size, &ranks)) {
+      bad_value("mesh.shape", render_ints(mesh.shape),
+                "world = " + std::to_string(design.world) + " but the mesh holds more than 2^63-1 ranks");
+    }
+  }
+  if (ranks > design.world) {
+    bad_value("mesh.shape", render_ints(mesh.shape),
+              "world = " + std::to_string(design.world) + " but the mesh holds " + std::to_string(ranks) + " ranks");
+  }
+
+  if (mesh.flattened.size() > kMaxDesignFlattened) {
+    bad("mesh.flattened", std::to_string(mesh.flattened.size()) + " flattened axes; at most " +
+                              std::to_string(kMaxDesignFlattened));
+  }
+  for (std::size_t f = 0; f < mesh.flattened.size(); ++f) {
+    const FlattenSpec& spec = mesh.flattened[f];
+    const std::string at = item("mesh.flattened", f);
+    check_name(spec.name, field(at, "name"));
+    for (std::size_t i = 0; i < mesh.names.size(); ++i) {
+      if (mesh.names[i] == spec.name) {
+        bad_value(field(at, "name"), render_text(spec.name), "collides with the axis name " + item("mesh.names", i));
+      }
+    }
+    for (std::size_t g = 0; g < f; ++g) {
+      if (mesh.flattened[g].name == spec.name) {
+        bad_value(field(at, "name"), render_text(spec.name),
+                  "duplicate flattened axis name (also " + item("mesh.flattened", g) + ")");
+      }
+    }
+    const std::string axes_path = field(at, "axes");
+    if (spec.axes.empty()) bad_value(axes_path, "[]", "a flattened axis needs at least one mesh axis");
+    if (spec.axes.size() > kMaxDesignAxes) {
+      bad_value(axes_path, render_strings(spec.axes), "at most " + std::to_string(kMaxDesignAxes) + " axes");
+    }
+    std::size_t previous = 0;
+    for (std::size_t a = 0; a < spec.axes.size(); ++a) {
+      const auto it = std::find(mesh.names.begin(), mesh.names.end(), spec.axes[a]);
+      if (it == mesh.names.end()) {
+        bad_value(item(axes_path, a), render_text(spec.axes[a]), "not an axis of the mesh (axes: " + join(mesh.names) + ")");
+      }
+      for (std::size_t b = 0; b < a; ++b) {
+        if (spec.axes[b] == spec.axes[a]) {
+          bad_value(item(axes_path, a), render_text(spec.axes[a]), "axis listed twice (also " + item(axes_path, b) + ")");
+        }
+      }
+      const auto index = static_cast<std::size_t>(it - mesh.names.begin());
+      if (a > 0 && index < previous) {
+        bad_value(axes_path, render_strings(spec.axes), "axes must be listed in mesh order (outer to inner: " +
+                                                            join(mesh.names) + ")");
+      }
+      previous = index;
+    }
+  }
+}
+
+void validate_tensor(const DesignTensor& tensor, const std::string& path, const Design& design,
+                     const std::vector<DesignTensor>& all, std::size_t index) {
+  check_name(tensor.name, field(path, "name"), true);
+  for (std::size_t j = 0; j < index; ++j) {
+    if (all[j].name == tensor.name) {
+      bad_value(field(path, "name"), render_text(tensor.name), "duplicate tensor name (also " + item("tensors", j) + ")");
+    }
+  }
+  const std::string shape_path = field(path, "shape");
+  if (tensor.shape.size() > kMaxDesignTensorRank) {
+    bad_value(shape_path, render_ints(tensor.shape), "at most " + std::to_string(kMaxDesignTensorRank) + " dims");
+  }
+  for (std::size_t i = 0; i < tensor.shape.size(); ++i) {
+    if (tensor.shape[i] < 1) bad_value(item(shape_path, i), std::to_string(tensor.shape[i]), "dim sizes must be >= 1");
+  }
+  if (dtype_from_string(to_string(tensor.dtype)) != tensor.dtype) {
+    bad_value(field(path, "dtype"), std::to_string(static_cast<int>(tensor.dtype)), "unknown dtype");
+  }
+  std::int64_t bytes = itemsize(tensor.dtype);
+  for (std::int64_t size : tensor.shape) {
+    if (__builtin_mul_overflow(bytes, size, &bytes)) {
+      bad_value(shape_path, render_ints(tensor.shape),
+                "the tensor holds more than 2^63-1 bytes of " + std::string(to_string(tensor.dtype)));
+    }
+  }
+  const auto rank = static_cast<std::int64_t>(tensor.shape.size());
+  for (const auto& [key, state] : {std::pair<std::string_view, const State*>{"src", &tensor.src}, {"dst", &tensor.dst}}) {
+    if (auto why = state_misfit(*state, design.mesh.shape.size(), rank)) {
+      bad_value(field(path, key), render_text(to_string(*state)), *why);
+    }
+  }
+}
+
+// ---- writing -----------------------------------------------------------------------------------------
+
+std::string str(std::string_view s) { return json(std::string(s)).dump(); }
+
+std::string ints_inline(const std::vector<std::int64_t>& values) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + std::to_string(values[i]);
+  return out + "]";
+}
+
+std::string strings_inline(const std::vector<std::string>& values) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + str(values[i]);
+  return out + "]";
+}
+
+std::string quote_path(const std::filesystem::path& path) {
+  std::string out = "\"";
+  for (char c : path.string()) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u < 0x20 || u == 0x7f) {
+      out += '?';
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+[[noreturn]] void io_error(const std::string& what, const std::filesystem::path& path, const std::string& detail, int err) {
+  raise(ErrorKind::RuntimeError, what + " " + quote_path(path) + ": " + detail + (err != 0 ? std::strerror(err) : ""));
+}
+
+}  // namespace
+
+std::string_view to_string(DType dtype) noexcept {
+  for (const auto& [value, name] : kDTypes) {
+    if (value == dtype) return name;
+  }
+  return "unknown";
+}
+
+std::optional<DType> dtype_from_string(std::string_view text) noexcept {
+  for (const auto& [value, name] : kDTypes) {
+    if (name == text) return value;
+  }
+  return std::nullopt;
+}
+
+std::int64_t itemsize(DType dtype) noexcept {
+  switch (dtype) {
+    case DType::Float64:
+    case DType::Int64: return 8;
+    case DType::Float32:
+    case DType::Int32: return 4;
+    case DType::Float16:
+    case DType::BFloat16: return 2;
+    case DType::Int8:
+    case DType::UInt8:
+    case DType::Float8E4M3:
+    case DType::Float8E5M2: return 1;
+  }
+  return 1;
+}
+
+void validate_design(const Design& design) {
+  check_text(design.name, "name", 1, kMaxDesignTitleBytes, true);
+  if (design.description) check_text(*design.description, "description", 0, kMaxDesignDescriptionBytes, false);
+  if (design.world < 1 || design.world > kMaxDesignWorld) {
+    bad_value("world", std::to_string(design.world), "must be in 1.." + std::to_string(kMaxDesignWorld));
+  }
+  if (design.devices_per_host < 1) {
+    bad_value("devices_per_host", std::to_string(design.devices_per_host), "must be >= 1");
+  }
+  if (design.world % design.devices_per_host != 0) {
+    bad_value("devices_per_host", std::to_string(design.devices_per_host),
+              "does not divide world = " + std::to_string(design.world));
+  }
+  validate_mesh(design);
+  if (design.tensors.size() > kMaxDesignTensors) {
+    bad("tensors", std::to_string(design.tensors.size()) + " tensors; at most " + std::to_string(kMaxDesignTensors));
+  }
+  for (std::size_t i = 0; i < design.tensors.size(); ++i) {
+    validate_tensor(design.tensors[i], item("tensors", i), design, design.tensors, i);
+  }
+  if (design.calibration) check_text(*design.calibration, "calibration", 1, kMaxDesignPathBytes, true);
+}
+
+Design parse_design(std::string_view text) {
+  if (text.size() > kMaxDesignFileBytes) {
+    raise(ErrorKind::ValueError, "the design is " + std::to_string(text.size()) + " bytes; at most " +
+                                     std::to_string(kMaxDesignFileBytes) + " (16 MiB)");
+  }
+  const json root = parse_json(text);
+  Design design = design_from_json(root);
+  validate_design(design);
+  return design;
+}
+
+Design load_design(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) io_error("cannot read design", path, "", errno);
+  std::string text;
+  std::array<char, 65536> buffer{};
+  while (true) {
+    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      io_error("cannot read design", path, "", err);
+    }
+    if (n == 0) break;
+    text.append(buffer.data(), static_cast<std::size_t>(n));
+    if (text.size() > kMaxDesignFileBytes) {
+      ::close(fd);
+      raise(ErrorKind::ValueError, quote_path(path) + ": the file is larger than " +
+                                       std::to_string(kMaxDesignFileBytes) + " bytes (16 MiB)");
+    }
+  }
+  ::close(fd);
+  try {
+    return parse_design(text);
+  } catch (const Error& e) {
+    raise(e.kind(), quote_path(path) + ": " + e.message());
+  }
+}
+
+std::string to_json_text(const Design& design) {
+  validate_design(design);
+  std::string out = "{\n";
+  out += "  \"format\": " + str(kDesignFormat) + ",\n";
+  out += "  \"version\": " + std::to_string(kDesignVersion) + ",\n";
+  out += "  \"name\": " + str(design.name) + ",\n";
+  if (design.description) out += "  \"description\": " + str(*design.description) + ",\n";
+  out += "  \"world\": " + std::to_string(design.world) + ",\n";
+  out += "  \"devices_per_host\": " + std::to_string(design.devices_per_host) + ",\n";
+  out += "  \"mesh\": {\n";
+  out += "    \"shape\": " + ints_inline(design.mesh.shape) + ",\n";
+  out += "    \"names\": " + strings_inline(design.mesh.names) + ",\n";
+  if (design.mesh.flattened.empty()) {
+    out += "    \"flattened\": []\n";
+  } else {
+    out += "    \"flattened\": [\n";
+    for (std::size_t i = 0; i < design.mesh.flattened.size(); ++i) {
+      const FlattenSpec& spec = design.mesh.flattened[i];
+      out += "      {\"name\": " + str(spec.name) + ", \"axes\": " + strings_inline(spec.axes) + "}";
+      out += i + 1 < design.mesh.flattened.size() ? ",\n" : "\n";
+    }
+    out += "    ]\n";
+  }
+  out += "  },\n";
+  if (design.tensors.empty()) {
+    out += "  \"tensors\": []";
+  } else {
+    out += "  \"tensors\": [\n";
+    for (std::size_t i = 0; i < design.tensors.size(); ++i) {
+      const DesignTensor& t = design.tensors[i];
+      out += "    {\"name\": " + str(t.name) + ", \"shape\": " + ints_inline(t.shape) + ", \"dtype\": " +
+             str(to_string(t.dtype)) + ", \"src\": " + str(to_string(t.src)) + ", \"dst\": " + str(to_string(t.dst)) + "}";
+      out += i + 1 < design.tensors.size() ? ",\n" : "\n";
+    }
+    out += "  ]";
+  }
+  if (design.calibration) out += ",\n  \"calibration\": " + str(*design.calibration);
+  out += "\n}\n";
+  return out;
+}
+
+void save_design(const Design& design, const std::filesystem::path& path) {
+  const std::string text = to_json_text(design);
+  namespace fs = std::filesystem;
+  const std::string what = "cannot save design to";
+
+  fs::path target = path;
+  std::error_code ec;
+  if (fs::is_symlink(path, ec)) {
+    target = fs::weakly_canonical(path, ec);
+    if (ec) io_error(what, path, "cannot resolve the symbolic link: " + ec.message(), 0);
+  }
+  if (target.filename().empty()) io_error(what, path, "the path names no file", 0);
+  fs::path dir = target.parent_path();
+  if (dir.empty()) dir = ".";
+
+  // Keep the mode of the file being replaced; a new file gets rw-r--r--.
+  mode_t mode = 0644;
+  struct stat old {};
+  if (::stat(target.c_str(), &old) == 0) mode = old.st_mode & 07777;
+
+  std::string temp = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+  const int fd = ::mkstemp(temp.data());
+  if (fd < 0) io_error(what, path, "cannot create a temporary file in " + quote_path(dir) + ": ", errno);
+
+  auto fail = [&](const std::string& step, int err) {
+    ::unlink(temp.c_str());
+    io_error(what, path, step + ": ", err);
+  };
+  if (::fchmod(fd, mode) != 0) {
+    const int err = errno;
+    ::close(fd);
+    fail("cannot set the mode of the temporary file", err);
+  }
+  std::size_t written = 0;
+  while (written < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      fail("cannot write the temporary file", err);
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    const int err = errno;
+    ::close(fd);
+    fail("cannot flush the temporary file", err);
+  }
+  if (::close(fd) != 0) fail("cannot close the temporary file", errno);
+  if (::rename(temp.c_str(), target.c_str()) != 0) fail("cannot replace the file", errno);
+
+  // Make the rename itself durable; a directory that cannot be synced is not an error.
+  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    ::fsync(dir_fd);
+    ::close(dir_fd);
+  }
+}
+
+std::optional<std::filesystem::path> calibration_path(const Design& design, const std::filesystem::path& design_file) {
+  if (!design.calibration) return std::nullopt;
+  const std::filesystem::path calibration(*design.calibration);
+  if (calibration.is_absolute()) return calibration;
+  return design_file.parent_path() / calibration;
+}
+
+}  // namespace meshloom
