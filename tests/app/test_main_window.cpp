@@ -1,0 +1,89 @@
+// The main window over the bundled examples: every rank drawn once, at the right cell, and bad files refused
+// without losing what is shown. Runs on the offscreen platform.
+#include <QDir>
+#include <QFile>
+#include <QImage>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "main_window.hpp"
+#include "mesh_geometry.hpp"
+#include "mesh_grid_item.hpp"
+
+using meshloom::app::MainWindow;
+
+class MainWindowTest : public QObject {
+  Q_OBJECT
+
+private slots:
+  void every_example_draws_every_rank_once() {
+    const QDir dir(QStringLiteral(MESHLOOM_EXAMPLES_DIR));
+    const QStringList files = dir.entryList({QStringLiteral("*.meshloom.json")}, QDir::Files, QDir::Name);
+    QVERIFY(files.size() >= 5);
+    for (const QString& f : files) {
+      MainWindow w;
+      QVERIFY2(w.open_design(dir.filePath(f)), qPrintable(f + ": " + w.last_error()));
+      const auto& design = *w.design();
+      const auto mesh = meshloom::build_mesh(design.mesh, design.world);
+      const auto expected = mesh.instances();
+      QCOMPARE(static_cast<qint64>(w.grid()->cell_count()), mesh.size());
+      for (std::size_t i = 0; i < w.grid()->cell_count(); ++i) QCOMPARE(w.grid()->rank_at(i), expected.values[i]);
+    }
+  }
+
+  void cells_never_overlap_and_nest_by_axis() {
+    const auto g = meshloom::app::layout_mesh({2, 3, 2, 4});
+    QCOMPARE(g.cells.size(), std::size_t{48});
+    for (std::size_t i = 0; i < g.cells.size(); ++i) {
+      QVERIFY(g.bounds.contains(g.cells[i]));
+      for (std::size_t j = i + 1; j < g.cells.size(); ++j) QVERIFY(!g.cells[i].intersects(g.cells[j]));
+    }
+    // Innermost axis runs across, the next down: cell 1 is right of cell 0, cell 4 below it.
+    QVERIFY(g.cells[1].left() > g.cells[0].right());
+    QCOMPARE(g.cells[4].left(), g.cells[0].left());
+    QVERIFY(g.cells[4].top() > g.cells[0].bottom());
+  }
+
+  void a_bad_file_is_refused_and_the_window_keeps_its_design() {
+    MainWindow w;
+    QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/default.meshloom.json")));
+    const auto before = *w.design();
+    QTemporaryDir tmp;
+    const QString bad = tmp.filePath(QStringLiteral("bad.meshloom.json"));
+    QFile file(bad);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(R"({"format": "meshloom-design", "version": 1, "mesh": {"shape": [2, 0]}})");
+    file.close();
+    QVERIFY(!w.open_design(bad));
+    QVERIFY2(w.last_error().contains(QStringLiteral("bad.meshloom.json")), qPrintable(w.last_error()));
+    QVERIFY(*w.design() == before);
+    QVERIFY(!w.open_design(tmp.filePath(QStringLiteral("missing.meshloom.json"))));
+    QVERIFY(w.last_error().contains(QStringLiteral("missing.meshloom.json")));
+  }
+
+  void screenshot_option_writes_a_png() {
+    QTemporaryDir tmp;
+    const QString out = tmp.filePath(QStringLiteral("shot.png"));
+    QProcess p;
+    p.start(QStringLiteral(MESHLOOM_APP_PATH),
+            {QStringLiteral("--screenshot"), out, QStringLiteral(MESHLOOM_EXAMPLES_DIR "/hsdp-2d.meshloom.json")});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 0);
+    const QImage image(out);
+    QVERIFY(!image.isNull());
+    QVERIFY(image.width() >= 640 && image.height() >= 480);
+  }
+
+  void screenshot_of_a_bad_design_fails_with_exit_2() {
+    QProcess p;
+    p.start(QStringLiteral(MESHLOOM_APP_PATH), {QStringLiteral("--screenshot"), QStringLiteral("/nonexistent/x.png"),
+                                                QStringLiteral("/nonexistent/design.meshloom.json")});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 2);
+    QVERIFY(p.readAllStandardError().contains("design.meshloom.json"));
+  }
+};
+
+QTEST_MAIN(MainWindowTest)
+#include "test_main_window.moc"
