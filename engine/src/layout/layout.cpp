@@ -52,6 +52,12 @@ Layout compose_leaf(const Layout& a, std::int64_t s, std::int64_t d) {
                                        " and size " + std::to_string(cur_size) + " do not divide each other");
     }
     const std::int64_t n = std::min(std::max<std::int64_t>(1, cur_size / rest_stride), rest_shape);
+    // B's size must split into this leaf's share and the rest; otherwise the result would lose elements.
+    if (rest_shape % n != 0) {
+      raise(ErrorKind::ValueError, "composition of " + to_string(a) + " with " + std::to_string(s) + ":" +
+                                       std::to_string(d) + ": size " + std::to_string(rest_shape) +
+                                       " is not divisible by " + std::to_string(n));
+    }
     if (n != 1) result.push_back({n, rest_stride * cur_stride});
     rest_shape /= n;
     rest_stride = (rest_stride + cur_size - 1) / cur_size;
