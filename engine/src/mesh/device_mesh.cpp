@@ -243,15 +243,14 @@ struct DeviceMesh::Tiling {
 
 namespace {
 
-// rank_map[base + o] for every base of `outer` and every offset o in `inner` (both lexicographic).
-RankTensor enumerate(const Layout& outer, const std::vector<Leaf>& inner, const RankMap& rank_map,
+// rank_map[base + o] for every base (in the given order) and every offset o in `inner` (lexicographic).
+RankTensor enumerate(const std::vector<std::int64_t>& bases, const std::vector<Leaf>& inner, const RankMap& rank_map,
                      std::vector<std::int64_t> shape) {
   RankTensor t;
   t.shape = std::move(shape);
   std::vector<std::int64_t> offsets;
   for_each_offset(inner, [&offsets](std::int64_t o) { offsets.push_back(o); });
-  t.values.reserve(static_cast<std::size_t>(size(outer)) * offsets.size());
-  const auto bases = codomain(outer);
+  t.values.reserve(bases.size() * offsets.size());
   if (rank_map.is_identity()) {
     for (auto base : bases) {
       for (auto o : offsets) t.values.push_back(base + o);
@@ -616,13 +615,14 @@ DeviceMesh DeviceMesh::concatenate(const std::vector<DeviceMesh>& meshes) {
 RankTensor DeviceMesh::instances() const {
   auto shape = this->shape();
   shape.insert(shape.begin(), meshloom::size(tiling_->complement));
-  return enumerate(tiling_->complement, all_leaves(axes_), rank_map(), std::move(shape));
+  return enumerate(codomain(tiling_->complement), all_leaves(axes_), rank_map(), std::move(shape));
 }
 
 RankTensor DeviceMesh::groups(const AxisRef& axis) const {
   const Layout l = axis_layout(axis);
   const Tiling tiling({l}, rank_map().size());
-  return enumerate(tiling.complement, leaves(l), rank_map(), {meshloom::size(tiling.complement), meshloom::size(l)});
+  return enumerate(codomain(tiling.complement), leaves(l), rank_map(),
+                   {meshloom::size(tiling.complement), meshloom::size(l)});
 }
 
 namespace {
@@ -634,13 +634,16 @@ namespace {
 RankTensor DeviceMesh::instance_of(std::int64_t rank) const {
   (void)coordinate(rank);  // validates the rank against the world
   const auto p = rank_map().position_of(rank);
-  if (!p) not_held(rank, repr());
+  if (!p) {
+    // PyTorch's `mesh`: when remap_to_tensor yields a single instance, every rank sees it, member or not.
+    if (meshloom::size(tiling_->complement) == 1) return instances();
+    not_held(rank, repr());
+  }
   std::vector<std::int64_t> unused(axes_.size(), 0);
   const std::int64_t instance = tiling_->decompose(*p, unused);
-  const Layout base(IntTuple(1), IntTuple(tiling_->complement(instance)));
   auto shape = this->shape();
   shape.insert(shape.begin(), 1);
-  return enumerate(base, all_leaves(axes_), rank_map(), std::move(shape));
+  return enumerate({tiling_->complement(instance)}, all_leaves(axes_), rank_map(), std::move(shape));
 }
 
 std::vector<std::int64_t> DeviceMesh::group_of(std::int64_t rank, const AxisRef& axis) const {
@@ -650,8 +653,7 @@ std::vector<std::int64_t> DeviceMesh::group_of(std::int64_t rank, const AxisRef&
   if (!p) not_held(rank, repr());
   const Tiling tiling({l}, rank_map().size());
   std::vector<std::int64_t> unused(1, 0);
-  const Layout base(IntTuple(1), IntTuple(tiling.complement(tiling.decompose(*p, unused))));
-  return enumerate(base, leaves(l), rank_map(), {}).values;
+  return enumerate({tiling.complement(tiling.decompose(*p, unused))}, leaves(l), rank_map(), {}).values;
 }
 
 std::optional<std::vector<std::int64_t>> DeviceMesh::coordinate(std::int64_t rank) const {

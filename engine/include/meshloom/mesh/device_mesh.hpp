@@ -128,7 +128,8 @@ public:
   // inside a group is the local-rank order.
   [[nodiscard]] RankTensor groups(const AxisRef& axis) const;
   // The instance of this mesh that holds `rank` (what PyTorch's `mesh` property returns on that rank): shape
-  // {1, shape...}. RuntimeError when no instance holds it.
+  // {1, shape...}. A mesh with a single instance returns it for every rank of the world, member or not (as
+  // PyTorch does); otherwise RuntimeError when no instance holds it.
   [[nodiscard]] RankTensor instance_of(std::int64_t rank) const;
   // The group of `axis` that holds `rank`. RuntimeError when no group holds it.
   [[nodiscard]] std::vector<std::int64_t> group_of(std::int64_t rank, const AxisRef& axis) const;
