@@ -1,0 +1,679 @@
+// `meshloom-launch mesh --batch`: one JSON line in, one JSON line out (see mesh_batch.hpp).
+#include "mesh_batch.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <exception>
+#include <istream>
+#include <limits>
+#include <map>
+#include <new>
+#include <optional>
+#include <ostream>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "meshloom/error.hpp"
+#include "meshloom/layout/layout.hpp"
+#include "meshloom/mesh/device_mesh.hpp"
+
+namespace meshloom::launcher {
+namespace {
+
+using json = nlohmann::json;
+using Names = DeviceMesh::Names;
+
+// Meshes (and every list of axes, names or sizes in a request) hold at most this many axes.
+constexpr std::size_t kMaxAxes = 64;
+// Longest JSON value quoted in an error message.
+constexpr std::size_t kMaxShown = 80;
+
+[[noreturn]] void value_error(const std::string& message) { raise(ErrorKind::ValueError, message); }
+
+// ---- JSON text ---------------------------------------------------------------------------------------------
+
+std::string quote(const std::string& s) { return json(s).dump(-1, ' ', false, json::error_handler_t::replace); }
+
+// A JSON value as quoted in an error message: compact, cut after kMaxShown characters.
+std::string show(const json& v) {
+  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (s.size() > kMaxShown) {
+    s.resize(kMaxShown - 3);
+    s += "...";
+  }
+  return s;
+}
+
+std::string show_key(const std::string& key) { return show(json(key)); }
+
+std::string type_word(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return "a boolean";
+    case json::value_t::string: return "a string";
+    case json::value_t::array: return "an array";
+    case json::value_t::object: return "an object";
+    case json::value_t::number_float: return "a non-integer number";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned: return "an integer";
+    default: return "an unsupported value";
+  }
+}
+
+void append_int(std::string& out, std::int64_t v) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+void append_ints(std::string& out, const std::vector<std::int64_t>& values) {
+  out += '[';
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ',';
+    append_int(out, values[i]);
+  }
+  out += ']';
+}
+
+void append_strings(std::string& out, const std::vector<std::string>& values) {
+  out += '[';
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ',';
+    out += quote(values[i]);
+  }
+  out += ']';
+}
+
+// values in row-major order as nested lists of the given shape (recursion depth = number of dims <= kMaxAxes+1).
+void append_nested(std::string& out, const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& values,
+                   std::size_t dim, std::size_t& pos) {
+  if (dim == shape.size()) {
+    append_int(out, values[pos++]);
+    return;
+  }
+  out += '[';
+  for (std::int64_t i = 0; i < shape[dim]; ++i) {
+    if (i > 0) out += ',';
+    append_nested(out, shape, values, dim + 1, pos);
+  }
+  out += ']';
+}
+
+void append_tensor(std::string& out, const RankTensor& t) {
+  std::size_t pos = 0;
+  append_nested(out, t.shape, t.values, 0, pos);
+}
+
+std::string error_object(const std::string& what) { return "{\"ok\":false,\"error\":" + quote(what) + "}"; }
+
+// ---- Field access --------------------------------------------------------------------------------------------
+
+std::int64_t get_int(const json& v, const std::string& path) {
+  if (v.is_number_unsigned()) {
+    if (v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      value_error(path + " = " + show(v) + ": out of range for a 64-bit integer");
+    }
+    return static_cast<std::int64_t>(v.get<std::uint64_t>());
+  }
+  if (v.is_number_integer()) return v.get<std::int64_t>();
+  value_error(path + " = " + show(v) + ": expected an integer, got " + type_word(v));
+}
+
+std::string get_string(const json& v, const std::string& path) {
+  if (!v.is_string()) value_error(path + " = " + show(v) + ": expected a string, got " + type_word(v));
+  return v.get<std::string>();
+}
+
+void check_list(const json& v, const std::string& path, const std::string& what) {
+  if (!v.is_array()) value_error(path + " = " + show(v) + ": expected a list of " + what + ", got " + type_word(v));
+  if (v.size() > kMaxAxes) {
+    value_error(path + " holds " + std::to_string(v.size()) + " entries: at most " + std::to_string(kMaxAxes) +
+                " are allowed");
+  }
+}
+
+std::vector<std::int64_t> get_ints(const json& v, const std::string& path) {
+  check_list(v, path, "integers");
+  std::vector<std::int64_t> out;
+  for (std::size_t i = 0; i < v.size(); ++i) out.push_back(get_int(v[i], path + "[" + std::to_string(i) + "]"));
+  return out;
+}
+
+std::vector<std::string> get_strings(const json& v, const std::string& path) {
+  check_list(v, path, "strings");
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < v.size(); ++i) out.push_back(get_string(v[i], path + "[" + std::to_string(i) + "]"));
+  return out;
+}
+
+// An axis: an index or a name.
+AxisRef get_axis(const json& v, const std::string& path) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_integer()) return get_int(v, path);
+  value_error(path + " = " + show(v) + ": expected an axis index or name, got " + type_word(v));
+}
+
+std::string join(const std::vector<std::string>& words, std::size_t max_words = std::numeric_limits<std::size_t>::max()) {
+  std::string s;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (i == max_words) return s + ", ... (" + std::to_string(words.size()) + " in all)";
+    if (i > 0) s += ", ";
+    s += words[i];
+  }
+  return s;
+}
+
+// Rejects any field of `obj` not in `allowed`. `where` prefixes the message ("ops[0]: " or "").
+void check_fields(const json& obj, const std::string& where, const std::vector<std::string>& allowed,
+                  const std::string& context) {
+  for (const auto& item : obj.items()) {
+    if (std::find(allowed.begin(), allowed.end(), item.key()) == allowed.end()) {
+      value_error(where + "unknown field " + show_key(item.key()) + context + " (expected " + join(allowed) + ")");
+    }
+  }
+}
+
+const json* find_field(const json& obj, const char* name) {
+  const auto it = obj.find(name);
+  return it == obj.end() ? nullptr : &*it;
+}
+
+const json& require_field(const json& obj, const char* name, const std::string& where, const std::string& context) {
+  const json* v = find_field(obj, name);
+  if (v == nullptr) value_error(where + "missing field \"" + name + "\"" + context);
+  return *v;
+}
+
+// ---- Meshes ----------------------------------------------------------------------------------------------------
+
+struct MeshInput {
+  std::vector<std::int64_t> shape;
+  std::optional<std::vector<std::int64_t>> ranks;  // explicit rank tensor, row-major
+  std::optional<Names> names;
+};
+
+std::string index_path(const std::string& path, const std::vector<std::size_t>& index) {
+  std::string s = path;
+  for (auto i : index) s += "[" + std::to_string(i) + "]";
+  return s;
+}
+
+// Walks a nested list that must be rectangular with the given shape, collecting its integers in row-major
+// order. Recursion depth is bounded by the shape's length (itself bounded by the line's nesting limit).
+void collect_ranks(const json& v, const std::vector<std::int64_t>& shape, std::size_t dim,
+                   std::vector<std::size_t>& index, const std::string& path, std::vector<std::int64_t>& out) {
+  if (dim == shape.size()) {
+    if (!v.is_number_integer()) {
+      value_error(index_path(path, index) + " = " + show(v) + ": expected an integer rank, got " + type_word(v) +
+                  " (the rank tensor must be a rectangular nested list of integers)");
+    }
+    out.push_back(get_int(v, index_path(path, index)));
+    return;
+  }
+  const auto expected = static_cast<std::size_t>(shape[dim]);
+  if (!v.is_array() || v.size() != expected) {
+    std::vector<std::size_t> first(index.size(), 0);
+    value_error(index_path(path, index) + " = " + show(v) + ": expected a list of " + std::to_string(expected) +
+                " elements like " + index_path(path, first) + " (the rank tensor must be rectangular)");
+  }
+  index.push_back(0);
+  for (std::size_t i = 0; i < expected; ++i) {
+    index.back() = i;
+    collect_ranks(v[i], shape, dim + 1, index, path, out);
+  }
+  index.pop_back();
+}
+
+MeshInput parse_mesh(const json& v, const std::string& path) {
+  if (!v.is_object()) {
+    value_error(path + " = " + show(v) + ": expected an object {\"shape\": [...], \"names\": [...]} or {\"ranks\": "
+                "[[...]], \"names\": [...]}, got " + type_word(v));
+  }
+  check_fields(v, path + ": ", {"shape", "ranks", "names"}, "");
+  const json* shape = find_field(v, "shape");
+  const json* ranks = find_field(v, "ranks");
+  const json* names = find_field(v, "names");
+  if ((shape == nullptr) == (ranks == nullptr)) {
+    value_error(path + ": give exactly one of \"shape\" (ranks 0..N-1, row-major) and \"ranks\" (an explicit rank "
+                "tensor)");
+  }
+  MeshInput m;
+  if (names != nullptr && !names->is_null()) m.names = get_strings(*names, path + ".names");
+  if (shape != nullptr) {
+    m.shape = get_ints(*shape, path + ".shape");
+    return m;
+  }
+  const std::string rpath = path + ".ranks";
+  if (!ranks->is_array()) {
+    value_error(rpath + " = " + show(*ranks) + ": expected a nested list of integer ranks, got " + type_word(*ranks));
+  }
+  // The shape follows the first element at each level; collect_ranks then checks every list against it.
+  for (const json* cur = ranks; cur->is_array(); cur = &(*cur)[0]) {
+    if (m.shape.size() == kMaxAxes) {
+      value_error(rpath + " nests more than " + std::to_string(kMaxAxes) + " levels: a mesh has at most " +
+                  std::to_string(kMaxAxes) + " axes");
+    }
+    m.shape.push_back(static_cast<std::int64_t>(cur->size()));
+    if (cur->empty()) value_error(rpath + " = " + show(*ranks) + ": the rank tensor holds no ranks");
+  }
+  std::vector<std::int64_t> values;
+  std::vector<std::size_t> index;
+  collect_ranks(*ranks, m.shape, 0, index, rpath, values);
+  m.ranks = std::move(values);
+  return m;
+}
+
+DeviceMesh build(const MeshInput& m, std::optional<std::int64_t> world) {
+  if (m.ranks) return DeviceMesh::from_ranks(m.shape, *m.ranks, m.names, world);
+  return DeviceMesh::init(m.shape, m.names, world);
+}
+
+// ---- Ops -------------------------------------------------------------------------------------------------------
+
+struct OpSpec {
+  const char* name;
+  std::vector<std::string> fields;  // besides op, on, as
+};
+
+const std::vector<OpSpec>& op_specs() {
+  static const std::vector<OpSpec> specs = {
+      {"describe", {}},
+      {"create", {"mesh", "world"}},
+      {"slice", {"names"}},
+      {"flatten", {"name"}},
+      {"unflatten", {"dim", "sizes", "names"}},
+      {"concatenate", {"meshes"}},
+      {"submesh_of", {"names", "rank"}},
+      {"groups", {"dim"}},
+      {"coordinate", {"rank"}},
+      {"local_rank", {"rank", "dim"}},
+      {"equal", {"other"}},
+  };
+  return specs;
+}
+
+struct Context {
+  const MeshBatchLimits& limits;
+  std::optional<std::int64_t> world;
+  std::map<std::string, DeviceMesh> saved;
+  std::int64_t ranks_written = 0;
+};
+
+const DeviceMesh& lookup(const Context& ctx, const std::string& name, const std::string& path) {
+  const auto it = ctx.saved.find(name);
+  if (it == ctx.saved.end()) {
+    std::vector<std::string> names;
+    for (const auto& [n, m] : ctx.saved) names.push_back(quote(n));
+    raise(ErrorKind::KeyError, path + " = " + show_key(name) + ": no mesh is saved under that name (saved: " +
+                                   join(names, 16) + ")");
+  }
+  return it->second;
+}
+
+// Charges `ranks` to the line's output budget, or fails before anything is enumerated.
+void charge(Context& ctx, std::int64_t ranks, const std::string& path) {
+  const std::int64_t left = ctx.limits.max_output_ranks - ctx.ranks_written;
+  if (ranks > left) {
+    value_error(path + ": the result would hold " + std::to_string(ranks) + " ranks, over the output limit of " +
+                std::to_string(ctx.limits.max_output_ranks) + " ranks per line (" +
+                std::to_string(ctx.ranks_written) + " already written on this line)");
+  }
+  ctx.ranks_written += ranks;
+}
+
+// Every mesh an op yields is checked here: bounded axis count, unique names (so dim_groups keys are unique).
+void check_result_mesh(const DeviceMesh& m, const std::string& path) {
+  if (m.ndim() > kMaxAxes) {
+    value_error(path + ": the resulting mesh would have " + std::to_string(m.ndim()) + " axes: at most " +
+                std::to_string(kMaxAxes) + " are allowed");
+  }
+  if (m.names()) {
+    auto sorted = *m.names();
+    std::sort(sorted.begin(), sorted.end());
+    const auto dup = std::adjacent_find(sorted.begin(), sorted.end());
+    if (dup != sorted.end()) {
+      value_error(path + ": the resulting mesh " + m.repr() + " would repeat the axis name " + quote(*dup));
+    }
+  }
+}
+
+std::string axis_key(const DeviceMesh& m, std::size_t i) { return m.names() ? (*m.names())[i] : std::to_string(i); }
+
+// The mesh result fields (without braces): shape, names, layout, meshes, dim_groups.
+void append_mesh_fields(std::string& out, const DeviceMesh& m, Context& ctx, const std::string& path) {
+  const std::int64_t n = m.rank_map().size();
+  charge(ctx, n * static_cast<std::int64_t>(m.ndim() + 1), path);
+  out += "\"shape\":";
+  append_ints(out, m.shape());
+  out += ",\"names\":";
+  if (m.names()) {
+    append_strings(out, *m.names());
+  } else {
+    out += "null";
+  }
+  out += ",\"layout\":" + quote(to_string(m.layout()));
+  out += ",\"meshes\":";
+  append_tensor(out, m.instances());
+  out += ",\"dim_groups\":{";
+  for (std::size_t i = 0; i < m.ndim(); ++i) {
+    if (i > 0) out += ',';
+    out += quote(axis_key(m, i)) + ":";
+    append_tensor(out, m.groups(static_cast<std::int64_t>(i)));
+  }
+  out += '}';
+}
+
+// The mesh result of the one instance of `sub` that holds `rank`: meshes = [that instance]; dim_groups = for each
+// axis the groups of that axis inside the instance, in the order groups(axis) lists them (ascending position of
+// the group's first rank in the root rank map, since complement offsets increase lexicographically).
+void append_instance_fields(std::string& out, const DeviceMesh& sub, std::int64_t rank, Context& ctx,
+                            const std::string& path) {
+  charge(ctx, sub.size() * static_cast<std::int64_t>(sub.ndim() + 1), path);
+  const RankTensor inst = sub.instance_of(rank);
+  out += "\"shape\":";
+  const auto shape = sub.shape();
+  append_ints(out, shape);
+  out += ",\"names\":";
+  if (sub.names()) {
+    append_strings(out, *sub.names());
+  } else {
+    out += "null";
+  }
+  out += ",\"layout\":" + quote(to_string(sub.layout()));
+  out += ",\"meshes\":";
+  append_tensor(out, inst);
+  out += ",\"dim_groups\":{";
+  const std::size_t nd = shape.size();
+  std::vector<std::int64_t> strides(nd, 1);
+  for (std::size_t j = nd; j-- > 1;) strides[j - 1] = strides[j] * shape[j];
+  for (std::size_t i = 0; i < nd; ++i) {
+    if (i > 0) out += ',';
+    out += quote(axis_key(sub, i)) + ":";
+    // One line per coordinate of the other axes.
+    std::vector<std::pair<std::int64_t, std::vector<std::int64_t>>> lines;  // (position of first rank, ranks)
+    const std::int64_t count = sub.size() / shape[i];
+    std::vector<std::int64_t> coord(nd, 0);
+    for (std::int64_t k = 0; k < count; ++k) {
+      std::int64_t base = 0;
+      for (std::size_t j = 0; j < nd; ++j) base += coord[j] * strides[j];
+      std::vector<std::int64_t> line;
+      line.reserve(static_cast<std::size_t>(shape[i]));
+      for (std::int64_t t = 0; t < shape[i]; ++t) line.push_back(inst.values[static_cast<std::size_t>(base + t * strides[i])]);
+      const std::int64_t pos = sub.rank_map().position_of(line.front()).value_or(0);
+      lines.emplace_back(pos, std::move(line));
+      // Next coordinate of the other axes, row-major.
+      for (std::size_t j = nd; j-- > 0;) {
+        if (j == i) continue;
+        if (++coord[j] < shape[j]) break;
+        coord[j] = 0;
+      }
+    }
+    std::stable_sort(lines.begin(), lines.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    out += '[';
+    for (std::size_t g = 0; g < lines.size(); ++g) {
+      if (g > 0) out += ',';
+      append_ints(out, lines[g].second);
+    }
+    out += ']';
+  }
+  out += '}';
+}
+
+std::string run_op(const json& op, std::size_t index, Context& ctx) {
+  const std::string path = "ops[" + std::to_string(index) + "]";
+  const std::string where = path + ": ";
+  if (!op.is_object()) value_error(path + " = " + show(op) + ": expected an object, got " + type_word(op));
+  const std::string name = get_string(require_field(op, "op", where, ""), path + ".op");
+  const auto& specs = op_specs();
+  const auto spec = std::find_if(specs.begin(), specs.end(), [&](const OpSpec& s) { return name == s.name; });
+  if (spec == specs.end()) {
+    std::vector<std::string> known;
+    for (const auto& s : specs) known.emplace_back(s.name);
+    value_error(path + ".op = " + quote(name) + ": unknown op (expected one of " + join(known) + ")");
+  }
+  const std::string context = " for op \"" + name + "\"";
+  std::vector<std::string> allowed = {"op", "on", "as"};
+  allowed.insert(allowed.end(), spec->fields.begin(), spec->fields.end());
+  check_fields(op, where, allowed, context);
+  auto field = [&](const char* f) -> const json& { return require_field(op, f, where, context); };
+  auto sub = [&](const char* f) { return path + "." + f; };
+
+  std::string on_name = "root";
+  if (const json* on = find_field(op, "on")) on_name = get_string(*on, sub("on"));
+  std::optional<std::string> as;
+  if (const json* a = find_field(op, "as")) as = get_string(*a, sub("as"));
+
+  std::string out = "{\"ok\":true,";
+  std::optional<DeviceMesh> produced;
+  if (name == "create") {
+    const MeshInput input = parse_mesh(field("mesh"), sub("mesh"));
+    std::optional<std::int64_t> world = ctx.world;
+    if (const json* w = find_field(op, "world"); w != nullptr && !w->is_null()) world = get_int(*w, sub("world"));
+    produced = build(input, world);
+  } else if (name == "concatenate") {
+    const json& list = field("meshes");
+    if (!list.is_array()) value_error(sub("meshes") + " = " + show(list) + ": expected a list of saved mesh names");
+    if (list.size() > kMaxAxes) {
+      value_error(sub("meshes") + " holds " + std::to_string(list.size()) + " entries: at most " +
+                  std::to_string(kMaxAxes) + " are allowed");
+    }
+    std::vector<DeviceMesh> meshes;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string p = sub("meshes") + "[" + std::to_string(i) + "]";
+      meshes.push_back(lookup(ctx, get_string(list[i], p), p));
+    }
+    produced = DeviceMesh::concatenate(meshes);
+  } else {
+    const DeviceMesh& on = lookup(ctx, on_name, sub("on"));
+    if (name == "describe") {
+      produced = on;
+    } else if (name == "slice") {
+      produced = on.slice(get_strings(field("names"), sub("names")));
+    } else if (name == "flatten") {
+      std::optional<std::string> flat;
+      if (const json* n = find_field(op, "name"); n != nullptr && !n->is_null()) flat = get_string(*n, sub("name"));
+      produced = on.flatten(flat);
+    } else if (name == "unflatten") {
+      const AxisRef dim = get_axis(field("dim"), sub("dim"));
+      const auto sizes = get_ints(field("sizes"), sub("sizes"));
+      const auto names = get_strings(field("names"), sub("names"));
+      produced = on.unflatten(dim, sizes, names);
+    } else if (name == "submesh_of") {
+      const auto names = get_strings(field("names"), sub("names"));
+      const std::int64_t rank = get_int(field("rank"), sub("rank"));
+      const DeviceMesh sliced = on.slice(names);
+      check_result_mesh(sliced, path);
+      append_instance_fields(out, sliced, rank, ctx, path);
+      if (as) ctx.saved.insert_or_assign(*as, sliced);
+      return out + "}";
+    } else if (name == "groups") {
+      const AxisRef dim = get_axis(field("dim"), sub("dim"));
+      const std::int64_t size = on.size(dim);  // validates the axis before charging
+      (void)size;
+      charge(ctx, on.rank_map().size(), path);
+      out += "\"groups\":";
+      append_tensor(out, on.groups(dim));
+      return out + "}";
+    } else if (name == "coordinate") {
+      const auto c = on.coordinate(get_int(field("rank"), sub("rank")));
+      out += "\"coordinate\":";
+      if (c) {
+        append_ints(out, *c);
+      } else {
+        out += "null";
+      }
+      return out + "}";
+    } else if (name == "local_rank") {
+      const std::int64_t rank = get_int(field("rank"), sub("rank"));
+      std::optional<AxisRef> dim;
+      if (const json* d = find_field(op, "dim"); d != nullptr && !d->is_null()) dim = get_axis(*d, sub("dim"));
+      out += "\"local_rank\":";
+      append_int(out, on.local_rank(rank, dim));
+      return out + "}";
+    } else {  // equal
+      const DeviceMesh& other = lookup(ctx, get_string(field("other"), sub("other")), sub("other"));
+      out += std::string("\"equal\":") + (on == other ? "true" : "false");
+      return out + "}";
+    }
+  }
+  check_result_mesh(*produced, path);
+  append_mesh_fields(out, *produced, ctx, path);
+  if (as) ctx.saved.insert_or_assign(*as, *produced);
+  return out + "}";
+}
+
+std::string answer_op(const json& op, std::size_t index, Context& ctx) {
+  try {
+    return run_op(op, index, ctx);
+  } catch (const Error& e) {
+    return error_object(e.what());
+  } catch (const std::bad_alloc&) {
+    return error_object("RuntimeError: out of memory while answering ops[" + std::to_string(index) + "]");
+  } catch (const std::exception& e) {
+    return error_object(std::string("RuntimeError: ") + e.what());
+  }
+}
+
+// ---- Lines -----------------------------------------------------------------------------------------------------
+
+// Rejects nesting deeper than max_depth before the parser sees the line.
+void check_depth(const std::string& line, std::size_t max_depth) {
+  std::size_t depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (const char ch : line) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (ch == '\\') {
+        escaped = true;
+      } else if (ch == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (ch == '"') {
+      in_string = true;
+    } else if (ch == '[' || ch == '{') {
+      if (++depth > max_depth) {
+        value_error("the line nests JSON arrays and objects more than " + std::to_string(max_depth) + " levels deep");
+      }
+    } else if ((ch == ']' || ch == '}') && depth > 0) {
+      --depth;
+    }
+  }
+}
+
+std::string parse_message(const char* what) {
+  std::string s = what;
+  if (s.rfind("[json.exception.", 0) == 0) {
+    const auto end = s.find("] ");
+    if (end != std::string::npos) s = s.substr(end + 2);
+  }
+  if (s.size() > 240) {
+    s.resize(237);
+    s += "...";
+  }
+  return s;
+}
+
+std::string answer(const std::string& line, const MeshBatchLimits& limits) {
+  if (line.size() > limits.max_line_bytes) {
+    value_error("the line holds " + std::to_string(line.size()) + " bytes, over the limit of " +
+                std::to_string(limits.max_line_bytes));
+  }
+  if (line.find_first_not_of(" \t\r\n") == std::string::npos) value_error("empty line: expected a JSON object");
+  check_depth(line, limits.max_depth);
+  json doc;
+  try {
+    doc = json::parse(line);
+  } catch (const json::exception& e) {
+    value_error("the line is not valid JSON: " + parse_message(e.what()));
+  }
+  if (!doc.is_object()) value_error("the line must be a JSON object, got " + type_word(doc) + ": " + show(doc));
+  check_fields(doc, "", {"world", "mesh", "ops"}, " in the line");
+
+  Context ctx{limits, std::nullopt, {}, 0};
+  if (const json* w = find_field(doc, "world"); w != nullptr && !w->is_null()) ctx.world = get_int(*w, "world");
+  const json* mesh = find_field(doc, "mesh");
+  if (mesh == nullptr) value_error("missing field \"mesh\" in the line");
+  const MeshInput input = parse_mesh(*mesh, "mesh");
+  const json* ops = find_field(doc, "ops");
+  if (ops != nullptr && !ops->is_array()) {
+    value_error("ops = " + show(*ops) + ": expected a list of ops, got " + type_word(*ops));
+  }
+  ctx.saved.emplace("root", build(input, ctx.world));
+
+  std::string out = "{\"ok\":true,\"results\":[";
+  if (ops != nullptr) {
+    for (std::size_t i = 0; i < ops->size(); ++i) {
+      if (i > 0) out += ',';
+      out += answer_op((*ops)[i], i, ctx);
+    }
+  }
+  return out + "]}";
+}
+
+}  // namespace
+
+std::string answer_mesh_line(const std::string& line) { return answer_mesh_line(line, MeshBatchLimits{}); }
+
+std::string answer_mesh_line(const std::string& line, const MeshBatchLimits& limits) {
+  try {
+    try {
+      return answer(line, limits);
+    } catch (const Error& e) {
+      return error_object(e.what());
+    } catch (const std::bad_alloc&) {
+      return error_object("RuntimeError: out of memory while answering the line");
+    } catch (const std::exception& e) {
+      return error_object(std::string("RuntimeError: ") + e.what());
+    }
+  } catch (...) {
+    return R"({"ok":false,"error":"RuntimeError: the line could not be answered"})";
+  }
+}
+
+int run_mesh_batch(std::istream& in, std::ostream& out) { return run_mesh_batch(in, out, MeshBatchLimits{}); }
+
+int run_mesh_batch(std::istream& in, std::ostream& out, const MeshBatchLimits& limits) {
+  std::streambuf* buf = in.rdbuf();
+  if (buf == nullptr) return 1;
+  constexpr auto eof = std::char_traits<char>::eof();
+  std::string line;
+  for (;;) {
+    line.clear();
+    bool any = false;
+    bool too_long = false;
+    std::size_t length = 0;
+    for (int c = buf->sbumpc(); c != eof; c = buf->sbumpc()) {
+      any = true;
+      if (c == '\n') break;
+      ++length;
+      if (line.size() <= limits.max_line_bytes) {
+        line.push_back(static_cast<char>(c));
+      } else {
+        too_long = true;
+      }
+    }
+    if (!any) break;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::string answer_line;
+    if (too_long) {
+      answer_line = error_object("ValueError: the line holds " + std::to_string(length) + " bytes, over the limit of " +
+                                 std::to_string(limits.max_line_bytes));
+    } else {
+      answer_line = answer_mesh_line(line, limits);
+    }
+    out << answer_line << '\n' << std::flush;
+    if (!out) return 1;
+  }
+  return in.bad() ? 1 : 0;
+}
+
+}  // namespace meshloom::launcher

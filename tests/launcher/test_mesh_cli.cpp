@@ -1,0 +1,179 @@
+// meshloom-launch mesh, run as a user runs it: --batch over a file of lines, the human output, exit statuses.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#ifndef MESHLOOM_LAUNCH_PATH
+#error "MESHLOOM_LAUNCH_PATH must name the meshloom-launch binary"
+#endif
+
+namespace {
+
+struct Launched {
+  std::string out;
+  int status = -1;
+};
+
+// Runs `meshloom-launch <args>` through the shell; stdout is captured (stderr too when the args redirect it).
+Launched launch(const std::string& args) {
+  const std::string command = std::string("'") + MESHLOOM_LAUNCH_PATH + "' " + args;
+  Launched r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::filesystem::path temp_dir() {
+  return std::filesystem::temp_directory_path() / ("meshloom_mesh_cli_" + std::to_string(::getpid()));
+}
+
+// Removes the temporary files when the test program ends.
+struct TempCleanup {
+  ~TempCleanup() {
+    std::error_code ec;
+    std::filesystem::remove_all(temp_dir(), ec);
+  }
+} const temp_cleanup;
+
+std::filesystem::path write_temp(const std::string& name, const std::string& content) {
+  const auto dir = temp_dir();
+  std::filesystem::create_directories(dir);
+  const auto path = dir / name;
+  std::ofstream(path, std::ios::binary) << content;
+  return path;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+TEST(MeshCli, BatchAnswersOneLinePerInputLineInOrder) {
+  const std::string input =
+      "{\"world\": 8, \"mesh\": {\"shape\": [2, 4], \"names\": [\"dp\", \"tp\"]}, \"ops\": [{\"op\": \"describe\"}]}\n"
+      "not json at all\n"
+      "\n"
+      "{\"mesh\": {\"shape\": [4]}, \"ops\": [{\"op\": \"frob\"}, {\"op\": \"coordinate\", \"rank\": 3}]}\n"
+      "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\n"
+      "\xff\xfe garbage \x01\n"
+      "{\"mesh\": {\"shape\": [2]}}";  // no final newline
+  const auto path = write_temp("batch.jsonl", input);
+  const Launched r = launch("mesh --batch < '" + path.string() + "' 2>/dev/null");
+  EXPECT_EQ(r.status, 0);
+  const auto lines = lines_of(r.out);
+  ASSERT_EQ(lines.size(), 7U) << r.out;
+  EXPECT_EQ(lines[0],
+            R"J({"ok":true,"results":[{"ok":true,"shape":[2,4],"names":["dp","tp"],"layout":"(2,4):(4,1)",)J"
+            R"J("meshes":[[[0,1,2,3],[4,5,6,7]]],"dim_groups":{"dp":[[0,4],[1,5],[2,6],[3,7]],"tp":[[0,1,2,3],[4,5,6,7]]}}]})J");
+  for (std::size_t i : {1U, 2U, 4U, 5U}) {
+    const auto j = nlohmann::json::parse(lines[i]);
+    EXPECT_EQ(j["ok"], false) << lines[i];
+    EXPECT_EQ(j["error"].template get<std::string>().rfind("ValueError: ", 0), 0U) << lines[i];
+  }
+  const auto third = nlohmann::json::parse(lines[3]);
+  EXPECT_EQ(third["results"][0]["ok"], false);
+  EXPECT_EQ(third["results"][1]["coordinate"].dump(), "[3]");
+  EXPECT_EQ(lines[6], R"J({"ok":true,"results":[]})J");
+  EXPECT_EQ(r.out.back(), '\n');
+}
+
+TEST(MeshCli, BatchWithAnEmptyInputWritesNothing) {
+  const Launched r = launch("mesh --batch < /dev/null");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(MeshCli, BatchOutputLimitOption) {
+  const auto path = write_temp("limit.jsonl", "{\"mesh\": {\"shape\": [2, 4]}, \"ops\": [{\"op\": \"describe\"}]}\n");
+  const Launched r = launch("mesh --batch --max-output-ranks 10 < '" + path.string() + "'");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out,
+            "{\"ok\":true,\"results\":[{\"ok\":false,\"error\":\"ValueError: ops[0]: the result would hold 24 ranks, over the "
+            "output limit of 10 ranks per line (0 already written on this line)\"}]}\n");
+}
+
+TEST(MeshCli, HumanGridAndSlice) {
+  const Launched r = launch("mesh --shape 2,4 --names dp,tp --slice tp");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out,
+            "DeviceMesh((dp=2, tp=4), stride=(4, 1))  layout (2,4):(4,1)  world 8\n"
+            "\n"
+            "      tp=0  tp=1  tp=2  tp=3\n"
+            "dp=0     0     1     2     3\n"
+            "dp=1     4     5     6     7\n"
+            "\n"
+            "slice tp: DeviceMesh((tp=4), stride=(1,))  layout (4,):(1,)  2 groups of 4\n"
+            "  group 0: 0 1 2 3\n"
+            "  group 1: 4 5 6 7\n");
+}
+
+TEST(MeshCli, HumanThreeDimensionsFlattenAndRank) {
+  const Launched r = launch("mesh --shape 2,2,2 --names pp,dp,tp --flatten dp,tp --slice pp,tp --rank 5");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out,
+            "DeviceMesh((pp=2, dp=2, tp=2), stride=(4, 2, 1))  layout (2,2,2):(4,2,1)  world 8\n"
+            "\n"
+            "pp=0\n"
+            "      tp=0  tp=1\n"
+            "dp=0     0     1\n"
+            "dp=1     2     3\n"
+            "\n"
+            "pp=1\n"
+            "      tp=0  tp=1\n"
+            "dp=0     4     5\n"
+            "dp=1     6     7\n"
+            "\n"
+            "flatten dp_tp: DeviceMesh((dp_tp=4), stride=(1,))  layout (4,):(1,)  2 groups of 4\n"
+            "  group 0: 0 1 2 3\n"
+            "  group 1: 4 5 6 7\n"
+            "\n"
+            "slice pp,tp: DeviceMesh((pp=2, tp=2), stride=(4, 1))  layout (2,2):(4,1)  2 instances of 2x2\n"
+            "  instance 0: [[0, 1], [4, 5]]\n"
+            "  instance 1: [[2, 3], [6, 7]]\n"
+            "\n"
+            "rank 5: coordinate (pp=1, dp=0, tp=1)\n"
+            "  axis   local rank  group\n"
+            "  pp              1  1 5\n"
+            "  dp              0  5 7\n"
+            "  tp              1  4 5\n"
+            "  dp_tp           1  4 5 6 7\n");
+}
+
+TEST(MeshCli, BadShapeExitsTwoNamingTheValue) {
+  const Launched r = launch("mesh --shape 2,x --names dp,tp 2>&1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "error: ValueError: --shape \"2,x\": \"x\" is not an integer\n");
+}
+
+TEST(MeshCli, EngineErrorsExitTwo) {
+  Launched r = launch("mesh --shape 2,4 --names dp,tp --slice tp,dp 2>&1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out,
+            "error: KeyError: Invalid mesh_dim_names ('tp', 'dp') specified. Mesh dim indices should be in ascending order.\n");
+  r = launch("mesh --shape 2,4 --world 4 2>&1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "error: RuntimeError: Mesh should not be bigger than default world size 4, but found 8 ranks!\n");
+  r = launch("mesh --batch --shape 2,4 2>&1 < /dev/null");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out.rfind("error: ValueError: --batch", 0), 0U) << r.out;
+}
+
+}  // namespace
