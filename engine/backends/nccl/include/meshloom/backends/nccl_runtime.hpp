@@ -1,0 +1,31 @@
+// What the NCCL backend runs on: the NCCL library it loaded, the CUDA runtime and driver, and the GPUs it
+// sees. Safe on a machine without a GPU or driver: devices is then empty and `cuda_error` says why.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace meshloom::nccl {
+
+struct Device {
+  int index = 0;
+  std::string name;
+  std::size_t memory_bytes = 0;
+  int compute_major = 0;
+  int compute_minor = 0;
+};
+
+struct RuntimeInfo {
+  int nccl_version = 0;          // ncclGetVersion: major*10000 + minor*100 + patch (e.g. 22809)
+  int nccl_header_version = 0;   // NCCL_VERSION_CODE of the nccl.h this backend was compiled against
+  int cuda_runtime_version = 0;  // cudaRuntimeGetVersion (e.g. 13000)
+  int cuda_driver_version = 0;   // cudaDriverGetVersion; 0 without a driver
+  std::vector<Device> devices;
+  std::string cuda_error;        // why no device was found, when none was
+};
+
+[[nodiscard]] RuntimeInfo runtime_info();
+// "2.28.9" from 22809.
+[[nodiscard]] std::string format_nccl_version(int code);
+
+}  // namespace meshloom::nccl
