@@ -133,7 +133,9 @@ void MainWindow::show_design(const Design& design, const DeviceMesh& mesh) {
     }
   }
   summary_->expandAll();
-  statusBar()->showMessage(tr("%1 ranks on %2 hosts").arg(mesh.size()).arg(design.world / design.devices_per_host));
+  const std::int64_t host_count = design.world / design.devices_per_host;
+  statusBar()->showMessage(host_count == 1 ? tr("%1 ranks on 1 host").arg(mesh.size())
+                                      : tr("%1 ranks on %2 hosts").arg(mesh.size()).arg(host_count));
   view_->fit();
 }
 

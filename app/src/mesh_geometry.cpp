@@ -15,14 +15,17 @@ MeshGeometry layout_mesh(const std::vector<std::int64_t>& shape) {
   MeshGeometry g;
   g.shape = shape;
   const std::size_t n = shape.size();
-  // Axis a tiles the block of axes (a, n): the innermost axis runs across, the next down, and further out
-  // they alternate, each outer pair of levels doubling the gap so the nesting reads at a glance.
+  // Axis a tiles the block of axes (a, n): the innermost axis runs across, and each outer axis runs across or
+  // down, whichever keeps the block closer to a landscape 3:2 (so the inner two form a grid and outer ones
+  // alternate); each outer pair of levels doubles the gap so the nesting reads at a glance.
   std::vector<double> gaps(n, 0.0);
   std::vector<bool> across(n, true);
   std::vector<Block> block(n + 1);  // block[a]: extent of the axes [a, n)
+  std::size_t seen = 0;  // axes of size > 1 placed so far: a size-1 axis takes no turn
   for (std::size_t a = n; a-- > 0;) {
-    const std::size_t level = n - 1 - a;
-    across[a] = level % 2 == 0;
+    const std::size_t level = seen;
+    if (shape[a] > 1) ++seen;
+    across[a] = level == 0 || block[a + 1].width <= 1.5 * block[a + 1].height;
     gaps[a] = level < 2 ? MeshGeometry::kGap : MeshGeometry::kGap * static_cast<double>(1U << (level / 2 + 1));
     const auto count = static_cast<double>(shape[a]);
     const Block& in = block[a + 1];
