@@ -500,7 +500,10 @@ std::string run_op(const json& op, std::size_t index, Context& ctx) {
       append_tensor(out, on.groups(dim));
       return out + "}";
     } else if (name == "coordinate") {
-      const auto c = on.coordinate(get_int(field("rank"), sub("rank")));
+      // The contract: null when the rank is not in the mesh, a rank past the world included. A negative rank
+      // is malformed and keeps the engine's ValueError.
+      const std::int64_t rank = get_int(field("rank"), sub("rank"));
+      const auto c = rank >= on.world() ? std::nullopt : on.coordinate(rank);
       out += "\"coordinate\":";
       if (c) {
         append_ints(out, *c);

@@ -236,13 +236,15 @@ TEST(MeshBatchErrors, EngineErrorsKeepTheirKinds) {
   const json j = json::parse(ask(
       R"J({"mesh": {"shape": [2, 4], "names": ["dp", "tp"]}, "ops": [{"op": "slice", "names": ["pp"]},)J"
       R"J( {"op": "slice", "names": ["dp", "dp"]}, {"op": "groups", "dim": 2}, {"op": "groups", "dim": "x"},)J"
-      R"J( {"op": "flatten", "name": "dp"}, {"op": "coordinate", "rank": 8}]})J"));
+      R"J( {"op": "flatten", "name": "dp"}, {"op": "coordinate", "rank": -1}, {"op": "coordinate", "rank": 8}]})J"));
   EXPECT_EQ(j["results"][0]["error"], "KeyError: Invalid mesh_dim_names ('pp',) specified. Valid mesh_dim_names are ['dp', 'tp'].");
   EXPECT_EQ(j["results"][1]["error"], "RuntimeError: Slicing overlapping dim_names ('dp', 'dp') is not allowed.");
   EXPECT_TRUE(starts_with(j["results"][2]["error"], "IndexError: Dim 2 is out of range"));
   EXPECT_TRUE(starts_with(j["results"][3]["error"], "KeyError: Mesh dimension 'x' does not exist."));
   EXPECT_TRUE(starts_with(j["results"][4]["error"], "ValueError: dp already exists for submesh of the"));
-  EXPECT_EQ(j["results"][5]["error"], "ValueError: rank 8 is out of range for world size 8 (valid ranks are 0..7)");
+  EXPECT_EQ(j["results"][5]["error"], "ValueError: rank -1 is out of range for world size 8 (valid ranks are 0..7)");
+  // Past the world a rank is simply not in the mesh (the contract's null).
+  EXPECT_EQ(j["results"][6], json::parse(R"J({"ok": true, "coordinate": null})J"));
 }
 
 TEST(MeshBatchErrors, WrongTypesNameTheFieldAndValue) {
