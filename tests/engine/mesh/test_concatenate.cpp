@@ -15,56 +15,11 @@
 #include "meshloom/error.hpp"
 #include "meshloom/mesh/device_mesh.hpp"
 
+#include "mesh_test_support.hpp"
+
 namespace {
 
-using meshloom::AxisRef;
-using meshloom::DeviceMesh;
-using meshloom::Error;
-using meshloom::ErrorKind;
-using meshloom::RankTensor;
-using Ranks = std::vector<std::int64_t>;
-using Rows = std::vector<Ranks>;
-using Names = DeviceMesh::Names;
-
-// Runs f, which must throw a meshloom::Error of `kind` whose message holds every phrase.
-template <class F>
-void expect_error(F&& f, ErrorKind kind, std::initializer_list<std::string> phrases) {
-  try {
-    f();
-    ADD_FAILURE() << "no error was raised";
-  } catch (const Error& e) {
-    EXPECT_EQ(meshloom::to_string(e.kind()), meshloom::to_string(kind)) << e.what();
-    for (const auto& p : phrases) {
-      EXPECT_NE(e.message().find(p), std::string::npos) << "'" << p << "' is not in: " << e.message();
-    }
-  }
-}
-#define EXPECT_MESH_ERROR(stmt, kind, ...)                          \
-  do {                                                              \
-    SCOPED_TRACE(#stmt);                                            \
-    expect_error([&] { (void)(stmt); }, kind, {__VA_ARGS__});       \
-  } while (0)
-
-[[maybe_unused]] Ranks iota(std::int64_t n, std::int64_t start = 0) {
-  Ranks r(static_cast<std::size_t>(n));
-  for (std::size_t i = 0; i < r.size(); ++i) r[i] = start + static_cast<std::int64_t>(i);
-  return r;
-}
-
-// The rows of a tensor of shape {rows, ...}: one flat list per leading index.
-[[maybe_unused]] Rows rows(const RankTensor& t) {
-  Rows out;
-  if (t.shape.empty() || t.shape[0] == 0) return out;
-  const auto n = static_cast<std::size_t>(t.shape[0]);
-  const std::size_t len = t.values.size() / n;
-  for (std::size_t i = 0; i < n; ++i) {
-    out.emplace_back(t.values.begin() + static_cast<std::ptrdiff_t>(i * len),
-                     t.values.begin() + static_cast<std::ptrdiff_t>((i + 1) * len));
-  }
-  return out;
-}
-
-[[maybe_unused]] RankTensor tensor(Ranks shape, Ranks values) { return RankTensor{std::move(shape), std::move(values)}; }
+using namespace meshloom::testing;
 
 class ConcatWorld : public ::testing::TestWithParam<std::int64_t> {};
 INSTANTIATE_TEST_SUITE_P(World, ConcatWorld, ::testing::Values(4, 8));

@@ -1,25 +1,18 @@
 // JAX mesh_utils: create_device_mesh and create_hybrid_device_mesh.
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "meshloom/error.hpp"
 #include "meshloom/presets/presets.hpp"
 
+#include "presets_test_support.hpp"
+
 namespace meshloom {
 namespace {
 
-void expect_error(const std::function<void()>& f, ErrorKind kind, const std::string& message) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected: " << message;
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    EXPECT_EQ(e.message(), message);
-  }
-}
+using meshloom::testing::expect_error;
 
 TEST(Jax, DeviceMesh) {
   EXPECT_EQ(jax_device_mesh({2, 4}, {"data", "model"}), (MeshSpec{{2, 4}, {"data", "model"}, {}}));

@@ -3,27 +3,20 @@
 
 #include <algorithm>
 #include <array>
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "meshloom/error.hpp"
 #include "meshloom/presets/presets.hpp"
 
+#include "presets_test_support.hpp"
+
 namespace meshloom {
 namespace {
 
 using Groups = std::vector<std::vector<std::int64_t>>;
 
-void expect_error(const std::function<void()>& f, ErrorKind kind, const std::string& message) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected: " << message;
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    EXPECT_EQ(e.message(), message);
-  }
-}
+using meshloom::testing::expect_error;
 
 // Groups of a row-major mesh along the axes `group_axes` (in mesh order): groups enumerated over the other
 // axes in row-major order (last fastest), ranks inside a group over `group_axes` in row-major order.

@@ -2,24 +2,17 @@
 // olmo_core/distributed/parallel/__init__.py and data_parallel.py.
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <string>
 
 #include "meshloom/error.hpp"
 #include "meshloom/presets/presets.hpp"
 
+#include "presets_test_support.hpp"
+
 namespace meshloom {
 namespace {
 
-void expect_error(const std::function<void()>& f, ErrorKind kind, const std::string& message) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected: " << message;
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    EXPECT_EQ(e.message(), message);
-  }
-}
+using meshloom::testing::expect_error;
 
 OlmoDataParallel fsdp() { return OlmoDataParallel{OlmoDataParallelType::fsdp, std::nullopt, std::nullopt}; }
 OlmoDataParallel ddp() { return OlmoDataParallel{OlmoDataParallelType::ddp, std::nullopt, std::nullopt}; }

@@ -1,25 +1,18 @@
 // Llama 3 405B presets and the preset registry.
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <set>
 #include <string>
 
 #include "meshloom/error.hpp"
 #include "meshloom/presets/presets.hpp"
 
+#include "presets_test_support.hpp"
+
 namespace meshloom {
 namespace {
 
-void expect_error(const std::function<void()>& f, ErrorKind kind, const std::string& message) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected: " << message;
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    EXPECT_EQ(e.message(), message);
-  }
-}
+using meshloom::testing::expect_error;
 
 std::int64_t product(const std::vector<std::int64_t>& v) {
   std::int64_t p = 1;

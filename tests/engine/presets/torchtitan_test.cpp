@@ -2,24 +2,17 @@
 // torchtitan's tests/unit_tests/test_parallel_dims.py unless noted.
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <string>
 
 #include "meshloom/error.hpp"
 #include "meshloom/presets/presets.hpp"
 
+#include "presets_test_support.hpp"
+
 namespace meshloom {
 namespace {
 
-void expect_error(const std::function<void()>& f, ErrorKind kind, const std::string& message) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected: " << message;
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    EXPECT_EQ(e.message(), message);
-  }
-}
+using meshloom::testing::expect_error;
 
 TorchtitanDims dims(std::int64_t dp_replicate, std::int64_t dp_shard, std::int64_t cp, std::int64_t tp,
                     std::int64_t pp, std::int64_t ep, std::int64_t etp, std::int64_t world) {
