@@ -4,6 +4,7 @@
 #include <ostream>
 #include <utility>
 
+#include "checked.hpp"
 #include "meshloom/error.hpp"
 
 namespace meshloom {
@@ -46,7 +47,7 @@ bool operator==(const IntTuple& a, const IntTuple& b) noexcept {
 std::int64_t product(const IntTuple& t) {
   if (t.is_int()) return t.value();
   std::int64_t p = 1;
-  for (const auto& e : t.elements()) p *= product(e);
+  for (const auto& e : t.elements()) p = detail::checked_mul(p, product(e), "product of an IntTuple");
   return p;
 }
 
@@ -64,7 +65,7 @@ std::int64_t suffix_product_into(const IntTuple& shape, std::int64_t init, IntTu
   // of shape * init.
   if (shape.is_int()) {
     out = IntTuple(init);
-    return init * shape.value();
+    return detail::checked_mul(init, shape.value(), "suffix product");
   }
   std::vector<IntTuple> strides(shape.rank());
   std::int64_t running = init;
@@ -101,9 +102,9 @@ std::int64_t inner_product(const IntTuple& a, const IntTuple& b) {
   if (!congruent(a, b)) {
     raise(ErrorKind::ValueError, "inner_product of " + to_string(a) + " and " + to_string(b) + ": not congruent");
   }
-  if (a.is_int()) return a.value() * b.value();
+  if (a.is_int()) return detail::checked_mul(a.value(), b.value(), "inner product");
   std::int64_t sum = 0;
-  for (std::size_t i = 0; i < a.rank(); ++i) sum += inner_product(a[i], b[i]);
+  for (std::size_t i = 0; i < a.rank(); ++i) sum = detail::checked_add(sum, inner_product(a[i], b[i]), "inner product");
   return sum;
 }
 
@@ -139,11 +140,13 @@ private:
     skip_spaces();
     if (pos_ >= text_.size()) fail("expected an int or '(' but the text ended");
     if (text_[pos_] == '(') {
+      if (++depth_ > kMaxIntTupleDepth) fail("nested deeper than " + std::to_string(kMaxIntTupleDepth) + " levels");
       ++pos_;
       std::vector<IntTuple> elements;
       skip_spaces();
       if (peek() == ')') {
         ++pos_;
+        --depth_;
         return IntTuple::tuple({});
       }
       while (true) {
@@ -164,6 +167,7 @@ private:
         }
         fail("expected ',' or ')'");
       }
+      --depth_;
       return IntTuple::tuple(std::move(elements));
     }
     return IntTuple(parse_int());
@@ -204,6 +208,7 @@ private:
 
   std::string_view text_;
   std::size_t pos_ = 0;
+  std::size_t depth_ = 0;
 };
 }  // namespace
 

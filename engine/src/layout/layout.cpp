@@ -5,19 +5,30 @@
 #include <ostream>
 #include <utility>
 
+#include "checked.hpp"
 #include "meshloom/error.hpp"
 
 namespace meshloom {
 
 namespace {
 
+// Every layout keeps its size and its largest offset within kMaxLayoutExtent, so the algebra's own products
+// (size * stride of a leaf, merged sizes, complement bounds) never overflow 64-bit integers.
 void check_values(const IntTuple& shape, const IntTuple& stride) {
-  for (auto s : flatten(shape)) {
-    if (s < 1) raise(ErrorKind::ValueError, "layout size " + std::to_string(s) + " in " + to_string(shape) + " is < 1");
-  }
-  for (auto d : flatten(stride)) {
-    if (d < 0) {
-      raise(ErrorKind::ValueError, "layout stride " + std::to_string(d) + " in " + to_string(stride) + " is < 0");
+  const auto sizes = flatten(shape);
+  const auto strides = flatten(stride);
+  std::int64_t total = 1;
+  std::int64_t last = 0;  // the largest offset, L(size - 1)
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] < 1) raise(ErrorKind::ValueError, "layout size " + std::to_string(sizes[i]) + " in " + to_string(shape) + " is < 1");
+    if (strides[i] < 0) {
+      raise(ErrorKind::ValueError, "layout stride " + std::to_string(strides[i]) + " in " + to_string(stride) + " is < 0");
+    }
+    total = detail::checked_mul(total, sizes[i], "layout size");
+    last = detail::checked_add(last, detail::checked_mul(sizes[i] - 1, strides[i], "layout extent"), "layout extent");
+    if (total > kMaxLayoutExtent || last > kMaxLayoutExtent || strides[i] > kMaxLayoutExtent) {
+      raise(ErrorKind::ValueError, "layout " + to_string(shape) + ":" + to_string(stride) +
+                                       " is too large: sizes, strides and offsets must stay below 2^61");
     }
   }
 }
@@ -58,11 +69,13 @@ Layout compose_leaf(const Layout& a, std::int64_t s, std::int64_t d) {
                                        std::to_string(d) + ": size " + std::to_string(rest_shape) +
                                        " is not divisible by " + std::to_string(n));
     }
-    if (n != 1) result.push_back({n, rest_stride * cur_stride});
+    if (n != 1) result.push_back({n, detail::checked_mul(rest_stride, cur_stride, "composition stride")});
     rest_shape /= n;
     rest_stride = (rest_stride + cur_size - 1) / cur_size;
   }
-  if (rest_shape != 1 || result.empty()) result.push_back({rest_shape, rest_stride * flat_a.front().stride});
+  if (rest_shape != 1 || result.empty()) {
+    result.push_back({rest_shape, detail::checked_mul(rest_stride, flat_a.front().stride, "composition stride")});
+  }
   std::reverse(result.begin(), result.end());
   return from_result_leaves(result);
 }
@@ -145,7 +158,7 @@ std::int64_t crd2idx(const IntTuple& coordinate, const IntTuple& shape, const In
     return sum;
   }
   std::int64_t c = coordinate.value();
-  if (shape.is_int()) return c * stride.value();
+  if (shape.is_int()) return detail::checked_mul(c, stride.value(), "layout offset");
   // Split an integer from the right; the leftmost mode takes the unreduced quotient.
   std::int64_t result = 0;
   for (std::size_t i = shape.rank(); i-- > 1;) {
@@ -202,7 +215,9 @@ Layout filter(const Layout& l) {
 }
 
 Layout complement(const Layout& l, std::int64_t max_index) {
-  if (max_index < 1) raise(ErrorKind::ValueError, "complement bound " + std::to_string(max_index) + " is < 1");
+  if (max_index < 1 || max_index > kMaxLayoutExtent) {
+    raise(ErrorKind::ValueError, "complement bound " + std::to_string(max_index) + " is out of range [1, 2^61]");
+  }
   auto sorted = leaves(l);
   std::sort(sorted.begin(), sorted.end(),
             [](const Leaf& a, const Leaf& b) { return std::pair(a.stride, a.size) < std::pair(b.stride, b.size); });

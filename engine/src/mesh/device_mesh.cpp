@@ -280,16 +280,18 @@ void check_names(const std::vector<std::int64_t>& shape, const std::optional<Dev
   }
 }
 
-std::int64_t checked_numel(const std::vector<std::int64_t>& shape) {
+// `what` names the argument in messages: mesh_shape, or mesh_sizes for unflatten.
+std::int64_t checked_numel(const std::vector<std::int64_t>& shape, const char* what = "mesh_shape") {
+  if (shape.empty()) raise(ErrorKind::ValueError, std::string(what) + " () is empty: a mesh needs at least one axis");
   std::int64_t numel = 1;
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] < 1) {
-      raise(ErrorKind::ValueError, "mesh_shape " + py_ints(shape) + " has size " + std::to_string(shape[i]) +
+      raise(ErrorKind::ValueError, std::string(what) + " " + py_ints(shape) + " has size " + std::to_string(shape[i]) +
                                        " at axis " + std::to_string(i) + ": every axis size must be >= 1");
     }
     if (numel > kMaxRanks / shape[i]) {
-      raise(ErrorKind::ValueError, "mesh_shape " + py_ints(shape) + " holds more than " + std::to_string(kMaxRanks) +
-                                       " ranks");
+      raise(ErrorKind::ValueError, std::string(what) + " " + py_ints(shape) + " holds more than " +
+                                       std::to_string(kMaxRanks) + " ranks");
     }
     numel *= shape[i];
   }
@@ -482,9 +484,10 @@ Layout DeviceMesh::axis_layout(const AxisRef& axis) const {
 DeviceMesh DeviceMesh::slice(const Names& names) const {
   if (!names_) raise(ErrorKind::RuntimeError, "Cannot slice a DeviceMesh without mesh_dim_names!");
   if (names == *names_) return *this;
+  if (names.empty()) raise(ErrorKind::ValueError, "Cannot slice a DeviceMesh by an empty tuple of mesh_dim_names");
 
   // Valid names: own names, plus the root's flattened names when slicing the root itself.
-  const bool from_root = *this == root();
+  const bool from_root = axes_ == root_->axes && names_ == root_->names;  // *this == root(), without building it
   std::vector<std::pair<std::string, Layout>> flattened;
   if (from_root) {
     std::lock_guard lock(root_->mutex);
@@ -570,7 +573,7 @@ DeviceMesh DeviceMesh::unflatten(const AxisRef& axis, const std::vector<std::int
     raise(ErrorKind::RuntimeError, "mesh_dim_names must have same length as mesh_sizes in _unflatten!");
   }
   const auto k = static_cast<std::size_t>(index);
-  const std::int64_t numel = checked_numel(sizes);
+  const std::int64_t numel = checked_numel(sizes, "mesh_sizes");
   const std::int64_t original = meshloom::size(axes_[k]);
   if (numel != original) {
     raise(ErrorKind::ValueError, "The product of mesh_sizes=" + py_ints(sizes) + " is " + std::to_string(numel) +
@@ -581,6 +584,12 @@ DeviceMesh DeviceMesh::unflatten(const AxisRef& axis, const std::vector<std::int
   new_names.erase(new_names.begin() + index);
   new_names.insert(new_names.begin() + index, names.begin(), names.end());
   check_names(std::vector<std::int64_t>(new_names.size(), 1), new_names);
+  for (const auto& name : names) {
+    if (root_->find_flattened(name)) {
+      raise(ErrorKind::ValueError, name + " already exists as a flattened mesh_dim_name of the root " + root().repr() +
+                                       ". Please specify another valid mesh_dim_name.");
+    }
+  }
 
   const Layout split = composition(axes_[k], Layout(IntTuple::from_ints(sizes)));
   std::vector<Layout> new_axes(axes_.begin(), axes_.begin() + index);
@@ -631,9 +640,16 @@ namespace {
 }
 }  // namespace
 
+std::optional<std::int64_t> DeviceMesh::position(std::int64_t rank) const {
+  if (rank < 0 || rank >= world()) {
+    raise(ErrorKind::ValueError, "rank " + std::to_string(rank) + " is out of range for world size " +
+                                     std::to_string(world()) + " (valid ranks are 0.." + std::to_string(world() - 1) + ")");
+  }
+  return rank_map().position_of(rank);
+}
+
 RankTensor DeviceMesh::instance_of(std::int64_t rank) const {
-  (void)coordinate(rank);  // validates the rank against the world
-  const auto p = rank_map().position_of(rank);
+  const auto p = position(rank);
   if (!p) {
     // PyTorch's `mesh`: when remap_to_tensor yields a single instance, every rank sees it, member or not.
     if (meshloom::size(tiling_->complement) == 1) return instances();
@@ -647,9 +663,8 @@ RankTensor DeviceMesh::instance_of(std::int64_t rank) const {
 }
 
 std::vector<std::int64_t> DeviceMesh::group_of(std::int64_t rank, const AxisRef& axis) const {
-  (void)coordinate(rank);
   const Layout l = axis_layout(axis);
-  const auto p = rank_map().position_of(rank);
+  const auto p = position(rank);
   if (!p) not_held(rank, repr());
   const Tiling tiling({l}, rank_map().size());
   std::vector<std::int64_t> unused(1, 0);
@@ -657,11 +672,7 @@ std::vector<std::int64_t> DeviceMesh::group_of(std::int64_t rank, const AxisRef&
 }
 
 std::optional<std::vector<std::int64_t>> DeviceMesh::coordinate(std::int64_t rank) const {
-  if (rank < 0 || rank >= world()) {
-    raise(ErrorKind::ValueError, "rank " + std::to_string(rank) + " is out of range for world size " +
-                                     std::to_string(world()) + " (valid ranks are 0.." + std::to_string(world() - 1) + ")");
-  }
-  const auto p = rank_map().position_of(rank);
+  const auto p = position(rank);
   if (!p) return std::nullopt;
   std::vector<std::int64_t> coordinate(axes_.size(), 0);
   (void)tiling_->decompose(*p, coordinate);
@@ -677,9 +688,10 @@ std::int64_t DeviceMesh::local_rank(std::int64_t rank, const std::optional<AxisR
                                        "device_mesh.ndim > 1.");
   }
   const Layout l = axis_layout(axis ? *axis : AxisRef(std::int64_t{0}));
-  if (!coordinate(rank)) not_held(rank, repr());
+  const auto p = position(rank);
+  if (!p) not_held(rank, repr());
   std::vector<std::int64_t> coordinate(1, 0);
-  (void)Tiling({l}, rank_map().size()).decompose(*rank_map().position_of(rank), coordinate);
+  (void)Tiling({l}, rank_map().size()).decompose(*p, coordinate);
   return coordinate[0];
 }
 

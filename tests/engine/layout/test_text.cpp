@@ -90,3 +90,45 @@ TEST(LayoutText, HashSeparatesShapeFromStride) {
 
 }  // namespace
 }  // namespace meshloom
+
+namespace meshloom {
+namespace {
+
+TEST(LayoutText, NestingDeeperThanTheLimitIsRejected) {
+  const auto nested = [](std::size_t depth) { return std::string(depth, '(') + "1" + std::string(depth, ')'); };
+  EXPECT_EQ(rank(parse_layout(nested(kMaxIntTupleDepth))), 1U);
+  try {
+    (void)parse_layout(nested(30000));  // would overflow the stack if the parser recursed unbounded
+    ADD_FAILURE() << "accepted 30000 levels";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::ValueError);
+    EXPECT_NE(std::string(e.what()).find("nested deeper than 32 levels"), std::string::npos) << e.what();
+  }
+}
+
+TEST(LayoutText, HugeValuesAreRejectedNotWrapped) {
+  // Every case would overflow 64-bit arithmetic somewhere in the algebra without the bounds.
+  for (const char* text : {"(2,4611686018427387904):(4611686018427387904,1)", "(4294967296,4294967296):(1,0)",
+                           "3:3074457345618258603", "(9223372036854775807,2):(1,1)"}) {
+    try {
+      (void)parse_layout(text);
+      ADD_FAILURE() << text << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::ValueError) << e.what();
+    }
+  }
+  try {
+    (void)complement(parse_layout("4:2"), std::int64_t{9223372036854775807});
+    ADD_FAILURE() << "complement bound 2^63-1 was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("complement bound 9223372036854775807 is out of range"), std::string::npos)
+        << e.what();
+  }
+  // The largest layout allowed still works end to end.
+  const Layout big(tup(2, std::int64_t{1} << 30), tup(std::int64_t{1} << 30, 1));
+  EXPECT_EQ(coalesce(big), Layout(IntTuple(std::int64_t{1} << 31), IntTuple(1)));
+  EXPECT_EQ(cosize(big), std::int64_t{1} << 31);
+}
+
+}  // namespace
+}  // namespace meshloom

@@ -92,6 +92,11 @@ TEST(Init, EmptyNames) {
   EXPECT_EQ(mesh.repr(), "DeviceMesh((4,), stride=(1,))");
 }
 
+TEST(Init, RejectsAnEmptyShape) {
+  EXPECT_MESH_ERROR(DeviceMesh::init({}), ErrorKind::ValueError, "mesh_shape () is empty: a mesh needs at least one axis");
+  EXPECT_MESH_ERROR(DeviceMesh::from_ranks({}, {0}), ErrorKind::ValueError, "mesh_shape () is empty");
+}
+
 TEST(Init, RejectsNonPositiveSizes) {
   EXPECT_MESH_ERROR(DeviceMesh::init({2, 0}), ErrorKind::ValueError, "(2, 0)", "size 0", "axis 1", ">= 1");
   EXPECT_MESH_ERROR(DeviceMesh::init({-3}), ErrorKind::ValueError, "(-3,)", "size -3", "axis 0");

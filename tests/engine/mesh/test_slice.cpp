@@ -130,6 +130,11 @@ TEST_P(SliceWorld, OutOfOrderIsRejected) {
 }
 
 // Overlapping names: RuntimeError in the newest PyTorch (the seed raised the ascending KeyError).
+TEST(Slice, EmptyNamesAreRejected) {
+  const auto mesh = DeviceMesh::init({2, 2}, Names{"dp", "tp"});
+  EXPECT_MESH_ERROR(mesh.slice({}), ErrorKind::ValueError, "Cannot slice a DeviceMesh by an empty tuple of mesh_dim_names");
+}
+
 TEST(Slice, OverlapIsRejected) {
   const auto mesh = DeviceMesh::init({2, 4}, Names{"dp", "tp"});
   EXPECT_MESH_ERROR(mesh.slice({"dp", "dp"}), ErrorKind::RuntimeError,

@@ -160,4 +160,20 @@ TEST(Unflatten, NegativeDim) {
   EXPECT_MESH_ERROR(mesh.unflatten(std::int64_t{-3}, {2, 2}, {"a", "b"}), ErrorKind::ValueError, "dim -3", "out of range 2");
 }
 
+TEST(Unflatten, NewNamesMustNotShadowAFlattenedName) {
+  // Otherwise groups("x") (the flattened axis, as PyTorch's get_group resolves it) and the mesh's own axis "x"
+  // would disagree.
+  const auto mesh = DeviceMesh::init({4, 2}, Names{"a", "b"});
+  (void)mesh.flatten("x");
+  EXPECT_MESH_ERROR(mesh.unflatten(std::string("b"), {2}, {"x"}), ErrorKind::ValueError,
+                    "x already exists as a flattened mesh_dim_name of the root");
+  EXPECT_EQ(mesh.unflatten(std::string("b"), {2}, {"y"}).names(), (Names{"a", "y"}));
+}
+
+TEST(Unflatten, EmptySizesAreRejected) {
+  const auto mesh = DeviceMesh::init({1, 2}, Names{"a", "b"});
+  EXPECT_MESH_ERROR(mesh.unflatten(std::string("a"), {}, {}), ErrorKind::ValueError,
+                    "mesh_sizes () is empty: a mesh needs at least one axis");
+}
+
 }  // namespace

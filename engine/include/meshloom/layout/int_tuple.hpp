@@ -72,7 +72,10 @@ IntTuple tup(Ts... elements) {
 
 [[nodiscard]] std::string to_string(const IntTuple& t);
 std::ostream& operator<<(std::ostream& os, const IntTuple& t);
-// Parses the printed form (spaces allowed). Throws ValueError naming the position of the bad token.
+// Deepest nesting parse_int_tuple accepts.
+inline constexpr std::size_t kMaxIntTupleDepth = 32;
+// Parses the printed form (spaces allowed). Throws ValueError naming the position of the bad token, and for
+// nesting deeper than kMaxIntTupleDepth.
 [[nodiscard]] IntTuple parse_int_tuple(std::string_view text);
 
 [[nodiscard]] std::size_t hash_value(const IntTuple& t) noexcept;

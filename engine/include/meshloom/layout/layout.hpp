@@ -8,7 +8,8 @@
 //
 // Notation: shape:stride, e.g. (2,4):(4,1), 8:1, ((2,2),4):((8,1),2), (4,):(1,).
 //
-// Contracts hold for sizes >= 1 and strides >= 0 (the constructor enforces both).
+// Contracts hold for sizes >= 1 and strides >= 0, with the size and every offset below 2^61 (the constructor
+// enforces all three, so no operation overflows).
 #pragma once
 
 #include <cstddef>
@@ -23,6 +24,9 @@
 
 namespace meshloom {
 
+// Bound on a layout's size, strides and largest offset (2^61).
+inline constexpr std::int64_t kMaxLayoutExtent = std::int64_t{1} << 61;
+
 class Layout {
 public:
   // 1:0, the layout of a single element.
@@ -30,7 +34,7 @@ public:
   // shape with its lexicographic default stride (suffix product): Layout((2,4)) == (2,4):(4,1).
   explicit Layout(IntTuple shape);
   // Throws ValueError when shape and stride are not congruent ("sizes (2,4) and strides (1,) don't match"),
-  // when a size is < 1 or a stride is < 0.
+  // when a size is < 1 or a stride is < 0, or when the size or an offset reaches 2^61.
   Layout(IntTuple shape, IntTuple stride);
 
   [[nodiscard]] const IntTuple& shape() const noexcept { return shape_; }
@@ -98,6 +102,7 @@ struct Leaf {
 // below max_index exactly once (when l is injective and its strides divide). l and its complement share no
 // offset except 0; the complement's offsets, enumerated lexicographically, strictly increase.
 // complement(4:2, 8) == 2:1; complement(4:2, 16) == (2,2):(8,1); complement((2,2):(4,1), 16) == (2,2):(8,2).
+// max_index must lie in [1, 2^61].
 // Throws ValueError when no complement exists: l's leaves, sorted by stride, do not each start where the
 // previous one ends or at a multiple of it (e.g. (2,2):(1,1), which overlaps, or (2,2):(1,3)).
 [[nodiscard]] Layout complement(const Layout& l, std::int64_t max_index);

@@ -114,7 +114,8 @@ public:
   // Returns *this for a 1-D mesh already named `name`, and the registered mesh when `name` exists with the
   // same layout; a root axis name or a different layout under an existing name is a ValueError.
   [[nodiscard]] DeviceMesh flatten(const std::optional<std::string>& name = std::nullopt) const;
-  // _unflatten(axis, sizes, names): splits one axis into several, in place. The new axes are not registered.
+  // _unflatten(axis, sizes, names): splits one axis into several, in place. The new axes are not registered;
+  // their names must not repeat another axis name or a flattened name of the root (PyTorch checks neither).
   [[nodiscard]] DeviceMesh unflatten(const AxisRef& axis, const std::vector<std::int64_t>& sizes,
                                      const Names& names) const;
   // _concatenate(meshes): the axes of every mesh, in order (no ordering check: a transposed mesh is fine).
@@ -154,6 +155,8 @@ public:
 private:
   DeviceMesh(std::shared_ptr<Root> root, std::vector<Layout> axes, std::optional<Names> names);
   [[nodiscard]] std::size_t axis_index(const std::string& name) const;
+  // The rank-map position of `rank`, or nullopt when the root holds no such rank. ValueError outside [0, world).
+  [[nodiscard]] std::optional<std::int64_t> position(std::int64_t rank) const;
   [[nodiscard]] Layout axis_layout(const AxisRef& axis) const;
 
   std::shared_ptr<Root> root_;
