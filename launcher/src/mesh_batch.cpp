@@ -4,7 +4,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <exception>
 #include <istream>
@@ -21,6 +20,7 @@
 #include "meshloom/error.hpp"
 #include "meshloom/layout/layout.hpp"
 #include "meshloom/mesh/device_mesh.hpp"
+#include "text_format.hpp"
 
 namespace meshloom::launcher {
 namespace {
@@ -65,12 +65,6 @@ std::string type_word(const json& v) {
   }
 }
 
-void append_int(std::string& out, std::int64_t v) {
-  char buf[24];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, r.ptr);
-}
-
 void append_ints(std::string& out, const std::vector<std::int64_t>& values) {
   out += '[';
   for (std::size_t i = 0; i < values.size(); ++i) {
@@ -89,24 +83,10 @@ void append_strings(std::string& out, const std::vector<std::string>& values) {
   out += ']';
 }
 
-// values in row-major order as nested lists of the given shape (recursion depth = number of dims <= kMaxAxes+1).
-void append_nested(std::string& out, const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& values,
-                   std::size_t dim, std::size_t& pos) {
-  if (dim == shape.size()) {
-    append_int(out, values[pos++]);
-    return;
-  }
-  out += '[';
-  for (std::int64_t i = 0; i < shape[dim]; ++i) {
-    if (i > 0) out += ',';
-    append_nested(out, shape, values, dim + 1, pos);
-  }
-  out += ']';
-}
-
+// The tensor as nested lists (recursion depth = number of dims <= kMaxAxes + 1).
 void append_tensor(std::string& out, const RankTensor& t) {
   std::size_t pos = 0;
-  append_nested(out, t.shape, t.values, 0, pos);
+  append_nested(out, t.shape, t.values, pos);
 }
 
 std::string error_object(const std::string& what) { return "{\"ok\":false,\"error\":" + quote(what) + "}"; }
@@ -158,14 +138,10 @@ AxisRef get_axis(const json& v, const std::string& path) {
   value_error(path + " = " + show(v) + ": expected an axis index or name, got " + type_word(v));
 }
 
-std::string join(const std::vector<std::string>& words, std::size_t max_words = std::numeric_limits<std::size_t>::max()) {
-  std::string s;
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    if (i == max_words) return s + ", ... (" + std::to_string(words.size()) + " in all)";
-    if (i > 0) s += ", ";
-    s += words[i];
-  }
-  return s;
+// "a, b, c", cut after max_words words.
+std::string join_words(const std::vector<std::string>& words,
+                       std::size_t max_words = std::numeric_limits<std::size_t>::max()) {
+  return join(words, {.separator = ", ", .max_items = max_words});
 }
 
 // Rejects any field of `obj` not in `allowed`. `where` prefixes the message ("ops[0]: " or "").
@@ -173,7 +149,8 @@ void check_fields(const json& obj, const std::string& where, const std::vector<s
                   const std::string& context) {
   for (const auto& item : obj.items()) {
     if (std::find(allowed.begin(), allowed.end(), item.key()) == allowed.end()) {
-      value_error(where + "unknown field " + show_key(item.key()) + context + " (expected " + join(allowed) + ")");
+      value_error(where + "unknown field " + show_key(item.key()) + context + " (expected " + join_words(allowed) +
+                  ")");
     }
   }
 }
@@ -277,22 +254,25 @@ DeviceMesh build(const MeshInput& m, std::optional<std::int64_t> world) {
 
 struct OpSpec {
   const char* name;
+  bool takes_on;                    // acts on a saved mesh (`on`, default "root")
   std::vector<std::string> fields;  // besides op, on, as
 };
 
+// create and concatenate make their mesh from their own fields: an `on` there is refused as an unknown field
+// rather than silently ignored.
 const std::vector<OpSpec>& op_specs() {
   static const std::vector<OpSpec> specs = {
-      {"describe", {}},
-      {"create", {"mesh", "world"}},
-      {"slice", {"names"}},
-      {"flatten", {"name"}},
-      {"unflatten", {"dim", "sizes", "names"}},
-      {"concatenate", {"meshes"}},
-      {"submesh_of", {"names", "rank"}},
-      {"groups", {"dim"}},
-      {"coordinate", {"rank"}},
-      {"local_rank", {"rank", "dim"}},
-      {"equal", {"other"}},
+      {"describe", true, {}},
+      {"create", false, {"mesh", "world"}},
+      {"slice", true, {"names"}},
+      {"flatten", true, {"name"}},
+      {"unflatten", true, {"dim", "sizes", "names"}},
+      {"concatenate", false, {"meshes"}},
+      {"submesh_of", true, {"names", "rank"}},
+      {"groups", true, {"dim"}},
+      {"coordinate", true, {"rank"}},
+      {"local_rank", true, {"rank", "dim"}},
+      {"equal", true, {"other"}},
   };
   return specs;
 }
@@ -310,23 +290,31 @@ const DeviceMesh& lookup(const Context& ctx, const std::string& name, const std:
     std::vector<std::string> names;
     for (const auto& [n, m] : ctx.saved) names.push_back(quote(n));
     raise(ErrorKind::KeyError, path + " = " + show_key(name) + ": no mesh is saved under that name (saved: " +
-                                   join(names, 16) + ")");
+                                   join_words(names, 16) + ")");
   }
   return it->second;
 }
 
-// Charges `ranks` to the line's output budget, or fails before anything is enumerated.
-void charge(Context& ctx, std::int64_t ranks, const std::string& path) {
+// Fails, before anything is enumerated, when `ranks` more would pass the line's output budget.
+void check_budget(const Context& ctx, std::int64_t ranks, const std::string& path) {
   const std::int64_t left = ctx.limits.max_output_ranks - ctx.ranks_written;
   if (ranks > left) {
     value_error(path + ": the result would hold " + std::to_string(ranks) + " ranks, over the output limit of " +
                 std::to_string(ctx.limits.max_output_ranks) + " ranks per line (" +
                 std::to_string(ctx.ranks_written) + " already written on this line)");
   }
+}
+
+// Charges `ranks` to the line's output budget, or fails before anything is enumerated.
+void charge(Context& ctx, std::int64_t ranks, const std::string& path) {
+  check_budget(ctx, ranks, path);
   ctx.ranks_written += ranks;
 }
 
 // Every mesh an op yields is checked here: bounded axis count, unique names (so dim_groups keys are unique).
+// The engine refuses repeated names when it builds or unflattens a mesh, but DeviceMesh::concatenate only
+// appends the parts' names (as PyTorch does), so mesh[dp] concatenated with a mesh whose axis is also named dp
+// would otherwise come out with two "dp" axes.
 void check_result_mesh(const DeviceMesh& m, const std::string& path) {
   if (m.ndim() > kMaxAxes) {
     value_error(path + ": the resulting mesh would have " + std::to_string(m.ndim()) + " axes: at most " +
@@ -344,10 +332,8 @@ void check_result_mesh(const DeviceMesh& m, const std::string& path) {
 
 std::string axis_key(const DeviceMesh& m, std::size_t i) { return m.names() ? (*m.names())[i] : std::to_string(i); }
 
-// The mesh result fields (without braces): shape, names, layout, meshes, dim_groups.
-void append_mesh_fields(std::string& out, const DeviceMesh& m, Context& ctx, const std::string& path) {
-  const std::int64_t n = m.rank_map().size();
-  charge(ctx, n * static_cast<std::int64_t>(m.ndim() + 1), path);
+// The first fields of a mesh result (without braces): shape, names, layout.
+void append_mesh_header(std::string& out, const DeviceMesh& m) {
   out += "\"shape\":";
   append_ints(out, m.shape());
   out += ",\"names\":";
@@ -357,6 +343,13 @@ void append_mesh_fields(std::string& out, const DeviceMesh& m, Context& ctx, con
     out += "null";
   }
   out += ",\"layout\":" + quote(to_string(m.layout()));
+}
+
+// The mesh result fields (without braces): shape, names, layout, meshes, dim_groups.
+void append_mesh_fields(std::string& out, const DeviceMesh& m, Context& ctx, const std::string& path) {
+  const std::int64_t n = m.rank_map().size();
+  charge(ctx, n * static_cast<std::int64_t>(m.ndim() + 1), path);
+  append_mesh_header(out, m);
   out += ",\"meshes\":";
   append_tensor(out, m.instances());
   out += ",\"dim_groups\":{";
@@ -375,16 +368,8 @@ void append_instance_fields(std::string& out, const DeviceMesh& sub, std::int64_
                             const std::string& path) {
   charge(ctx, sub.size() * static_cast<std::int64_t>(sub.ndim() + 1), path);
   const RankTensor inst = sub.instance_of(rank);
-  out += "\"shape\":";
   const auto shape = sub.shape();
-  append_ints(out, shape);
-  out += ",\"names\":";
-  if (sub.names()) {
-    append_strings(out, *sub.names());
-  } else {
-    out += "null";
-  }
-  out += ",\"layout\":" + quote(to_string(sub.layout()));
+  append_mesh_header(out, sub);
   out += ",\"meshes\":";
   append_tensor(out, inst);
   out += ",\"dim_groups\":{";
@@ -434,10 +419,12 @@ std::string run_op(const json& op, std::size_t index, Context& ctx) {
   if (spec == specs.end()) {
     std::vector<std::string> known;
     for (const auto& s : specs) known.emplace_back(s.name);
-    value_error(path + ".op = " + quote(name) + ": unknown op (expected one of " + join(known) + ")");
+    value_error(path + ".op = " + quote(name) + ": unknown op (expected one of " + join_words(known) + ")");
   }
   const std::string context = " for op \"" + name + "\"";
-  std::vector<std::string> allowed = {"op", "on", "as"};
+  std::vector<std::string> allowed = {"op"};
+  if (spec->takes_on) allowed.emplace_back("on");
+  allowed.emplace_back("as");
   allowed.insert(allowed.end(), spec->fields.begin(), spec->fields.end());
   check_fields(op, where, allowed, context);
   auto field = [&](const char* f) -> const json& { return require_field(op, f, where, context); };
@@ -492,12 +479,15 @@ std::string run_op(const json& op, std::size_t index, Context& ctx) {
       if (as) ctx.saved.insert_or_assign(*as, sliced);
       return out + "}";
     } else if (name == "groups") {
+      // The groups of any axis cover the root's rank map once, so the charge is known before the axis is
+      // resolved; it is committed only once groups() has succeeded (a bad axis charges nothing).
       const AxisRef dim = get_axis(field("dim"), sub("dim"));
-      const std::int64_t size = on.size(dim);  // validates the axis before charging
-      (void)size;
-      charge(ctx, on.rank_map().size(), path);
+      const std::int64_t ranks = on.rank_map().size();
+      check_budget(ctx, ranks, path);
+      const RankTensor groups = on.groups(dim);
+      ctx.ranks_written += ranks;
       out += "\"groups\":";
-      append_tensor(out, on.groups(dim));
+      append_tensor(out, groups);
       return out + "}";
     } else if (name == "coordinate") {
       // The contract: null when the rank is not in the mesh, a rank past the world included. A negative rank
@@ -644,27 +634,45 @@ std::string answer_mesh_line(const std::string& line, const MeshBatchLimits& lim
 
 int run_mesh_batch(std::istream& in, std::ostream& out) { return run_mesh_batch(in, out, MeshBatchLimits{}); }
 
+namespace {
+
+// Reads one line (without its newline) from `buf`, keeping at most max_bytes + 1 of its bytes in `line` (so that
+// a trailing "\r" can still be dropped) and its full length in `length`; returns false at the end of the input.
+// Byte by byte through the streambuf's own buffer: no sentry per character, and no read past the newline, so an
+// interactive writer gets each answer before it sends the next line. A streambuf reports a read error by
+// throwing from underflow (libstdc++'s filebuf does, with an ios_base::failure); that is marked on `in` as badbit,
+// as istream's own reads do, and ends the input.
+bool read_line(std::istream& in, std::streambuf& buf, std::size_t max_bytes, std::string& line, std::size_t& length) {
+  constexpr auto eof = std::char_traits<char>::eof();
+  line.clear();
+  length = 0;
+  bool any = false;
+  try {
+    for (int c = buf.sbumpc(); c != eof; c = buf.sbumpc()) {
+      any = true;
+      if (c == '\n') return true;
+      ++length;
+      if (line.size() <= max_bytes) line.push_back(static_cast<char>(c));
+    }
+  } catch (...) {
+    try {
+      in.setstate(std::ios::badbit);
+    } catch (...) {  // in.exceptions() asks for a throw: the state is set all the same
+    }
+    return false;  // a partial line is not answered
+  }
+  return any;
+}
+
+}  // namespace
+
 int run_mesh_batch(std::istream& in, std::ostream& out, const MeshBatchLimits& limits) {
   std::streambuf* buf = in.rdbuf();
-  if (buf == nullptr) return 1;
-  constexpr auto eof = std::char_traits<char>::eof();
+  if (buf == nullptr || in.bad()) return 1;
   std::string line;
-  for (;;) {
-    line.clear();
-    bool any = false;
-    bool too_long = false;
-    std::size_t length = 0;
-    for (int c = buf->sbumpc(); c != eof; c = buf->sbumpc()) {
-      any = true;
-      if (c == '\n') break;
-      ++length;
-      if (line.size() <= limits.max_line_bytes) {
-        line.push_back(static_cast<char>(c));
-      } else {
-        too_long = true;
-      }
-    }
-    if (!any) break;
+  std::size_t length = 0;
+  while (read_line(in, *buf, limits.max_line_bytes, line, length)) {
+    const bool too_long = length > limits.max_line_bytes + 1;  // bytes were dropped
     if (!line.empty() && line.back() == '\r') line.pop_back();
     std::string answer_line;
     if (too_long) {

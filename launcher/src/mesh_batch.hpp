@@ -1,4 +1,4 @@
-// `meshloom-launch mesh --batch`: DeviceMesh scripts as JSON Lines (see docs/launcher-mesh-section.md and the
+// `meshloom-launch mesh --batch`: DeviceMesh scripts as JSON Lines (see docs/05-launcher.md and the
 // machine-interface contract).
 //
 // One input line
@@ -39,7 +39,8 @@ struct MeshBatchLimits {
 
 // Reads JSON Lines from `in` until its end and writes exactly one answer line per input line to `out`, in order,
 // flushing after each. A final line without a newline counts; a trailing "\r" is dropped. Returns 0, or 1 when
-// `in` or `out` fails.
+// `in` or `out` fails: a read error (an exception from `in`'s streambuf, as libstdc++'s file buffer throws) sets
+// badbit on `in` and ends the input, the lines before it answered and a partial last line not.
 int run_mesh_batch(std::istream& in, std::ostream& out);
 int run_mesh_batch(std::istream& in, std::ostream& out, const MeshBatchLimits& limits);
 

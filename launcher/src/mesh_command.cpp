@@ -2,6 +2,7 @@
 // The work is in mesh_batch.cpp (the JSON Lines interface) and mesh_render.cpp (the human output).
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
 #include <exception>
 #include <iostream>
 #include <memory>
@@ -14,6 +15,7 @@
 #include "mesh_render.hpp"
 #include "meshloom/design/design.hpp"
 #include "meshloom/error.hpp"
+#include "text_format.hpp"
 
 namespace meshloom::launcher {
 
@@ -42,7 +44,13 @@ int run(const MeshOptions& o, const CLI::App& cmd) {
           raise(ErrorKind::ValueError, "--max-output-ranks \"" + o.max_output_ranks + "\": must be >= 1");
         }
       }
-      return run_mesh_batch(std::cin, std::cout, limits);
+      // Read standard input through C++'s own file buffer rather than one getc per character. libstdc++'s file
+      // buffer then throws on a read error, which run_mesh_batch turns into status 1; a library whose buffer reads
+      // through stdio instead leaves the error on stdin's FILE, checked below. A failing standard input or output
+      // is told by the exit status alone (see docs/05-launcher.md).
+      std::ios::sync_with_stdio(false);
+      const int status = run_mesh_batch(std::cin, std::cout, limits);
+      return std::ferror(stdin) != 0 ? 1 : status;
     }
     if (given("--max-output-ranks")) raise(ErrorKind::ValueError, "--max-output-ranks goes with --batch");
     MeshRequest request;

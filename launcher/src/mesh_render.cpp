@@ -2,16 +2,15 @@
 #include "mesh_render.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <exception>
 #include <new>
 #include <ostream>
 #include <sstream>
-#include <system_error>
 
 #include "mesh_batch.hpp"
 #include "meshloom/error.hpp"
 #include "meshloom/layout/layout.hpp"
+#include "text_format.hpp"
 
 namespace meshloom::launcher {
 namespace {
@@ -24,34 +23,6 @@ constexpr std::size_t kMaxListedGroup = 32;
 [[noreturn]] void value_error(const std::string& message) { raise(ErrorKind::ValueError, message); }
 
 std::string quoted(const std::string& s) { return "\"" + s + "\""; }
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  const auto e = s.find_last_not_of(" \t");
-  return s.substr(b, e - b + 1);
-}
-
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  for (;;) {
-    const auto end = text.find(sep, start);
-    parts.push_back(trim(text.substr(start, end == std::string::npos ? std::string::npos : end - start)));
-    if (end == std::string::npos) return parts;
-    start = end + 1;
-  }
-}
-
-std::optional<std::int64_t> to_int(const std::string& s) {
-  std::int64_t v = 0;
-  const char* first = s.data();
-  const char* last = s.data() + s.size();
-  if (first != last && *first == '+') ++first;
-  const auto r = std::from_chars(first, last, v);
-  if (first == last || r.ec != std::errc() || r.ptr != last) return std::nullopt;
-  return v;
-}
 
 std::string pad_left(const std::string& s, std::size_t width) {
   return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
@@ -81,58 +52,7 @@ std::string too_many(const DeviceMesh& mesh) {
   return "  (" + std::to_string(mesh.rank_map().size()) + " ranks: too many to draw; use --rank or --batch)\n";
 }
 
-// Values of one instance as nested lists: [[0, 1], [4, 5]], numbers right-aligned to `width`.
-void nested(std::string& out, const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& values,
-            std::size_t dim, std::size_t& pos, std::size_t width) {
-  if (dim == shape.size()) {
-    out += pad_left(std::to_string(values[pos++]), width);
-    return;
-  }
-  out += '[';
-  for (std::int64_t i = 0; i < shape[dim]; ++i) {
-    if (i > 0) out += ", ";
-    nested(out, shape, values, dim + 1, pos, width);
-  }
-  out += ']';
-}
-
-std::string join_ranks(const std::vector<std::int64_t>& ranks, std::size_t width) {
-  std::string s;
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    if (i > 0) s += ' ';
-    s += pad_left(std::to_string(ranks[i]), width);
-  }
-  return s;
-}
-
 }  // namespace
-
-// ---- Option values -------------------------------------------------------------------------------------------
-
-std::int64_t parse_int(const std::string& text, const std::string& option) {
-  const auto v = to_int(trim(text));
-  if (!v) value_error(option + " " + quoted(text) + ": not an integer");
-  return *v;
-}
-
-std::vector<std::int64_t> parse_int_list(const std::string& text, const std::string& option) {
-  std::vector<std::int64_t> values;
-  for (const auto& part : split(text, ',')) {
-    if (part.empty()) value_error(option + " " + quoted(text) + ": empty entry (expected integers separated by commas)");
-    const auto v = to_int(part);
-    if (!v) value_error(option + " " + quoted(text) + ": " + quoted(part) + " is not an integer");
-    values.push_back(*v);
-  }
-  return values;
-}
-
-std::vector<std::string> parse_name_list(const std::string& text, const std::string& option) {
-  auto names = split(text, ',');
-  for (const auto& n : names) {
-    if (n.empty()) value_error(option + " " + quoted(text) + ": empty name (expected names separated by commas)");
-  }
-  return names;
-}
 
 // ---- Pieces --------------------------------------------------------------------------------------------------
 
@@ -243,10 +163,10 @@ std::string render_instances(const std::string& title, const DeviceMesh& mesh) {
     out += "  " + word + pad_left(std::to_string(k), index_width) + ": ";
     if (shape.size() == 1) {
       const auto begin = t.values.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(k) * per);
-      out += join_ranks(std::vector<std::int64_t>(begin, begin + static_cast<std::ptrdiff_t>(per)), width);
+      out += join(std::vector<std::int64_t>(begin, begin + static_cast<std::ptrdiff_t>(per)), {.width = width});
     } else {
       std::size_t pos = static_cast<std::size_t>(k) * per;
-      nested(out, shape, t.values, 0, pos, width);
+      append_nested(out, shape, t.values, pos, ", ", width);
     }
     out += "\n";
   }
@@ -278,9 +198,9 @@ std::string render_rank(const DeviceMesh& mesh, std::int64_t rank) {
       const auto g = mesh.group_of(rank, axis);
       if (g.size() > kMaxListedGroup) {
         std::vector<std::int64_t> head(g.begin(), g.begin() + 8);
-        group = join_ranks(head, 1) + " ... " + std::to_string(g.back()) + " (" + std::to_string(g.size()) + " ranks)";
+        group = join(head) + " ... " + std::to_string(g.back()) + " (" + std::to_string(g.size()) + " ranks)";
       } else {
-        group = join_ranks(g, 1);
+        group = join(g);
       }
     }
     rows.push_back({label, local, group});

@@ -23,6 +23,7 @@
 
 #include "meshloom/mesh/device_mesh.hpp"
 #include "meshloom/mesh/mesh_spec.hpp"
+#include "text_format.hpp"
 
 namespace meshloom::launcher {
 
@@ -47,12 +48,7 @@ struct MeshRequest {
 int run_mesh_request(const MeshRequest& request, std::ostream& out, std::ostream& err);
 
 // ---- Pieces (also used by tests) -----------------------------------------------------------------------------
-
-// "2,4" -> {2, 4}. `option` names the option in errors.
-[[nodiscard]] std::vector<std::int64_t> parse_int_list(const std::string& text, const std::string& option);
-// "dp,tp" -> {"dp", "tp"}; empty names are rejected.
-[[nodiscard]] std::vector<std::string> parse_name_list(const std::string& text, const std::string& option);
-[[nodiscard]] std::int64_t parse_int(const std::string& text, const std::string& option);
+// (The option values are parsed with parse_int, parse_int_list and parse_name_list from text_format.hpp.)
 
 // The header line: repr, layout and world.
 [[nodiscard]] std::string render_header(const DeviceMesh& mesh);

@@ -5,9 +5,13 @@
 
 #include <algorithm>
 #include <functional>
+#include <ios>
+#include <istream>
 #include <set>
 #include <sstream>
+#include <streambuf>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mesh_batch.hpp"
@@ -218,6 +222,22 @@ TEST(MeshBatchErrors, UnknownFields) {
             R"J( (expected op, on, as, dim)"}]})J");
 }
 
+TEST(MeshBatchErrors, OnIsRefusedByOpsThatDoNotActOnASavedMesh) {
+  // create and concatenate build their mesh from their own fields: an `on` there is an unknown field.
+  EXPECT_EQ(ask(R"J({"mesh": {"shape": [2]}, "ops": [{"op": "create", "on": "nope", "mesh": {"shape": [2]}}]})J"),
+            R"J({"ok":true,"results":[{"ok":false,"error":"ValueError: ops[0]: unknown field \"on\" for op \"create\")J"
+            R"J( (expected op, as, mesh, world)"}]})J");
+  const json j = json::parse(ask(R"J({"mesh": {"shape": [2, 2], "names": ["a", "b"]}, "ops": [)J"
+                                 R"J({"op": "slice", "names": ["a"], "as": "x"}, {"op": "slice", "names": ["b"], "as": "y"},)J"
+                                 R"J( {"op": "concatenate", "on": "root", "meshes": ["x", "y"]},)J"
+                                 R"J( {"op": "concatenate", "meshes": ["x", "y"]}]})J"));
+  EXPECT_EQ(j["results"][2]["error"],
+            R"J(ValueError: ops[2]: unknown field "on" for op "concatenate" (expected op, as, meshes))J");
+  EXPECT_EQ(j["results"][3]["ok"], true);
+  // The ops that act on a saved mesh still take it.
+  EXPECT_EQ(j.dump().find("unknown field \"on\" for op \"slice\""), std::string::npos);
+}
+
 TEST(MeshBatchErrors, UnknownOp) {
   EXPECT_EQ(ask(R"J({"mesh": {"shape": [2]}, "ops": [{"op": "frob"}]})J"),
             R"J({"ok":true,"results":[{"ok":false,"error":"ValueError: ops[0].op = \"frob\": unknown op (expected one of)J"
@@ -324,6 +344,22 @@ TEST(MeshBatchLimits, OutputLimitIsPerLineAndConfigurable) {
   EXPECT_EQ(j["results"][3]["error"],
             "ValueError: ops[3]: the result would hold 8 ranks, over the output limit of 20 ranks per line (16 already written on this line)");
   EXPECT_EQ(j["results"][4]["ok"], true);
+}
+
+TEST(MeshBatchLimits, GroupsOfABadAxisChargeNothing) {
+  MeshBatchLimits limits;
+  limits.max_output_ranks = 10;
+  const json j = json::parse(ask(R"J({"mesh": {"shape": [2, 4], "names": ["dp", "tp"]}, "ops": [)J"
+                                 R"J({"op": "groups", "dim": "nope"}, {"op": "groups", "dim": 5}, {"op": "groups", "dim": "tp"},)J"
+                                 R"J( {"op": "groups", "dim": "dp"}]})J",
+                                 limits));
+  EXPECT_EQ(j["results"][0]["ok"], false);
+  EXPECT_FALSE(starts_with(j["results"][0]["error"], "ValueError: ops[0]: the result would hold")) << j.dump();
+  EXPECT_EQ(j["results"][1]["ok"], false);
+  EXPECT_EQ(j["results"][2]["groups"].dump(), "[[0,1,2,3],[4,5,6,7]]");
+  EXPECT_EQ(j["results"][3]["error"],
+            "ValueError: ops[3]: the result would hold 8 ranks, over the output limit of 10 ranks per line (8 already "
+            "written on this line)");
 }
 
 TEST(MeshBatchLimits, DeepNestingAndLongLines) {
@@ -479,6 +515,55 @@ TEST(MeshBatchStream, OverlongLineIsSkippedToItsEnd) {
   EXPECT_EQ(meshloom::launcher::run_mesh_batch(in, out, limits), 0);
   EXPECT_EQ(out.str(), "{\"ok\":false,\"error\":\"ValueError: the line holds 100 bytes, over the limit of 32\"}\n"
                        "{\"ok\":true,\"results\":[]}\n");
+}
+
+// Serves `text`, then fails the next read the way libstdc++'s file buffer does (an exception from underflow).
+class FailingBuf : public std::streambuf {
+ public:
+  explicit FailingBuf(std::string text) : text_(std::move(text)) {
+    setg(text_.data(), text_.data(), text_.data() + text_.size());
+  }
+
+ protected:
+  int_type underflow() override { throw std::ios_base::failure("read error"); }
+
+ private:
+  std::string text_;
+};
+
+TEST(MeshBatchStream, ReadErrorAnswersTheEarlierLinesAndFails) {
+  FailingBuf buf("{\"mesh\": {\"shape\": [2]}, \"ops\": [{\"op\": \"coordinate\", \"rank\": 1}]}\n"
+                 "{\"mesh\": {\"shape\": [4]}}\r\n"
+                 "{\"mesh\": {\"sha");
+  std::istream in(&buf);
+  std::ostringstream out;
+  EXPECT_EQ(meshloom::launcher::run_mesh_batch(in, out), 1);
+  EXPECT_TRUE(in.bad());
+  // The two complete lines are answered; the partial one is not.
+  EXPECT_EQ(out.str(), "{\"ok\":true,\"results\":[{\"ok\":true,\"coordinate\":[1]}]}\n"
+                       "{\"ok\":true,\"results\":[]}\n");
+}
+
+TEST(MeshBatchStream, ReadErrorWithExceptionsEnabledStillReturnsOne) {
+  FailingBuf buf("{\"mesh\": {\"shape\": [2]}}\n");
+  std::istream in(&buf);
+  in.exceptions(std::ios::badbit);
+  std::ostringstream out;
+  EXPECT_EQ(meshloom::launcher::run_mesh_batch(in, out), 1);
+  EXPECT_TRUE(in.bad());
+  EXPECT_EQ(out.str(), "{\"ok\":true,\"results\":[]}\n");
+}
+
+TEST(MeshBatchStream, CrlfLineAtTheLengthLimitIsAccepted) {
+  MeshBatchLimits limits;
+  const std::string line = "{\"mesh\": {\"shape\": [2]}}";
+  limits.max_line_bytes = line.size();
+  std::istringstream in(line + "\r\n" + line + " \r\n");
+  std::ostringstream out;
+  EXPECT_EQ(meshloom::launcher::run_mesh_batch(in, out, limits), 0);
+  EXPECT_EQ(out.str(), "{\"ok\":true,\"results\":[]}\n"
+                       "{\"ok\":false,\"error\":\"ValueError: the line holds " + std::to_string(line.size() + 2) +
+                       " bytes, over the limit of " + std::to_string(line.size()) + "\"}\n");
 }
 
 TEST(MeshBatchStream, EmptyInputGivesNoOutput) {

@@ -1,4 +1,5 @@
-// meshloom-launch mesh, run as a user runs it: --batch over a file of lines, the human output, exit statuses.
+// meshloom-launch mesh (and layout), run as a user runs it: --batch over a file of lines, the human output, exit
+// statuses, the layout calculator's output limit.
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -108,6 +109,43 @@ TEST(MeshCli, BatchOutputLimitOption) {
   EXPECT_EQ(r.out,
             "{\"ok\":true,\"results\":[{\"ok\":false,\"error\":\"ValueError: ops[0]: the result would hold 24 ranks, over the "
             "output limit of 10 ranks per line (0 already written on this line)\"}]}\n");
+}
+
+TEST(MeshCli, BatchExitsOneWhenStandardInputFails) {
+  // Reading a directory fails (EISDIR): the exit status says so, and nothing is written.
+  const Launched r = launch("mesh --batch < / 2>/dev/null");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(MeshCli, LayoutRefusesHugeEnumerationsBeforeAllocating) {
+  Launched r = launch("layout show \"(4294967296,2):(1,0)\" 2>&1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out,
+            "error: ValueError: show (4294967296,2):(1,0) would enumerate 8589934592 offsets, over the limit of "
+            "16777216 (--max-output N raises it)\n");
+  r = launch("layout global-ranks 4:2 4294967296 2>&1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out.rfind("error: ValueError: global-ranks 4:2 4294967296 would enumerate 4294967296 ranks", 0), 0U)
+      << r.out;
+  r = launch("layout remap \"(4294967296,2):(0,1)\" 0,1 2>&1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out.rfind("error: ValueError: remap (4294967296,2):(0,1) would enumerate 8589934592 ranks", 0), 0U)
+      << r.out;
+  r = launch("layout injective \"(4294967296,2):(0,1)\" 2>&1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out.rfind("error: ValueError: injective", 0), 0U) << r.out;
+  // The limit is an option; within it the answer is unchanged.
+  r = launch("layout codomain 8:1 --max-output 4 2>&1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "error: ValueError: codomain 8:1 would enumerate 8 offsets, over the limit of 4 (--max-output N "
+                   "raises it)\n");
+  r = launch("layout global-ranks 4:2 8 --max-output 8 2>&1");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, "0 2 4 6\n1 3 5 7\n");
+  r = launch("layout codomain 8:1 --max-output 0 2>&1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "error: ValueError: --max-output \"0\": must be >= 1\n");
 }
 
 TEST(MeshCli, HumanGridAndSlice) {
