@@ -1,0 +1,84 @@
+// Redistribution planners: the cheapest sequence of collectives from a source state to a target state of a
+// tensor on a mesh, as PyTorch DTensor plans it.
+//
+//   graph    Dijkstra over states (placements + shard order). One step changes one axis:
+//              1 S(a) -> S(b)  all_to_all      only the last axis of a's order moves, to the end of b's order
+//              2 S(a) -> R     all_gather      only the last axis of a's order
+//              3 P -> R        all_reduce      any partial axis
+//              4 R -> S(b)     chunk           the axis goes to the end of b's order
+//              5 P -> S(b)     reduce_scatter  the axis goes to the end of b's order
+//              6 R -> P        local           seed: P(sum) only; newest: one edge per reduce op of the source
+//                                              or target, and no state mixing partial ops beyond {sum, avg}
+//            Neighbours are generated in that order (dims and axes ascending within a case) and the queue
+//            breaks cost ties first-in first-out, so the plans equal PyTorch's also when paths tie.
+//   greedy   PyTorch's older default: placements only, with the nested-sharding detection.
+//   auto     greedy when both states have the default shard order, graph otherwise (PyTorch's choice).
+//
+// Example (mesh (2,2,2), tensor (8,8,8), fixed weights):
+//   plan_redistribution({.mesh_shape = {2,2,2}, .tensor_shape = {8,8,8},
+//                        .src = parse_state("S(0)[0]S(0)[1]R"), .dst = parse_state("RS(0)R")}, FixedCostModel())
+//   -> trace "S(0)[0]S(0)[1]R->S(0)RR->RRR->RS(0)R", cost 4
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "meshloom/plan/cost_model.hpp"
+#include "meshloom/plan/plan.hpp"
+#include "meshloom/plan/state.hpp"
+
+namespace meshloom {
+
+enum class PlannerKind : std::uint8_t { Graph, Greedy, Auto };
+// Which R -> P edges the graph has (transition case 6).
+enum class PartialVariant : std::uint8_t { Seed, Newest };
+
+// Limits of the planner's compact state encoding.
+inline constexpr std::size_t kMaxPlanAxes = 12;
+inline constexpr std::int64_t kMaxPlanTensorDims = 16;
+// Default bound on the states one search may settle.
+inline constexpr std::size_t kDefaultStateBudget = 4'000'000;
+
+struct PlanRequest {
+  std::vector<std::int64_t> mesh_shape;    // axis sizes, each >= 1
+  std::vector<std::int64_t> tensor_shape;  // global dim sizes, each >= 1
+  State src;
+  State dst;
+  PlannerKind planner = PlannerKind::Graph;
+  PartialVariant variant = PartialVariant::Newest;
+  std::int64_t itemsize = 4;
+  // The rank whose local shapes are reported (logical_shape, bytes): a coordinate on the mesh; empty means
+  // all zeros (the largest shards under torch.chunk).
+  std::vector<std::int64_t> coordinate;
+  // Groups of axes that have a flattened process group: consecutive steps of one kind on them are merged.
+  std::vector<std::vector<std::size_t>> flattened;
+  std::size_t state_budget = kDefaultStateBudget;
+};
+
+// Validates the request (ValueError naming the field and value: sizes < 1, states that do not fit the mesh or
+// the tensor, a coordinate outside the mesh, more than kMaxPlanAxes axes or kMaxPlanTensorDims dims, itemsize
+// < 1, an axis going from one Partial op to another, as PyTorch refuses) and plans it. ValueError when no path exists ("no redistribution path from P(sum) to P(max) ...") and
+// RuntimeError when the search settles more than state_budget states.
+[[nodiscard]] Plan plan_redistribution(const PlanRequest& request, const CostModel& model);
+
+// The planner `auto` picks for a request: Graph or Greedy.
+[[nodiscard]] PlannerKind resolve_planner(const PlanRequest& request) noexcept;
+
+// torch.chunk semantics: a dim of `size` split `parts` ways; the size and offset of chunk `index`. Chunks are
+// ceil(size/parts) long; trailing chunks may be short or empty, and an empty chunk's offset is `size`.
+struct ChunkExtent {
+  std::int64_t size = 0;
+  std::int64_t offset = 0;
+  friend bool operator==(const ChunkExtent&, const ChunkExtent&) = default;
+};
+[[nodiscard]] ChunkExtent chunk_extent(std::int64_t size, std::int64_t parts, std::int64_t index) noexcept;
+
+// The local shape of the tensor on the rank at `coordinate` in `state`: every dim split by its axes in shard
+// order. Skips the axes in `except` (the logical shape a collective on those axes sees).
+[[nodiscard]] std::vector<std::int64_t> local_shape(const State& state, const std::vector<std::int64_t>& tensor_shape,
+                                                    const std::vector<std::int64_t>& mesh_shape,
+                                                    const std::vector<std::int64_t>& coordinate,
+                                                    const std::vector<std::size_t>& except = {});
+
+}  // namespace meshloom

@@ -1,0 +1,102 @@
+#include "plan/merge.hpp"
+
+#include <algorithm>
+#include <iterator>
+
+namespace meshloom::detail {
+
+namespace {
+
+bool mergeable(Collective c) {
+  return c == Collective::AllGather || c == Collective::AllReduce || c == Collective::ReduceScatter;
+}
+
+bool sum_or_avg(const Placement& p) { return p.is_partial() && (p.op() == ReduceOp::Sum || p.op() == ReduceOp::Avg); }
+
+// Whether `step` may join a run started by `first`.
+bool joins(const PlanStep& first, const PlanStep& step) {
+  if (step.collective != first.collective || step.to != first.to) return false;
+  return step.from == first.from || (sum_or_avg(first.from) && sum_or_avg(step.from));
+}
+
+// The dim whose extent picks the step with the largest logical shape: the target dim of a reduce_scatter, the
+// source dim of an all_gather.
+std::int64_t affected_dim(const PlanStep& step) {
+  if (step.collective == Collective::ReduceScatter) return step.to.dim();
+  if (step.collective == Collective::AllGather) return step.from.dim();
+  return -1;
+}
+
+bool can_merge(const std::vector<PlanStep>& run, const PlanRequest& r) {
+  if (run.size() < 2) return false;
+  std::vector<std::size_t> axes;
+  for (const auto& s : run) axes.push_back(s.axes.front());
+  std::vector<std::size_t> sorted = axes;
+  std::sort(sorted.begin(), sorted.end());
+  const Collective c = run.front().collective;
+  if (c == Collective::ReduceScatter && axes != sorted) return false;
+  if (c == Collective::AllGather && !std::equal(axes.begin(), axes.end(), sorted.rbegin(), sorted.rend())) return false;
+  if (std::find(r.flattened.begin(), r.flattened.end(), sorted) == r.flattened.end()) return false;
+  if (c == Collective::ReduceScatter) {
+    const auto dim = static_cast<std::size_t>(affected_dim(run.front()));
+    std::int64_t extent = 0;
+    for (const auto& s : run) extent = std::max(extent, s.logical_shape[dim]);
+    std::int64_t group = 1;
+    for (auto a : sorted) group *= r.mesh_shape[a];
+    if (extent % group != 0) return false;
+  }
+  return true;
+}
+
+PlanStep merged(const std::vector<PlanStep>& run, const PlanRequest& r) {
+  PlanStep m = run.front();
+  m.axes.clear();
+  for (const auto& s : run) m.axes.push_back(s.axes.front());
+  std::sort(m.axes.begin(), m.axes.end());
+  m.after = run.back().after;
+  m.merged = true;
+  m.cost = 0.0;
+  for (const auto& s : run) m.cost += s.cost;
+  // Partial avg axes reduce as a sum, divided by their sizes afterwards (PyTorch's avg_scale): the merged step
+  // then reads P(sum).
+  const bool scaled_avg = std::any_of(run.begin(), run.end(), [&r](const PlanStep& s) {
+    return s.from.is_partial() && s.from.op() == ReduceOp::Avg && r.mesh_shape[s.axes.front()] > 1;
+  });
+  if (scaled_avg) m.from = Placement::partial(ReduceOp::Sum);
+  const std::int64_t dim = affected_dim(run.front());
+  if (dim >= 0) {
+    const auto d = static_cast<std::size_t>(dim);
+    const auto largest = std::max_element(run.begin(), run.end(), [d](const PlanStep& a, const PlanStep& b) {
+      return a.logical_shape[d] < b.logical_shape[d];
+    });
+    m.logical_shape = largest->logical_shape;
+  }
+  return m;
+}
+
+}  // namespace
+
+std::vector<PlanStep> merge_steps(std::vector<PlanStep> steps, const PlanRequest& request) {
+  if (steps.size() < 2 || request.flattened.empty()) return steps;
+  std::vector<PlanStep> out;
+  std::size_t i = 0;
+  while (i < steps.size()) {
+    if (!mergeable(steps[i].collective)) {
+      out.push_back(std::move(steps[i++]));
+      continue;
+    }
+    std::size_t j = i + 1;
+    while (j < steps.size() && joins(steps[i], steps[j])) ++j;
+    std::vector<PlanStep> run(std::make_move_iterator(steps.begin() + static_cast<std::ptrdiff_t>(i)),
+                              std::make_move_iterator(steps.begin() + static_cast<std::ptrdiff_t>(j)));
+    if (can_merge(run, request)) {
+      out.push_back(merged(run, request));
+    } else {
+      for (auto& s : run) out.push_back(std::move(s));
+    }
+    i = j;
+  }
+  return out;
+}
+
+}  // namespace meshloom::detail

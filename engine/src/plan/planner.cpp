@@ -1,0 +1,627 @@
+#include "meshloom/plan/planner.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <queue>
+#include <string>
+#include <utility>
+
+#include "checked.hpp"
+#include "meshloom/error.hpp"
+#include "plan/merge.hpp"
+
+namespace meshloom {
+
+// ---- Shapes -----------------------------------------------------------------------------------------------
+
+ChunkExtent chunk_extent(std::int64_t size, std::int64_t parts, std::int64_t index) noexcept {
+  if (size % parts == 0) {
+    const std::int64_t c = size / parts;
+    return {c, index * c};
+  }
+  const std::int64_t c = (size + parts - 1) / parts;
+  const std::int64_t begin = std::min(size, index * c);
+  const std::int64_t end = std::min(size, (index + 1) * c);
+  return {end - begin, end - begin == 0 ? size : begin};
+}
+
+std::vector<std::int64_t> local_shape(const State& state, const std::vector<std::int64_t>& tensor_shape,
+                                      const std::vector<std::int64_t>& mesh_shape,
+                                      const std::vector<std::int64_t>& coordinate,
+                                      const std::vector<std::size_t>& except) {
+  std::vector<std::int64_t> shape = tensor_shape;
+  for (const auto& entry : state.shard_order()) {
+    auto& s = shape[static_cast<std::size_t>(entry.dim)];
+    for (const std::size_t axis : entry.axes) {
+      if (std::find(except.begin(), except.end(), axis) != except.end()) continue;
+      s = chunk_extent(s, mesh_shape[axis], coordinate[axis]).size;
+    }
+  }
+  return shape;
+}
+
+namespace {
+
+// ---- Compact states ---------------------------------------------------------------------------------------
+//
+// The search touches hundreds of thousands of states, so it works on a packed form: per axis 10 bits, the
+// kind (2), the dim or reduce op (4) and the axis' position in its dim's shard order (4). Equal states pack
+// equally: a dim's order is its axes sorted by position, and positions are always 0..k-1.
+
+enum : std::uint8_t { kReplicate = 0, kShard = 1, kPartial = 2 };
+
+struct Key {
+  std::uint64_t lo = 0;
+  std::uint64_t hi = 0;
+  friend bool operator==(const Key&, const Key&) = default;
+};
+
+struct Compact {
+  std::uint8_t n = 0;                    // axes
+  std::array<std::uint8_t, kMaxPlanAxes> kind{};
+  std::array<std::uint8_t, kMaxPlanAxes> arg{};  // dim (shard) or ReduceOp (partial)
+  std::array<std::uint8_t, kMaxPlanAxes> pos{};  // position in the dim's shard order (shard)
+
+  [[nodiscard]] Key key() const noexcept {
+    Key k;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint64_t code = std::uint64_t{kind[i]} | std::uint64_t{arg[i]} << 2 | std::uint64_t{pos[i]} << 6;
+      const std::size_t bit = i * 10;
+      if (bit < 60) {
+        k.lo |= code << bit;
+      } else {
+        k.hi |= code << (bit - 60);
+      }
+    }
+    return k;
+  }
+};
+
+Compact compact(const State& s) {
+  Compact c;
+  c.n = static_cast<std::uint8_t>(s.ndim());
+  for (std::size_t i = 0; i < s.ndim(); ++i) {
+    const Placement& p = s.placement(i);
+    if (p.is_shard()) {
+      c.kind[i] = kShard;
+      c.arg[i] = static_cast<std::uint8_t>(p.dim());
+    } else if (p.is_partial()) {
+      c.kind[i] = kPartial;
+      c.arg[i] = static_cast<std::uint8_t>(p.op());
+    }
+  }
+  for (const auto& entry : s.shard_order()) {
+    for (std::size_t k = 0; k < entry.axes.size(); ++k) c.pos[entry.axes[k]] = static_cast<std::uint8_t>(k);
+  }
+  return c;
+}
+
+Placement placement_of(const Compact& c, std::size_t axis) {
+  switch (c.kind[axis]) {
+    case kShard: return Placement::shard(c.arg[axis]);
+    case kPartial: return Placement::partial(static_cast<ReduceOp>(c.arg[axis]));
+    default: return Placement::replicate();
+  }
+}
+
+State expand(const Compact& c, std::int64_t dims) {
+  std::vector<Placement> placements;
+  placements.reserve(c.n);
+  for (std::size_t i = 0; i < c.n; ++i) placements.push_back(placement_of(c, i));
+  std::vector<ShardOrderEntry> order;
+  for (std::int64_t d = 0; d < dims; ++d) {
+    ShardOrderEntry e{d, {}};
+    for (std::size_t i = 0; i < c.n; ++i) {
+      if (c.kind[i] == kShard && c.arg[i] == d) e.axes.push_back(i);
+    }
+    if (e.axes.empty()) continue;
+    std::sort(e.axes.begin(), e.axes.end(), [&c](std::size_t a, std::size_t b) { return c.pos[a] < c.pos[b]; });
+    order.push_back(std::move(e));
+  }
+  return {std::move(placements), std::move(order)};
+}
+
+// Per dim, its shard order as axes (positions 0..len-1).
+struct Orders {
+  std::array<std::array<std::uint8_t, kMaxPlanAxes>, kMaxPlanTensorDims> axes{};
+  std::array<std::uint8_t, kMaxPlanTensorDims> len{};
+};
+
+Orders orders_of(const Compact& c) {
+  Orders o;
+  for (std::size_t i = 0; i < c.n; ++i) {
+    if (c.kind[i] != kShard) continue;
+    o.axes[c.arg[i]][c.pos[i]] = static_cast<std::uint8_t>(i);
+    ++o.len[c.arg[i]];
+  }
+  return o;
+}
+
+// ---- The graph's edges ------------------------------------------------------------------------------------
+
+struct Problem {
+  const PlanRequest* request = nullptr;
+  const CostModel* model = nullptr;
+  std::int64_t dims = 0;
+  std::int64_t global_numel = 0;
+  std::vector<std::int64_t> coordinate;
+  std::vector<std::uint8_t> partial_ops;  // case 6 edges, newest variant: reduce ops of source and target
+  Compact dst;                            // the target (for the newest variant's S -> P(sum) edge)
+};
+
+struct Edge {
+  Compact next;
+  std::size_t axis;
+  Collective collective;
+};
+
+// Whether the newest variant allows a state with these partial ops: one kind, or only sum and avg.
+bool partial_mix_allowed(const Compact& c) {
+  std::uint8_t seen = 0;
+  for (std::size_t i = 0; i < c.n; ++i) {
+    if (c.kind[i] == kPartial) seen |= static_cast<std::uint8_t>(1U << c.arg[i]);
+  }
+  const std::uint8_t sum_avg = (1U << static_cast<unsigned>(ReduceOp::Sum)) | (1U << static_cast<unsigned>(ReduceOp::Avg));
+  return (seen & (seen - 1)) == 0 || (seen & ~sum_avg) == 0;
+}
+
+// Every neighbour of `c`, in PyTorch's generation order. A neighbour differs from `c` on exactly one axis and
+// the cases differ in the source or target kind of that axis, so no neighbour is generated twice.
+template <typename Fn>
+void for_each_edge(const Problem& p, const Compact& c, Fn&& fn) {
+  const Orders o = orders_of(c);
+  const auto dims = static_cast<std::uint8_t>(p.dims);
+  auto shard_to = [&](Compact& next, std::size_t axis, std::uint8_t dim) {
+    next.kind[axis] = kShard;
+    next.arg[axis] = dim;
+    next.pos[axis] = o.len[dim];
+  };
+  // Case 1: S(a) -> S(b), the last axis of a's order to the end of b's order.
+  for (std::uint8_t a = 0; a < dims; ++a) {
+    if (o.len[a] == 0) continue;
+    const std::size_t axis = o.axes[a][o.len[a] - 1];
+    for (std::uint8_t b = 0; b < dims; ++b) {
+      if (b == a) continue;
+      Compact next = c;
+      shard_to(next, axis, b);
+      fn(Edge{next, axis, Collective::AllToAll});
+    }
+  }
+  // Case 2: S(a) -> R, the last axis of a's order.
+  for (std::uint8_t a = 0; a < dims; ++a) {
+    if (o.len[a] == 0) continue;
+    const std::size_t axis = o.axes[a][o.len[a] - 1];
+    Compact next = c;
+    next.kind[axis] = kReplicate;
+    next.arg[axis] = 0;
+    next.pos[axis] = 0;
+    fn(Edge{next, axis, Collective::AllGather});
+  }
+  // Case 3: P -> R.
+  for (std::size_t axis = 0; axis < c.n; ++axis) {
+    if (c.kind[axis] != kPartial) continue;
+    Compact next = c;
+    next.kind[axis] = kReplicate;
+    next.arg[axis] = 0;
+    fn(Edge{next, axis, Collective::AllReduce});
+  }
+  // Case 4: R -> S(b).
+  for (std::size_t axis = 0; axis < c.n; ++axis) {
+    if (c.kind[axis] != kReplicate) continue;
+    for (std::uint8_t b = 0; b < dims; ++b) {
+      Compact next = c;
+      shard_to(next, axis, b);
+      fn(Edge{next, axis, Collective::Chunk});
+    }
+  }
+  // Case 5: P -> S(b).
+  for (std::size_t axis = 0; axis < c.n; ++axis) {
+    if (c.kind[axis] != kPartial) continue;
+    for (std::uint8_t b = 0; b < dims; ++b) {
+      Compact next = c;
+      shard_to(next, axis, b);
+      fn(Edge{next, axis, Collective::ReduceScatter});
+    }
+  }
+  // Case 6: R -> P.
+  for (std::size_t axis = 0; axis < c.n; ++axis) {
+    if (c.kind[axis] != kReplicate) continue;
+    for (const std::uint8_t op : p.partial_ops) {
+      Compact next = c;
+      next.kind[axis] = kPartial;
+      next.arg[axis] = op;
+      if (p.request->variant == PartialVariant::Newest && !partial_mix_allowed(next)) continue;
+      fn(Edge{next, axis, Collective::ReplicateToPartial});
+    }
+  }
+  // Newest only, after every other neighbour: S(a) -> P(sum) on the last axis of a's order, when the target
+  // holds exactly P(sum) on that axis (PyTorch's target-directed edge; it costs 0 in every model).
+  if (p.request->variant != PartialVariant::Newest) return;
+  for (std::uint8_t a = 0; a < dims; ++a) {
+    if (o.len[a] == 0) continue;
+    const std::size_t axis = o.axes[a][o.len[a] - 1];
+    if (p.dst.kind[axis] != kPartial || p.dst.arg[axis] != static_cast<std::uint8_t>(ReduceOp::Sum)) continue;
+    Compact next = c;
+    next.kind[axis] = kPartial;
+    next.arg[axis] = static_cast<std::uint8_t>(ReduceOp::Sum);
+    next.pos[axis] = 0;
+    fn(Edge{next, axis, Collective::ShardToPartial});
+  }
+}
+
+// What the cost model sees of a state: its shard count and its local bytes at the request's coordinate.
+StepCostInput cost_input(const Problem& p, const Compact& c) {
+  const PlanRequest& r = *p.request;
+  StepCostInput in;
+  in.mesh_shape = &r.mesh_shape;
+  in.itemsize = r.itemsize;
+  in.global_numel = p.global_numel;
+  const Orders o = orders_of(c);
+  std::int64_t local = 1;
+  for (std::size_t d = 0; d < r.tensor_shape.size(); ++d) {
+    std::int64_t s = r.tensor_shape[d];
+    for (std::uint8_t k = 0; k < o.len[d]; ++k) {
+      const std::size_t axis = o.axes[d][k];
+      s = chunk_extent(s, r.mesh_shape[axis], p.coordinate[axis]).size;
+      in.source_shards *= r.mesh_shape[axis];
+    }
+    local *= s;
+  }
+  in.local_bytes = local * r.itemsize;
+  return in;
+}
+
+// ---- Dijkstra -----------------------------------------------------------------------------------------------
+
+// Open-addressing map from packed state to node index.
+class NodeTable {
+public:
+  NodeTable() { slots_.assign(1024, kEmpty); }
+
+  // The node of `key`, created when new (second = true).
+  std::pair<std::uint32_t, bool> find_or_add(const Key& key) {
+    if ((keys_.size() + 1) * 2 > slots_.size()) grow();
+    std::size_t i = hash(key) & (slots_.size() - 1);
+    while (slots_[i] != kEmpty) {
+      if (keys_[slots_[i]] == key) return {slots_[i], false};
+      i = (i + 1) & (slots_.size() - 1);
+    }
+    slots_[i] = static_cast<std::uint32_t>(keys_.size());
+    keys_.push_back(key);
+    return {slots_[i], true};
+  }
+  [[nodiscard]] std::size_t size() const noexcept { return keys_.size(); }
+
+private:
+  static constexpr std::uint32_t kEmpty = std::numeric_limits<std::uint32_t>::max();
+  static std::size_t hash(const Key& k) noexcept {
+    std::uint64_t h = k.lo * 0x9e3779b97f4a7c15ULL ^ (k.hi + 0x632be59bd9b4e019ULL) * 0xbf58476d1ce4e5b9ULL;
+    return static_cast<std::size_t>(h ^ (h >> 31));
+  }
+  void grow() {
+    std::vector<std::uint32_t> bigger(slots_.size() * 2, kEmpty);
+    for (std::uint32_t node = 0; node < keys_.size(); ++node) {
+      std::size_t i = hash(keys_[node]) & (bigger.size() - 1);
+      while (bigger[i] != kEmpty) i = (i + 1) & (bigger.size() - 1);
+      bigger[i] = node;
+    }
+    slots_ = std::move(bigger);
+  }
+  std::vector<std::uint32_t> slots_;
+  std::vector<Key> keys_;
+};
+
+// PyTorch's find_min_cost_path: a heap of (cost, push counter), a state settled when first popped, the search
+// over when the target pops. Pushing a state only when it improves on its best pushed cost gives the same
+// pops: an entry of equal or higher cost and a later counter always pops after the earlier one.
+std::vector<Compact> dijkstra(const Problem& p, const Compact& src, const Compact& dst, std::size_t& settled_count) {
+  struct Node {
+    Compact state;
+    double best = std::numeric_limits<double>::infinity();
+    std::uint32_t parent = std::numeric_limits<std::uint32_t>::max();
+    bool settled = false;
+  };
+  struct Entry {
+    double cost;
+    std::uint64_t counter;
+    std::uint32_t node;
+    bool operator>(const Entry& o) const noexcept { return cost != o.cost ? cost > o.cost : counter > o.counter; }
+  };
+  NodeTable table;
+  std::vector<Node> nodes;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
+  std::uint64_t counter = 0;
+  const Key dst_key = dst.key();
+
+  table.find_or_add(src.key());
+  nodes.push_back({src, 0.0, std::numeric_limits<std::uint32_t>::max(), false});
+  heap.push({0.0, counter, 0});
+  settled_count = 0;
+  while (!heap.empty()) {
+    const Entry top = heap.top();
+    heap.pop();
+    Node& current = nodes[top.node];
+    if (current.settled) continue;
+    current.settled = true;
+    ++settled_count;
+    if (current.state.key() == dst_key) {
+      std::vector<Compact> path;
+      for (std::uint32_t n = top.node; n != std::numeric_limits<std::uint32_t>::max(); n = nodes[n].parent) {
+        path.push_back(nodes[n].state);
+      }
+      std::reverse(path.begin(), path.end());
+      return path;
+    }
+    if (settled_count > p.request->state_budget) {
+      raise(ErrorKind::RuntimeError, "planning exceeded its state budget of " + std::to_string(p.request->state_budget) +
+                                         " states; raise the budget or simplify the request");
+    }
+    const Compact state = current.state;  // `nodes` may grow below
+    const StepCostInput base = cost_input(p, state);
+    for_each_edge(p, state, [&](const Edge& e) {
+      StepCostInput in = base;
+      in.collective = e.collective;
+      in.axis = e.axis;
+      const double cost = top.cost + p.model->step_cost(in);
+      const auto [node, added] = table.find_or_add(e.next.key());
+      if (added) nodes.push_back({e.next});
+      Node& n = nodes[node];
+      if (n.settled || !(cost < n.best)) return;
+      n.best = cost;
+      n.parent = top.node;
+      heap.push({cost, ++counter, node});
+    });
+  }
+  return {};
+}
+
+// ---- Greedy (PyTorch's generate_greedy_transform_infos) ---------------------------------------------------
+
+struct GreedyStep {
+  std::size_t axis;
+  Placement from;
+  Placement to;
+};
+
+std::vector<GreedyStep> greedy_steps(const PlanRequest& r) {
+  const auto& src = r.src.placements();
+  const auto& dst = r.dst.placements();
+  std::vector<GreedyStep> steps;
+  if (r.mesh_shape.size() == 1) {
+    if (src[0] != dst[0]) steps.push_back({0, src[0], dst[0]});
+    return steps;
+  }
+  std::vector<Placement> current = src;
+  std::int64_t num_shards = 1;
+  for (std::size_t i = 0; i < src.size(); ++i) {
+    if (src[i].is_shard()) num_shards *= r.mesh_shape[i];
+  }
+  if (num_shards > 1) {
+    // Inner to outer: a target Shard(d) whose dim is sharded differently by the axes before it (nested or
+    // misaligned sharding) is replicated first.
+    for (std::size_t axis = current.size(); axis-- > 0;) {
+      Placement target = dst[axis];
+      if (target.is_shard()) {
+        std::vector<std::size_t> cur_axes;
+        std::vector<std::size_t> dst_axes;
+        for (std::size_t i = 0; i < axis; ++i) {
+          if (current[i].is_shard() && current[i].dim() == target.dim()) cur_axes.push_back(i);
+          if (dst[i].is_shard() && dst[i].dim() == target.dim()) dst_axes.push_back(i);
+        }
+        if (cur_axes != dst_axes) target = Placement::replicate();
+      }
+      if (current[axis] != target) {
+        steps.push_back({axis, current[axis], target});
+        current[axis] = target;
+      }
+    }
+  }
+  for (std::size_t axis = 0; axis < current.size(); ++axis) {
+    if (current[axis] != dst[axis]) {
+      steps.push_back({axis, current[axis], dst[axis]});
+      current[axis] = dst[axis];
+    }
+  }
+  return steps;
+}
+
+// The state after one axis changes from `from` to `to`: a sharding axis leaves its dim's order, a new one goes
+// to the end of its dim's order.
+State apply_step(const State& s, std::size_t axis, const Placement& to) {
+  std::vector<Placement> placements = s.placements();
+  std::vector<ShardOrderEntry> order = s.shard_order();
+  if (placements[axis].is_shard()) {
+    for (auto& e : order) std::erase(e.axes, axis);
+    std::erase_if(order, [](const ShardOrderEntry& e) { return e.axes.empty(); });
+  }
+  placements[axis] = to;
+  if (to.is_shard()) {
+    auto it = std::find_if(order.begin(), order.end(), [&](const ShardOrderEntry& e) { return e.dim == to.dim(); });
+    if (it == order.end()) {
+      order.push_back({to.dim(), {axis}});
+    } else {
+      it->axes.push_back(axis);
+    }
+  }
+  return {std::move(placements), std::move(order)};
+}
+
+// ---- Requests -------------------------------------------------------------------------------------------------
+
+std::string ints(const std::vector<std::int64_t>& v) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i > 0 ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+void validate(const PlanRequest& r) {
+  if (r.mesh_shape.empty() || r.mesh_shape.size() > kMaxPlanAxes) {
+    raise(ErrorKind::ValueError, "mesh " + ints(r.mesh_shape) + ": a plan needs 1 to " + std::to_string(kMaxPlanAxes) +
+                                     " mesh axes");
+  }
+  for (std::size_t i = 0; i < r.mesh_shape.size(); ++i) {
+    if (r.mesh_shape[i] < 1 || r.mesh_shape[i] > (std::int64_t{1} << 31)) {
+      raise(ErrorKind::ValueError, "mesh " + ints(r.mesh_shape) + ": axis " + std::to_string(i) + " has size " +
+                                       std::to_string(r.mesh_shape[i]) + " (must be 1 to 2^31)");
+    }
+  }
+  const auto dims = static_cast<std::int64_t>(r.tensor_shape.size());
+  if (dims > kMaxPlanTensorDims) {
+    raise(ErrorKind::ValueError, "tensor_shape " + ints(r.tensor_shape) + " has " + std::to_string(dims) +
+                                     " dims; a plan handles at most " + std::to_string(kMaxPlanTensorDims));
+  }
+  std::int64_t numel = 1;
+  for (std::size_t i = 0; i < r.tensor_shape.size(); ++i) {
+    if (r.tensor_shape[i] < 1) {
+      raise(ErrorKind::ValueError, "tensor_shape " + ints(r.tensor_shape) + ": dim " + std::to_string(i) + " has size " +
+                                       std::to_string(r.tensor_shape[i]) + " (must be >= 1)");
+    }
+    numel = detail::checked_mul(numel, r.tensor_shape[i], "tensor_shape");
+  }
+  if (r.itemsize < 1 || r.itemsize > 64) {
+    raise(ErrorKind::ValueError, "itemsize " + std::to_string(r.itemsize) + " is out of range [1, 64]");
+  }
+  (void)detail::checked_mul(numel, r.itemsize, "tensor bytes");
+  check_state(r.src, r.mesh_shape.size(), dims);
+  check_state(r.dst, r.mesh_shape.size(), dims);
+  for (std::size_t axis = 0; axis < r.mesh_shape.size(); ++axis) {
+    const Placement& a = r.src.placement(axis);
+    const Placement& b = r.dst.placement(axis);
+    if (a.is_partial() && b.is_partial() && a.op() != b.op()) {
+      raise(ErrorKind::ValueError, "Redistribution from one partial type (" + std::string(to_string(a.op())) +
+                                       ") to another (" + std::string(to_string(b.op())) + ") on mesh axis " +
+                                       std::to_string(axis) + " is unsupported");
+    }
+  }
+  if (!r.coordinate.empty()) {
+    if (r.coordinate.size() != r.mesh_shape.size()) {
+      raise(ErrorKind::ValueError, "coordinate " + ints(r.coordinate) + " has " + std::to_string(r.coordinate.size()) +
+                                       " entries for a mesh of " + std::to_string(r.mesh_shape.size()) + " axes");
+    }
+    for (std::size_t i = 0; i < r.coordinate.size(); ++i) {
+      if (r.coordinate[i] < 0 || r.coordinate[i] >= r.mesh_shape[i]) {
+        raise(ErrorKind::ValueError, "coordinate " + ints(r.coordinate) + ": entry " + std::to_string(i) +
+                                         " is outside axis " + std::to_string(i) + " of size " +
+                                         std::to_string(r.mesh_shape[i]));
+      }
+    }
+  }
+  for (const auto& group : r.flattened) {
+    if (group.size() < 2) {
+      raise(ErrorKind::ValueError, "flattened groups need at least 2 axes, got " + std::to_string(group.size()));
+    }
+    for (std::size_t k = 0; k < group.size(); ++k) {
+      if (group[k] >= r.mesh_shape.size() || (k > 0 && group[k] <= group[k - 1])) {
+        raise(ErrorKind::ValueError, "flattened group: axes must be ascending and < " +
+                                         std::to_string(r.mesh_shape.size()) + ", got axis " + std::to_string(group[k]));
+      }
+    }
+  }
+}
+
+// The reduce ops of case 6. Seed: sum only. Newest: every op of a Partial in the source, then the target, in
+// order of first appearance (PyTorch iterates a Python set here, whose order depends on the hash seed; a fixed
+// order keeps plans deterministic).
+std::vector<std::uint8_t> case6_ops(const PlanRequest& r) {
+  if (r.variant == PartialVariant::Seed) return {static_cast<std::uint8_t>(ReduceOp::Sum)};
+  std::vector<std::uint8_t> ops;
+  for (const State* s : {&r.src, &r.dst}) {
+    for (const auto& placement : s->placements()) {
+      if (!placement.is_partial()) continue;
+      const auto op = static_cast<std::uint8_t>(placement.op());
+      if (std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);
+    }
+  }
+  return ops;
+}
+
+PlanStep make_step(const PlanRequest& r, const CostModel& model, std::int64_t global_numel,
+                   const std::vector<std::int64_t>& coordinate, const State& before, const State& after,
+                   std::size_t axis) {
+  PlanStep step;
+  step.axes = {axis};
+  step.from = before.placement(axis);
+  step.to = after.placement(axis);
+  const auto collective = collective_for(step.from, step.to);
+  if (!collective) {
+    raise(ErrorKind::ValueError, "redistribute from " + to_string(step.from) + " to " + to_string(step.to) +
+                                     " on mesh axis " + std::to_string(axis) + " is not supported (in " +
+                                     to_string(before) + " -> " + to_string(after) + ")");
+  }
+  step.collective = *collective;
+  step.before = before;
+  step.after = after;
+  step.logical_shape = local_shape(before, r.tensor_shape, r.mesh_shape, coordinate, {axis});
+  std::int64_t local = 1;
+  std::int64_t shards = 1;
+  for (auto s : local_shape(before, r.tensor_shape, r.mesh_shape, coordinate)) local *= s;
+  for (std::size_t i = 0; i < before.ndim(); ++i) {
+    if (before.placement(i).is_shard()) shards *= r.mesh_shape[i];
+  }
+  step.bytes = local * r.itemsize;
+  StepCostInput in;
+  in.collective = step.collective;
+  in.axis = axis;
+  in.mesh_shape = &r.mesh_shape;
+  in.itemsize = r.itemsize;
+  in.global_numel = global_numel;
+  in.source_shards = shards;
+  in.local_bytes = step.bytes;
+  step.cost = model.step_cost(in);
+  return step;
+}
+
+}  // namespace
+
+PlannerKind resolve_planner(const PlanRequest& request) noexcept {
+  if (request.planner != PlannerKind::Auto) return request.planner;
+  return request.src.has_default_shard_order() && request.dst.has_default_shard_order() ? PlannerKind::Greedy
+                                                                                          : PlannerKind::Graph;
+}
+
+Plan plan_redistribution(const PlanRequest& request, const CostModel& model) {
+  validate(request);
+  Problem p;
+  p.request = &request;
+  p.model = &model;
+  p.dims = static_cast<std::int64_t>(request.tensor_shape.size());
+  p.global_numel = 1;
+  for (auto s : request.tensor_shape) p.global_numel *= s;
+  p.coordinate = request.coordinate.empty() ? std::vector<std::int64_t>(request.mesh_shape.size(), 0) : request.coordinate;
+  p.partial_ops = case6_ops(request);
+  p.dst = compact(request.dst);
+
+  Plan plan;
+  if (resolve_planner(request) == PlannerKind::Graph) {
+    const auto path = dijkstra(p, compact(request.src), p.dst, plan.states_explored);
+    if (path.empty()) {
+      raise(ErrorKind::ValueError, "no redistribution path from " + to_string(request.src) + " to " +
+                                       to_string(request.dst) + " (" +
+                                       (request.variant == PartialVariant::Seed ? "seed" : "newest") +
+                                       " transitions; Partial changes its reduce op only through Replicate)");
+    }
+    for (const auto& c : path) plan.path.push_back(expand(c, p.dims));
+  } else {
+    plan.path.push_back(request.src);
+    for (const auto& g : greedy_steps(request)) plan.path.push_back(apply_step(plan.path.back(), g.axis, g.to));
+    plan.states_explored = plan.path.size();
+  }
+
+  std::vector<PlanStep> steps;
+  for (std::size_t i = 0; i + 1 < plan.path.size(); ++i) {
+    const State& before = plan.path[i];
+    const State& after = plan.path[i + 1];
+    std::size_t axis = 0;
+    for (std::size_t a = 0; a < before.ndim(); ++a) {
+      if (before.placement(a) != after.placement(a)) axis = a;
+    }
+    steps.push_back(make_step(request, model, p.global_numel, p.coordinate, before, after, axis));
+    plan.cost += steps.back().cost;
+  }
+  plan.steps = detail::merge_steps(std::move(steps), request);
+  return plan;
+}
+
+}  // namespace meshloom
