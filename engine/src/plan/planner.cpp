@@ -64,20 +64,46 @@ struct Compact {
   std::array<std::uint8_t, kMaxPlanAxes> arg{};  // dim (shard) or ReduceOp (partial)
   std::array<std::uint8_t, kMaxPlanAxes> pos{};  // position in the dim's shard order (shard)
 
-  [[nodiscard]] Key key() const noexcept {
-    Key k;
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::uint64_t code = std::uint64_t{kind[i]} | std::uint64_t{arg[i]} << 2 | std::uint64_t{pos[i]} << 6;
-      const std::size_t bit = i * 10;
-      if (bit < 60) {
-        k.lo |= code << bit;
-      } else {
-        k.hi |= code << (bit - 60);
-      }
-    }
-    return k;
-  }
+  [[nodiscard]] Key key() const noexcept;
 };
+
+constexpr std::uint64_t kCodeMask = 0x3ff;
+
+constexpr std::uint64_t code_of(std::uint8_t kind, std::uint8_t arg, std::uint8_t pos) noexcept {
+  return std::uint64_t{kind} | std::uint64_t{arg} << 2 | std::uint64_t{pos} << 6;
+}
+
+// The key with axis `axis` set to `code`: axes 0..5 live in lo, 6..11 in hi, 10 bits each.
+Key with_code(Key k, std::size_t axis, std::uint64_t code) noexcept {
+  const std::size_t bit = axis * 10;
+  std::uint64_t& word = bit < 60 ? k.lo : k.hi;
+  const std::size_t shift = bit < 60 ? bit : bit - 60;
+  word = (word & ~(kCodeMask << shift)) | code << shift;
+  return k;
+}
+
+std::uint64_t code_at(const Key& k, std::size_t axis) noexcept {
+  const std::size_t bit = axis * 10;
+  return ((bit < 60 ? k.lo >> bit : k.hi >> (bit - 60))) & kCodeMask;
+}
+
+Key Compact::key() const noexcept {
+  Key k;
+  for (std::size_t i = 0; i < n; ++i) k = with_code(k, i, code_of(kind[i], arg[i], pos[i]));
+  return k;
+}
+
+Compact decode(const Key& k, std::uint8_t n) noexcept {
+  Compact c;
+  c.n = n;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t code = code_at(k, i);
+    c.kind[i] = static_cast<std::uint8_t>(code & 0x3);
+    c.arg[i] = static_cast<std::uint8_t>((code >> 2) & 0xf);
+    c.pos[i] = static_cast<std::uint8_t>(code >> 6);
+  }
+  return c;
+}
 
 Compact compact(const State& s) {
   Compact c;
@@ -151,21 +177,30 @@ struct Problem {
   Compact dst;                            // the target (for the newest variant's S -> P(sum) edge)
 };
 
+// One edge: axis `axis` takes the placement (kind, arg) at shard-order position pos, by `collective`.
 struct Edge {
-  Compact next;
   std::size_t axis;
+  std::uint8_t kind;
+  std::uint8_t arg;
+  std::uint8_t pos;
   Collective collective;
 };
 
-// Whether the newest variant allows a state with these partial ops: one kind, or only sum and avg.
-bool partial_mix_allowed(const Compact& c) {
+constexpr std::size_t kCollectiveCount = static_cast<std::size_t>(Collective::ShardToPartial) + 1;
+
+constexpr std::uint8_t kSumAvg = (1U << static_cast<unsigned>(ReduceOp::Sum)) | (1U << static_cast<unsigned>(ReduceOp::Avg));
+
+// The reduce ops present in a state, as a bit set.
+std::uint8_t partial_mask(const Compact& c) {
   std::uint8_t seen = 0;
   for (std::size_t i = 0; i < c.n; ++i) {
-    if (c.kind[i] == kPartial) seen |= static_cast<std::uint8_t>(1U << c.arg[i]);
+    if (c.kind[i] == kPartial) seen = static_cast<std::uint8_t>(seen | (1U << c.arg[i]));
   }
-  const std::uint8_t sum_avg = (1U << static_cast<unsigned>(ReduceOp::Sum)) | (1U << static_cast<unsigned>(ReduceOp::Avg));
-  return (seen & (seen - 1)) == 0 || (seen & ~sum_avg) == 0;
+  return seen;
 }
+
+// Whether the newest variant allows a state with these partial ops: one kind, or only sum and avg.
+bool partial_mix_allowed(std::uint8_t ops) { return (ops & (ops - 1)) == 0 || (ops & ~kSumAvg) == 0; }
 
 // Every neighbour of `c`, in PyTorch's generation order. A neighbour differs from `c` on exactly one axis and
 // the cases differ in the source or target kind of that axis, so no neighbour is generated twice.
@@ -173,81 +208,50 @@ template <typename Fn>
 void for_each_edge(const Problem& p, const Compact& c, Fn&& fn) {
   const Orders o = orders_of(c);
   const auto dims = static_cast<std::uint8_t>(p.dims);
-  auto shard_to = [&](Compact& next, std::size_t axis, std::uint8_t dim) {
-    next.kind[axis] = kShard;
-    next.arg[axis] = dim;
-    next.pos[axis] = o.len[dim];
-  };
   // Case 1: S(a) -> S(b), the last axis of a's order to the end of b's order.
   for (std::uint8_t a = 0; a < dims; ++a) {
     if (o.len[a] == 0) continue;
     const std::size_t axis = o.axes[a][o.len[a] - 1];
     for (std::uint8_t b = 0; b < dims; ++b) {
-      if (b == a) continue;
-      Compact next = c;
-      shard_to(next, axis, b);
-      fn(Edge{next, axis, Collective::AllToAll});
+      if (b != a) fn(Edge{axis, kShard, b, o.len[b], Collective::AllToAll});
     }
   }
   // Case 2: S(a) -> R, the last axis of a's order.
   for (std::uint8_t a = 0; a < dims; ++a) {
-    if (o.len[a] == 0) continue;
-    const std::size_t axis = o.axes[a][o.len[a] - 1];
-    Compact next = c;
-    next.kind[axis] = kReplicate;
-    next.arg[axis] = 0;
-    next.pos[axis] = 0;
-    fn(Edge{next, axis, Collective::AllGather});
+    if (o.len[a] != 0) fn(Edge{o.axes[a][o.len[a] - 1], kReplicate, 0, 0, Collective::AllGather});
   }
   // Case 3: P -> R.
   for (std::size_t axis = 0; axis < c.n; ++axis) {
-    if (c.kind[axis] != kPartial) continue;
-    Compact next = c;
-    next.kind[axis] = kReplicate;
-    next.arg[axis] = 0;
-    fn(Edge{next, axis, Collective::AllReduce});
+    if (c.kind[axis] == kPartial) fn(Edge{axis, kReplicate, 0, 0, Collective::AllReduce});
   }
   // Case 4: R -> S(b).
   for (std::size_t axis = 0; axis < c.n; ++axis) {
     if (c.kind[axis] != kReplicate) continue;
-    for (std::uint8_t b = 0; b < dims; ++b) {
-      Compact next = c;
-      shard_to(next, axis, b);
-      fn(Edge{next, axis, Collective::Chunk});
-    }
+    for (std::uint8_t b = 0; b < dims; ++b) fn(Edge{axis, kShard, b, o.len[b], Collective::Chunk});
   }
   // Case 5: P -> S(b).
   for (std::size_t axis = 0; axis < c.n; ++axis) {
     if (c.kind[axis] != kPartial) continue;
-    for (std::uint8_t b = 0; b < dims; ++b) {
-      Compact next = c;
-      shard_to(next, axis, b);
-      fn(Edge{next, axis, Collective::ReduceScatter});
-    }
+    for (std::uint8_t b = 0; b < dims; ++b) fn(Edge{axis, kShard, b, o.len[b], Collective::ReduceScatter});
   }
   // Case 6: R -> P.
+  const std::uint8_t ops = partial_mask(c);
+  const bool newest = p.request->variant == PartialVariant::Newest;
   for (std::size_t axis = 0; axis < c.n; ++axis) {
     if (c.kind[axis] != kReplicate) continue;
     for (const std::uint8_t op : p.partial_ops) {
-      Compact next = c;
-      next.kind[axis] = kPartial;
-      next.arg[axis] = op;
-      if (p.request->variant == PartialVariant::Newest && !partial_mix_allowed(next)) continue;
-      fn(Edge{next, axis, Collective::ReplicateToPartial});
+      if (newest && !partial_mix_allowed(static_cast<std::uint8_t>(ops | (1U << op)))) continue;
+      fn(Edge{axis, kPartial, op, 0, Collective::ReplicateToPartial});
     }
   }
   // Newest only, after every other neighbour: S(a) -> P(sum) on the last axis of a's order, when the target
   // holds exactly P(sum) on that axis (PyTorch's target-directed edge; it costs 0 in every model).
-  if (p.request->variant != PartialVariant::Newest) return;
+  if (!newest) return;
   for (std::uint8_t a = 0; a < dims; ++a) {
     if (o.len[a] == 0) continue;
     const std::size_t axis = o.axes[a][o.len[a] - 1];
     if (p.dst.kind[axis] != kPartial || p.dst.arg[axis] != static_cast<std::uint8_t>(ReduceOp::Sum)) continue;
-    Compact next = c;
-    next.kind[axis] = kPartial;
-    next.arg[axis] = static_cast<std::uint8_t>(ReduceOp::Sum);
-    next.pos[axis] = 0;
-    fn(Edge{next, axis, Collective::ShardToPartial});
+    fn(Edge{axis, kPartial, static_cast<std::uint8_t>(ReduceOp::Sum), 0, Collective::ShardToPartial});
   }
 }
 
@@ -317,10 +321,11 @@ private:
 // over when the target pops. Pushing a state only when it improves on its best pushed cost gives the same
 // pops: an entry of equal or higher cost and a later counter always pops after the earlier one.
 std::vector<Compact> dijkstra(const Problem& p, const Compact& src, const Compact& dst, std::size_t& settled_count) {
+  constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
   struct Node {
-    Compact state;
+    Key key;
     double best = std::numeric_limits<double>::infinity();
-    std::uint32_t parent = std::numeric_limits<std::uint32_t>::max();
+    std::uint32_t parent = kNone;
     bool settled = false;
   };
   struct Entry {
@@ -335,22 +340,20 @@ std::vector<Compact> dijkstra(const Problem& p, const Compact& src, const Compac
   std::uint64_t counter = 0;
   const Key dst_key = dst.key();
 
-  table.find_or_add(src.key());
-  nodes.push_back({src, 0.0, std::numeric_limits<std::uint32_t>::max(), false});
+  (void)table.find_or_add(src.key());
+  nodes.push_back({src.key(), 0.0, kNone, false});
   heap.push({0.0, counter, 0});
   settled_count = 0;
   while (!heap.empty()) {
     const Entry top = heap.top();
     heap.pop();
-    Node& current = nodes[top.node];
-    if (current.settled) continue;
-    current.settled = true;
+    if (nodes[top.node].settled) continue;
+    nodes[top.node].settled = true;
     ++settled_count;
-    if (current.state.key() == dst_key) {
+    const Key key = nodes[top.node].key;
+    if (key == dst_key) {
       std::vector<Compact> path;
-      for (std::uint32_t n = top.node; n != std::numeric_limits<std::uint32_t>::max(); n = nodes[n].parent) {
-        path.push_back(nodes[n].state);
-      }
+      for (std::uint32_t n = top.node; n != kNone; n = nodes[n].parent) path.push_back(decode(nodes[n].key, src.n));
       std::reverse(path.begin(), path.end());
       return path;
     }
@@ -358,15 +361,23 @@ std::vector<Compact> dijkstra(const Problem& p, const Compact& src, const Compac
       raise(ErrorKind::RuntimeError, "planning exceeded its state budget of " + std::to_string(p.request->state_budget) +
                                          " states; raise the budget or simplify the request");
     }
-    const Compact state = current.state;  // `nodes` may grow below
-    const StepCostInput base = cost_input(p, state);
+    const Compact state = decode(key, src.n);
+    StepCostInput in = cost_input(p, state);
+    // A step's cost depends on the state, its collective and its axis only: price each pair once per state.
+    std::array<std::array<double, kMaxPlanAxes>, kCollectiveCount> priced{};
+    std::array<std::array<bool, kMaxPlanAxes>, kCollectiveCount> known{};
     for_each_edge(p, state, [&](const Edge& e) {
-      StepCostInput in = base;
-      in.collective = e.collective;
-      in.axis = e.axis;
-      const double cost = top.cost + p.model->step_cost(in);
-      const auto [node, added] = table.find_or_add(e.next.key());
-      if (added) nodes.push_back({e.next});
+      const auto k = static_cast<std::size_t>(e.collective);
+      if (!known[k][e.axis]) {
+        in.collective = e.collective;
+        in.axis = e.axis;
+        priced[k][e.axis] = p.model->step_cost(in);
+        known[k][e.axis] = true;
+      }
+      const double cost = top.cost + priced[k][e.axis];
+      const Key next = with_code(key, e.axis, code_of(e.kind, e.arg, e.pos));
+      const auto [node, added] = table.find_or_add(next);
+      if (added) nodes.push_back({next});
       Node& n = nodes[node];
       if (n.settled || !(cost < n.best)) return;
       n.best = cost;
