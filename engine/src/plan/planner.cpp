@@ -635,4 +635,77 @@ Plan plan_redistribution(const PlanRequest& request, const CostModel& model) {
   return plan;
 }
 
+// ---- PlanCache --------------------------------------------------------------------------------------------
+
+namespace {
+void mix(std::size_t& h, std::size_t v) noexcept { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); }
+void mix_ints(std::size_t& h, const std::vector<std::int64_t>& v) noexcept {
+  mix(h, v.size());
+  for (auto x : v) mix(h, static_cast<std::size_t>(x));
+}
+}  // namespace
+
+std::size_t PlanCache::Hash::operator()(const PlanRequest& r) const noexcept {
+  std::size_t h = 0;
+  mix_ints(h, r.mesh_shape);
+  mix_ints(h, r.tensor_shape);
+  mix(h, std::hash<State>{}(r.src));
+  mix(h, std::hash<State>{}(r.dst));
+  mix(h, static_cast<std::size_t>(r.planner) << 8 | static_cast<std::size_t>(r.variant));
+  mix(h, static_cast<std::size_t>(r.itemsize));
+  mix_ints(h, r.coordinate);
+  for (const auto& group : r.flattened) {
+    mix(h, group.size());
+    for (auto a : group) mix(h, a);
+  }
+  mix(h, r.state_budget);
+  return h;
+}
+
+bool PlanCache::Equal::operator()(const PlanRequest& a, const PlanRequest& b) const noexcept {
+  return a.mesh_shape == b.mesh_shape && a.tensor_shape == b.tensor_shape && a.src == b.src && a.dst == b.dst &&
+         a.planner == b.planner && a.variant == b.variant && a.itemsize == b.itemsize && a.coordinate == b.coordinate &&
+         a.flattened == b.flattened && a.state_budget == b.state_budget;
+}
+
+PlanCache::PlanCache(const CostModel& model, std::size_t capacity) : model_(&model), capacity_(std::max<std::size_t>(1, capacity)) {}
+
+std::shared_ptr<const Plan> PlanCache::plan(const PlanRequest& request) {
+  {
+    std::lock_guard lock(mutex_);
+    if (const auto it = plans_.find(request); it != plans_.end()) {
+      ++hits_;
+      return it->second;
+    }
+    ++misses_;
+  }
+  auto planned = std::make_shared<const Plan>(plan_redistribution(request, *model_));  // outside the lock
+  std::lock_guard lock(mutex_);
+  const auto [it, inserted] = plans_.emplace(request, planned);
+  if (!inserted) return it->second;
+  if (order_.size() < capacity_) {
+    order_.push_back(request);
+  } else {
+    plans_.erase(order_[next_evict_]);
+    order_[next_evict_] = request;
+    next_evict_ = (next_evict_ + 1) % capacity_;
+  }
+  return planned;
+}
+
+std::size_t PlanCache::size() const {
+  std::lock_guard lock(mutex_);
+  return plans_.size();
+}
+
+std::size_t PlanCache::hits() const {
+  std::lock_guard lock(mutex_);
+  return hits_;
+}
+
+std::size_t PlanCache::misses() const {
+  std::lock_guard lock(mutex_);
+  return misses_;
+}
+
 }  // namespace meshloom

@@ -22,6 +22,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "meshloom/plan/cost_model.hpp"
@@ -61,6 +64,35 @@ struct PlanRequest {
 // < 1, an axis going from one Partial op to another, as PyTorch refuses) and plans it. ValueError when no path exists ("no redistribution path from P(sum) to P(max) ...") and
 // RuntimeError when the search settles more than state_budget states.
 [[nodiscard]] Plan plan_redistribution(const PlanRequest& request, const CostModel& model);
+
+// Plans by request, for callers that ask the same questions again (an app redrawing, a launcher answering a
+// batch): a hit costs a hash of the request and one comparison. Bound to one cost model, whose parameters must
+// not change while the cache lives. Thread-safe. When full, the oldest plans are dropped first.
+class PlanCache {
+public:
+  explicit PlanCache(const CostModel& model, std::size_t capacity = 4096);
+  // The plan of `request`, planned on the first call and cached. Errors are not cached.
+  [[nodiscard]] std::shared_ptr<const Plan> plan(const PlanRequest& request);
+  [[nodiscard]] std::size_t size() const;
+  [[nodiscard]] std::size_t hits() const;
+  [[nodiscard]] std::size_t misses() const;
+
+private:
+  struct Hash {
+    std::size_t operator()(const PlanRequest& r) const noexcept;
+  };
+  struct Equal {
+    bool operator()(const PlanRequest& a, const PlanRequest& b) const noexcept;
+  };
+  const CostModel* model_;
+  std::size_t capacity_;
+  mutable std::mutex mutex_;
+  std::unordered_map<PlanRequest, std::shared_ptr<const Plan>, Hash, Equal> plans_;
+  std::vector<PlanRequest> order_;  // insertion order, for eviction
+  std::size_t next_evict_ = 0;
+  std::size_t hits_ = 0;
+  std::size_t misses_ = 0;
+};
 
 // The planner `auto` picks for a request: Graph or Greedy.
 [[nodiscard]] PlannerKind resolve_planner(const PlanRequest& request) noexcept;
