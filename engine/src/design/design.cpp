@@ -7,20 +7,39 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <cstring>
 #include <initializer_list>
-#include <limits>
-#include <nlohmann/json.hpp>
-#include <set>
 #include <utility>
 
+#include "json_read.hpp"
 #include "meshloom/error.hpp"
 
 namespace meshloom {
 
 namespace {
 
-using json = nlohmann::json;
+using detail::bad;
+using detail::bad_value;
+using detail::field;
+using detail::get_array;
+using detail::get_int;
+using detail::get_ints;
+using detail::get_string;
+using detail::get_strings;
+using detail::io_error;
+using detail::ints_inline;
+using detail::item;
+using detail::join;
+using detail::json;
+using detail::quote_path;
+using detail::render;
+using detail::render_ints;
+using detail::render_strings;
+using detail::render_text;
+using detail::str;
+using detail::strings_inline;
+
+// The document's noun in messages ("a design is a JSON object", "a design has ...").
+constexpr std::string_view kNoun = "a design";
 
 constexpr std::array<std::pair<DType, std::string_view>, 10> kDTypes{{
     {DType::Float32, "float32"},
@@ -35,184 +54,12 @@ constexpr std::array<std::pair<DType, std::string_view>, 10> kDTypes{{
     {DType::Float8E5M2, "float8_e5m2"},
 }};
 
-// Most JSON values (scalars, arrays, objects) a design file may hold; a valid design has far fewer.
-constexpr std::size_t kMaxJsonValues = std::size_t{1} << 20;
-// Longest rendering of an offending value in a message.
-constexpr std::size_t kMaxRendered = 80;
-
-// ---- messages ----------------------------------------------------------------------------------------
-
-std::string render(const json& value) {
-  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (text.size() > kMaxRendered) {
-    text.resize(kMaxRendered);
-    text += "...";
-  }
-  return text;
-}
-
-std::string render_text(std::string_view text) { return render(json(std::string(text))); }
-
-std::string field(const std::string& path, std::string_view key) {
-  return path.empty() ? std::string(key) : path + "." + std::string(key);
-}
-
-std::string item(const std::string& path, std::size_t index) { return path + "[" + std::to_string(index) + "]"; }
-
-[[noreturn]] void bad(const std::string& path, const std::string& why) { raise(ErrorKind::ValueError, path + ": " + why); }
-
-[[noreturn]] void bad_value(const std::string& path, const std::string& rendered, const std::string& why) {
-  raise(ErrorKind::ValueError, path + " = " + rendered + ": " + why);
-}
-
-std::string type_word(const json& value) {
-  switch (value.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return "a boolean";
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "an integer";
-    case json::value_t::number_float: return "a non-integer number";
-    case json::value_t::string: return "a string";
-    case json::value_t::array: return "an array";
-    case json::value_t::object: return "an object";
-    default: return "an unsupported value";
-  }
-}
-
-std::string join(const std::vector<std::string>& words) {
-  std::string out;
-  for (const std::string& w : words) out += (out.empty() ? "" : ", ") + w;
-  return out;
-}
-
-// ---- JSON reading ------------------------------------------------------------------------------------
-
-// Parses text into a DOM, rejecting duplicate keys, nesting deeper than kMaxDesignJsonDepth and more than
-// kMaxJsonValues values; every failure is a ValueError.
-json parse_json(std::string_view text) {
-  struct Frame {
-    bool is_array = false;
-    std::size_t count = 0;  // arrays: elements completed
-    std::string key;        // objects: current key
-    std::set<std::string> keys;
-  };
-  std::vector<Frame> stack;
-  std::size_t values = 0;
-  auto where = [&stack]() {
-    std::string path;
-    for (std::size_t i = 0; i + 1 < stack.size(); ++i) {
-      path = stack[i].is_array ? item(path, stack[i].count) : field(path, stack[i].key);
-    }
-    return path.empty() ? std::string("top level") : path;
-  };
-  auto element_done = [&stack]() {
-    if (!stack.empty() && stack.back().is_array) ++stack.back().count;
-  };
-  json::parser_callback_t callback = [&](int /*depth*/, json::parse_event_t event, json& parsed) -> bool {
-    if (++values > kMaxJsonValues) {
-      raise(ErrorKind::ValueError, "the JSON holds more than " + std::to_string(kMaxJsonValues) + " values");
-    }
-    switch (event) {
-      case json::parse_event_t::object_start:
-      case json::parse_event_t::array_start:
-        stack.push_back(Frame{event == json::parse_event_t::array_start, 0, {}, {}});
-        if (stack.size() > kMaxDesignJsonDepth) {
-          raise(ErrorKind::ValueError,
-                where() + ": JSON nested deeper than " + std::to_string(kMaxDesignJsonDepth) + " levels");
-        }
-        break;
-      case json::parse_event_t::key: {
-        std::string key = parsed.get<std::string>();
-        if (!stack.back().keys.insert(key).second) {
-          stack.back().key = key;
-          stack.push_back(Frame{});
-          raise(ErrorKind::ValueError, where() + ": duplicate key " + render_text(key));
-        }
-        stack.back().key = std::move(key);
-        break;
-      }
-      case json::parse_event_t::object_end:
-      case json::parse_event_t::array_end:
-        stack.pop_back();
-        element_done();
-        break;
-      case json::parse_event_t::value: element_done(); break;
-    }
-    return true;
-  };
-  try {
-    return json::parse(text.begin(), text.end(), callback, true, false);
-  } catch (const json::exception& e) {
-    std::string what = e.what();
-    if (what.starts_with("[json.exception.")) {
-      const auto close = what.find("] ");
-      if (close != std::string::npos) what = what.substr(close + 2);
-    }
-    raise(ErrorKind::ValueError, "not valid JSON: " + what);
-  }
-}
-
-void expect_object(const json& value, const std::string& path) {
-  if (!value.is_object()) {
-    if (path.empty()) raise(ErrorKind::ValueError, "a design is a JSON object, got " + type_word(value));
-    bad_value(path, render(value), "expected an object, got " + type_word(value));
-  }
-}
+void expect_object(const json& value, const std::string& path) { detail::expect_object(value, path, kNoun); }
 
 // Rejects keys outside `known`, then requires `required`.
 void check_fields(const json& object, const std::string& path, std::initializer_list<std::string_view> known,
                   std::initializer_list<std::string_view> required) {
-  for (const auto& [key, value] : object.items()) {
-    if (std::find(known.begin(), known.end(), key) == known.end()) {
-      std::vector<std::string> words(known.begin(), known.end());
-      bad(field(path, key), "unknown field; " + (path.empty() ? std::string("a design") : path) + " has " + join(words));
-    }
-  }
-  for (std::string_view key : required) {
-    if (!object.contains(key)) bad(field(path, key), "required field is missing");
-  }
-}
-
-std::int64_t get_int(const json& value, const std::string& path) {
-  if (value.is_number_unsigned()) {
-    if (value.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-      bad_value(path, render(value), "too large");
-    }
-    return static_cast<std::int64_t>(value.get<std::uint64_t>());
-  }
-  if (value.is_number_integer()) return value.get<std::int64_t>();
-  bad_value(path, render(value), "expected an integer, got " + type_word(value));
-}
-
-std::string get_string(const json& value, const std::string& path) {
-  if (!value.is_string()) bad_value(path, render(value), "expected a string, got " + type_word(value));
-  return value.get<std::string>();
-}
-
-const json::array_t& get_array(const json& value, const std::string& path, std::size_t max_size, std::string_view what) {
-  if (!value.is_array()) bad_value(path, render(value), "expected an array, got " + type_word(value));
-  const auto& array = value.get_ref<const json::array_t&>();
-  if (array.size() > max_size) {
-    bad_value(path, render(value),
-              std::to_string(array.size()) + " " + std::string(what) + "; at most " + std::to_string(max_size));
-  }
-  return array;
-}
-
-std::vector<std::int64_t> get_ints(const json& value, const std::string& path, std::size_t max_size, std::string_view what) {
-  const auto& array = get_array(value, path, max_size, what);
-  std::vector<std::int64_t> out;
-  out.reserve(array.size());
-  for (std::size_t i = 0; i < array.size(); ++i) out.push_back(get_int(array[i], item(path, i)));
-  return out;
-}
-
-std::vector<std::string> get_strings(const json& value, const std::string& path, std::size_t max_size, std::string_view what) {
-  const auto& array = get_array(value, path, max_size, what);
-  std::vector<std::string> out;
-  out.reserve(array.size());
-  for (std::size_t i = 0; i < array.size(); ++i) out.push_back(get_string(array[i], item(path, i)));
-  return out;
+  detail::check_fields(object, path, kNoun, known, required);
 }
 
 State get_state(const json& value, const std::string& path) {
@@ -295,68 +142,13 @@ Design design_from_json(const json& root) {
 
 // ---- validation --------------------------------------------------------------------------------------
 
-std::string render_ints(const std::vector<std::int64_t>& values) { return render(json(values)); }
-std::string render_strings(const std::vector<std::string>& values) { return render(json(values)); }
-
-bool valid_utf8(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::size_t extra = 0;
-    std::uint32_t cp = 0;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    if ((c & 0xe0) == 0xc0) {
-      extra = 1;
-      cp = c & 0x1fU;
-    } else if ((c & 0xf0) == 0xe0) {
-      extra = 2;
-      cp = c & 0x0fU;
-    } else if ((c & 0xf8) == 0xf0) {
-      extra = 3;
-      cp = c & 0x07U;
-    } else {
-      return false;
-    }
-    if (i + extra >= s.size()) return false;
-    for (std::size_t k = 1; k <= extra; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xc0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3fU);
-    }
-    const std::uint32_t min = extra == 1 ? 0x80U : extra == 2 ? 0x800U : 0x10000U;
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
-    i += extra + 1;
-  }
-  return true;
-}
-
 // Axis names are identifiers; tensor names may also hold dots, as module paths do (layers.0.attention.wq).
 void check_name(const std::string& name, const std::string& path, bool dots = false) {
-  const std::size_t max = dots ? kMaxTensorNameChars : kMaxDesignNameChars;
-  const bool ok = !name.empty() && name.size() <= max && std::all_of(name.begin(), name.end(), [dots](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || (dots && c == '.');
-  });
-  if (!ok) {
-    bad_value(path, render_text(name), "names must be 1 to " + std::to_string(max) + " characters of A-Z, a-z, 0-9" +
-                                           (dots ? ", _ and ." : " and _"));
-  }
+  detail::check_name(name, path, dots ? kMaxTensorNameChars : kMaxDesignNameChars, dots);
 }
 
 void check_text(const std::string& text, const std::string& path, std::size_t min, std::size_t max, bool single_line) {
-  if (text.size() < min || text.size() > max) {
-    bad_value(path, render_text(text), "must be " + std::to_string(min) + " to " + std::to_string(max) + " bytes long, not " +
-                                      std::to_string(text.size()));
-  }
-  if (!valid_utf8(text)) bad_value(path, render_text(text), "not valid UTF-8");
-  for (char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u == 0 || (single_line && (u < 0x20 || u == 0x7f))) {
-      bad_value(path, render_text(text), "control characters are not allowed here");
-    }
-  }
+  detail::check_text(text, path, min, max, single_line);
 }
 
 void validate_mesh(const Design& design) {
@@ -471,42 +263,6 @@ void validate_tensor(const DesignTensor& tensor, const std::string& path, const 
   }
 }
 
-// ---- writing -----------------------------------------------------------------------------------------
-
-std::string str(std::string_view s) { return json(std::string(s)).dump(); }
-
-std::string ints_inline(const std::vector<std::int64_t>& values) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + std::to_string(values[i]);
-  return out + "]";
-}
-
-std::string strings_inline(const std::vector<std::string>& values) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + str(values[i]);
-  return out + "]";
-}
-
-std::string quote_path(const std::filesystem::path& path) {
-  std::string out = "\"";
-  for (char c : path.string()) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (u < 0x20 || u == 0x7f) {
-      out += '?';
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
-[[noreturn]] void io_error(const std::string& what, const std::filesystem::path& path, const std::string& detail, int err) {
-  raise(ErrorKind::RuntimeError, what + " " + quote_path(path) + ": " + detail + (err != 0 ? std::strerror(err) : ""));
-}
-
 }  // namespace
 
 std::string_view to_string(DType dtype) noexcept {
@@ -567,39 +323,15 @@ Design parse_design(std::string_view text) {
     raise(ErrorKind::ValueError, "the design is " + std::to_string(text.size()) + " bytes; at most " +
                                      std::to_string(kMaxDesignFileBytes) + " (16 MiB)");
   }
-  const json root = parse_json(text);
+  const json root = detail::parse_json(text, kMaxDesignJsonDepth);
   Design design = design_from_json(root);
   validate_design(design);
   return design;
 }
 
 Design load_design(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) io_error("cannot read design", path, "", errno);
-  std::string text;
-  std::array<char, 65536> buffer{};
-  while (true) {
-    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      io_error("cannot read design", path, "", err);
-    }
-    if (n == 0) break;
-    text.append(buffer.data(), static_cast<std::size_t>(n));
-    if (text.size() > kMaxDesignFileBytes) {
-      ::close(fd);
-      raise(ErrorKind::ValueError, quote_path(path) + ": the file is larger than " +
-                                       std::to_string(kMaxDesignFileBytes) + " bytes (16 MiB)");
-    }
-  }
-  ::close(fd);
-  try {
-    return parse_design(text);
-  } catch (const Error& e) {
-    raise(e.kind(), quote_path(path) + ": " + e.message());
-  }
+  const std::string text = detail::read_file(path, "design", kMaxDesignFileBytes);
+  return detail::with_path(path, [&text] { return parse_design(text); });
 }
 
 std::string to_json_text(const Design& design) {

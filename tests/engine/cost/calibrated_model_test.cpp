@@ -1,0 +1,231 @@
+// CalibratedCostModel: alpha + bus_factor(n) * bytes / (busbw * 1e3) per (axis, collective), from a calibration.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "cost_test_support.hpp"
+
+namespace meshloom {
+namespace {
+
+using cost_test::error_of;
+using cost_test::request;
+using cost_test::step_input;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+CollectiveFit fit(double alpha, double busbw) { return CollectiveFit{alpha, busbw, 0.99, 10}; }
+
+// A (2,4) mesh "dp" x "tp" with every collective fitted on both axes.
+Calibration full_calibration() {
+  Calibration c;
+  c.backend = "mpi";
+  c.world = 8;
+  c.mesh_shape = {2, 4};
+  c.mesh_names = {"dp", "tp"};
+  for (const char* axis : {"dp", "tp"}) {
+    const bool dp = std::string(axis) == "dp";
+    c.axes[axis]["all_reduce"] = fit(dp ? 20.0 : 10.0, dp ? 2.0 : 50.0);
+    c.axes[axis]["all_gather"] = fit(dp ? 15.0 : 8.0, dp ? 2.5 : 40.0);
+    c.axes[axis]["reduce_scatter"] = fit(dp ? 15.5 : 8.5, dp ? 2.5 : 40.0);
+    c.axes[axis]["all_to_all"] = fit(dp ? 30.0 : 12.0, dp ? 1.0 : 20.0);
+    c.axes[axis]["broadcast"] = fit(5.0, 10.0);
+  }
+  return c;
+}
+
+// ---- bus_factor -------------------------------------------------------------------------------------------
+
+TEST(BusFactor, NcclTestsFactors) {
+  EXPECT_EQ(bus_factor("all_reduce", 2), 1.0);
+  EXPECT_EQ(bus_factor("all_reduce", 4), 1.5);
+  EXPECT_EQ(bus_factor("all_reduce", 8), 1.75);
+  EXPECT_EQ(bus_factor("all_reduce", 3), 2.0 * 2.0 / 3.0);
+  for (const char* c : {"all_gather", "reduce_scatter", "all_to_all"}) {
+    SCOPED_TRACE(c);
+    EXPECT_EQ(bus_factor(c, 2), 0.5);
+    EXPECT_EQ(bus_factor(c, 4), 0.75);
+    EXPECT_EQ(bus_factor(c, 8), 0.875);
+    EXPECT_EQ(bus_factor(c, 1), 0.0);
+  }
+  EXPECT_EQ(bus_factor("all_reduce", 1), 0.0);
+  EXPECT_EQ(bus_factor("broadcast", 1), 1.0);
+  EXPECT_EQ(bus_factor("broadcast", 16), 1.0);
+}
+
+TEST(BusFactor, UnknownCollective) {
+  EXPECT_EQ(error_of([] { (void)bus_factor("chunk", 4); }, ErrorKind::ValueError),
+            "ValueError: unknown collective 'chunk' (expected all_reduce, all_gather, reduce_scatter, all_to_all or "
+            "broadcast)");
+  (void)error_of([] { (void)bus_factor("AllReduce", 4); }, ErrorKind::ValueError);
+}
+
+// ---- step_cost ----------------------------------------------------------------------------------------------
+
+TEST(CalibratedModel, StepCostFormula) {
+  const Calibration c = full_calibration();
+  const CalibratedCostModel model(c, c.mesh_names);
+  EXPECT_EQ(model.name(), "calibrated");
+  EXPECT_EQ(model.calibration(), c);
+  const std::vector<std::int64_t> mesh{2, 4};
+  const std::int64_t local = 4096;
+  auto cost = [&](Collective col, std::size_t axis) {
+    // global_numel and source_shards are not used by this model: only local bytes are.
+    return model.step_cost(step_input(col, axis, mesh, 999, 7, local));
+  };
+  // tp (n = 4): all_reduce 10 + 1.5 * 4096 / (50 * 1e3)
+  EXPECT_EQ(cost(Collective::AllReduce, 1), 10.0 + 1.5 * 4096.0 / (50.0 * 1e3));
+  EXPECT_DOUBLE_EQ(cost(Collective::AllReduce, 1), 10.12288);
+  // all_gather counts the gathered output: 4 local shards.
+  EXPECT_EQ(cost(Collective::AllGather, 1), 8.0 + 0.75 * (4096.0 * 4) / (40.0 * 1e3));
+  EXPECT_DOUBLE_EQ(cost(Collective::AllGather, 1), 8.3072);
+  EXPECT_EQ(cost(Collective::ReduceScatter, 1), 8.5 + 0.75 * 4096.0 / (40.0 * 1e3));
+  EXPECT_EQ(cost(Collective::AllToAll, 1), 12.0 + 0.75 * 4096.0 / (20.0 * 1e3));
+  // dp (n = 2).
+  EXPECT_EQ(cost(Collective::AllReduce, 0), 20.0 + 1.0 * 4096.0 / (2.0 * 1e3));
+  EXPECT_DOUBLE_EQ(cost(Collective::AllReduce, 0), 22.048);
+  EXPECT_EQ(cost(Collective::AllGather, 0), 15.0 + 0.5 * (4096.0 * 2) / (2.5 * 1e3));
+  EXPECT_EQ(cost(Collective::ReduceScatter, 0), 15.5 + 0.5 * 4096.0 / (2.5 * 1e3));
+  EXPECT_EQ(cost(Collective::AllToAll, 0), 30.0 + 0.5 * 4096.0 / (1.0 * 1e3));
+  EXPECT_DOUBLE_EQ(cost(Collective::AllToAll, 0), 32.048);
+}
+
+TEST(CalibratedModel, LocalStepsCostNothing) {
+  const Calibration c = full_calibration();
+  const Calibration none = [&] {
+    Calibration n = c;
+    n.axes.clear();
+    return n;
+  }();
+  const std::vector<std::int64_t> mesh{2, 4};
+  for (const Calibration* cal : {&c, &none}) {
+    const CalibratedCostModel model(*cal, cal->mesh_names);
+    for (const Collective col : {Collective::Chunk, Collective::ReplicateToPartial, Collective::ShardToPartial}) {
+      EXPECT_EQ(model.step_cost(step_input(col, 0, mesh, 512, 2, 1 << 20)), 0.0);
+      EXPECT_EQ(model.step_cost(step_input(col, 1, mesh, 512, 2, 1 << 20)), 0.0);
+    }
+  }
+}
+
+TEST(CalibratedModel, GroupsOfOneRankCostNothing) {
+  // Axis "pp" of size 1 has no fit at all: it still costs 0, a group of one rank moves nothing.
+  Calibration c = full_calibration();
+  c.mesh_shape = {1, 2, 4};
+  c.mesh_names = {"pp", "dp", "tp"};
+  const CalibratedCostModel model(c, c.mesh_names);
+  const std::vector<std::int64_t> mesh{1, 2, 4};
+  for (const Collective col : {Collective::AllGather, Collective::AllReduce, Collective::ReduceScatter, Collective::AllToAll}) {
+    EXPECT_EQ(model.step_cost(step_input(col, 0, mesh, 512, 1, 2048)), 0.0);
+  }
+}
+
+TEST(CalibratedModel, MissingFitsCostInfinity) {
+  Calibration c = full_calibration();
+  c.axes["dp"].erase("all_reduce");
+  c.axes.erase("tp");
+  const CalibratedCostModel model(c, c.mesh_names);
+  const std::vector<std::int64_t> mesh{2, 4};
+  EXPECT_EQ(model.step_cost(step_input(Collective::AllReduce, 0, mesh, 512, 1, 2048)), kInf);   // no collective
+  EXPECT_EQ(model.step_cost(step_input(Collective::AllGather, 1, mesh, 512, 1, 2048)), kInf);   // no axis
+  EXPECT_EQ(model.step_cost(step_input(Collective::AllGather, 0, mesh, 512, 1, 2048)),
+            15.0 + 0.5 * (2048.0 * 2) / (2.5 * 1e3));
+  // Names index the mesh axes: an axis beyond them, or a name not in the calibration, has no fit.
+  const std::vector<std::int64_t> mesh3{2, 4, 2};
+  EXPECT_EQ(model.step_cost(step_input(Collective::AllGather, 2, mesh3, 512, 1, 2048)), kInf);
+  const CalibratedCostModel renamed(c, {"data", "tensor"});
+  EXPECT_EQ(renamed.step_cost(step_input(Collective::AllGather, 0, mesh, 512, 1, 2048)), kInf);
+  // A fit without positive bandwidth (possible only when built in code) cannot be used either.
+  Calibration zero = full_calibration();
+  zero.axes["dp"]["all_gather"].busbw_gbps = 0;
+  EXPECT_EQ(CalibratedCostModel(zero, zero.mesh_names).step_cost(step_input(Collective::AllGather, 0, mesh, 512, 1, 2048)),
+            kInf);
+}
+
+// ---- through the planner ----------------------------------------------------------------------------------
+
+TEST(CalibratedModel, PlannerStepCostsUseLocalBytes) {
+  // (2,4) mesh, (16,16) float32 = 1024 bytes. S(0)S(1) -> RR gathers both axes, in either order:
+  //   dp first: dp (local 8x4 = 128 bytes, n 2) 15 + 0.5 * 256 / 2500 = 15.0512, then tp (local 16x4 = 256
+  //             bytes, n 4) 8 + 0.75 * 1024 / 40000 = 8.0192: 23.0704
+  //   tp first: tp (128 bytes) 8.0096, then dp (512 bytes) 15.2048: 23.2144
+  // so the planner gathers on the slow axis while the shard is small.
+  const Calibration c = full_calibration();
+  const CalibratedCostModel model(c, c.mesh_names);
+  const Plan plan = plan_redistribution(request({2, 4}, {16, 16}, "S(0)S(1)", "RR"), model);
+  ASSERT_EQ(plan.steps.size(), 2U) << trace(plan);
+  EXPECT_EQ(trace(plan), "S(0)S(1)->RS(1)->RR");
+  EXPECT_EQ(plan.steps[0].bytes, 128);
+  EXPECT_EQ(plan.steps[0].cost, 15.0 + 0.5 * (128.0 * 2) / (2.5 * 1e3));
+  EXPECT_EQ(plan.steps[1].bytes, 256);
+  EXPECT_EQ(plan.steps[1].cost, 8.0 + 0.75 * (256.0 * 4) / (40.0 * 1e3));
+  EXPECT_EQ(plan.cost, plan.steps[0].cost + plan.steps[1].cost);
+  const double tp_first = (8.0 + 0.75 * (128.0 * 4) / (40.0 * 1e3)) + (15.0 + 0.5 * (512.0 * 2) / (2.5 * 1e3));
+  EXPECT_LT(plan.cost, tp_first);
+}
+
+TEST(CalibratedModel, PlannerAvoidsAMissingCollective) {
+  // dp has no all_reduce fit: P(sum) on dp is reduce-scattered and gathered instead.
+  Calibration c = full_calibration();
+  c.axes["dp"].erase("all_reduce");
+  const Plan plan = plan_redistribution(request({2, 4}, {16, 16}, "P(sum)R", "RR"), CalibratedCostModel(c, c.mesh_names));
+  EXPECT_EQ(trace(plan), "P(sum)R->S(0)R->RR");
+  ASSERT_EQ(plan.steps.size(), 2U);
+  EXPECT_EQ(plan.steps[0].collective, Collective::ReduceScatter);
+  EXPECT_EQ(plan.steps[1].collective, Collective::AllGather);
+  EXPECT_TRUE(std::isfinite(plan.cost));
+  // With the fit, the direct all_reduce (20 + 1 * 1024 / 2000) beats reduce_scatter + all_gather (> 30).
+  EXPECT_EQ(trace(plan_redistribution(request({2, 4}, {16, 16}, "P(sum)R", "RR"),
+                                      CalibratedCostModel(full_calibration(), c.mesh_names))),
+            "P(sum)R->RR");
+}
+
+TEST(CalibratedModel, PlannerFailsWhenEveryPathNeedsAMissingFit) {
+  // Nothing but a dp collective turns S(0) on dp into R, and dp has none.
+  Calibration c = full_calibration();
+  c.axes.erase("dp");
+  const std::string what = error_of(
+      [&] { (void)plan_redistribution(request({2, 4}, {16, 16}, "S(0)R", "RR"), CalibratedCostModel(c, c.mesh_names)); },
+      ErrorKind::ValueError);
+  EXPECT_TRUE(what.starts_with("ValueError: no redistribution path from S(0)R to RR")) << what;
+  // Steps that only use tp still plan.
+  EXPECT_EQ(trace(plan_redistribution(request({2, 4}, {16, 16}, "RS(0)", "RR"), CalibratedCostModel(c, c.mesh_names))),
+            "RS(0)->RR");
+}
+
+TEST(CalibratedModel, TerribleBandwidthChangesThePlan) {
+  // (2,4) mesh, (128,128) float32 = 64 KiB, S(0)R -> S(1)R: dp must turn S(0) into S(1).
+  // The fixed model prices that as one all_to_all on dp (weight 1) against anything with an all_gather (>= 2),
+  // so it takes the all_to_all. A calibration whose dp all_to_all is fast (1 us, 100 GB/s) agrees.
+  // Measured at 1 MB/s (busbw 0.001 GB/s), dp's all_to_all of the 32 KiB local shard would cost
+  // 1 + 0.5 * 32768 / 1 = 16385 us, so the calibrated planner routes around it, through tp:
+  //   chunk dim 1 on tp (free), gather dp on the now quarter-size shard (8 KiB: 15 + 0.5 * 16384 / 2500
+  //   = 18.2768 us), gather tp (16 KiB local, 64 KiB gathered: 8 + 0.75 * 65536 / 40000 = 9.2288 us), chunk dim
+  //   1 on dp (free): 27.5056 us, cheaper even than gathering dp directly and re-chunking (28.1072 us).
+  // The two traces differ: same endpoints, different collectives and axes.
+  Calibration fast = full_calibration();
+  fast.axes["dp"]["all_to_all"] = fit(1.0, 100.0);
+  Calibration slow = fast;
+  slow.axes["dp"]["all_to_all"].busbw_gbps = 0.001;
+  const auto req = request({2, 4}, {128, 128}, "S(0)R", "S(1)R");
+  const Plan fixed = plan_redistribution(req, FixedCostModel());
+  const Plan quick = plan_redistribution(req, CalibratedCostModel(fast, fast.mesh_names));
+  const Plan calibrated = plan_redistribution(req, CalibratedCostModel(slow, slow.mesh_names));
+  EXPECT_EQ(trace(fixed), "S(0)R->S(1)R");
+  EXPECT_EQ(trace(quick), "S(0)R->S(1)R");
+  EXPECT_EQ(quick.cost, 1.0 + 0.5 * 32768.0 / (100.0 * 1e3));
+  EXPECT_EQ(trace(calibrated), "S(0)R->S(0)S(1)->RS(1)->RR->S(1)R");
+  EXPECT_NE(trace(fixed), trace(calibrated));
+  EXPECT_EQ(calibrated.cost, (15.0 + 0.5 * (8192.0 * 2) / (2.5 * 1e3)) + (8.0 + 0.75 * (16384.0 * 4) / (40.0 * 1e3)));
+  EXPECT_LT(calibrated.cost, 15.0 + 0.5 * (32768.0 * 2) / (2.5 * 1e3));  // gather dp directly, then chunk
+  for (const PlanStep& s : calibrated.steps) EXPECT_NE(s.collective, Collective::AllToAll) << trace(calibrated);
+  // The avoided step, priced on its own.
+  const std::vector<std::int64_t> mesh{2, 4};
+  EXPECT_EQ(CalibratedCostModel(slow, slow.mesh_names).step_cost(step_input(Collective::AllToAll, 0, mesh, 16384, 2, 32768)),
+            1.0 + 0.5 * 32768.0 / (0.001 * 1e3));
+}
+
+}  // namespace
+}  // namespace meshloom

@@ -1,0 +1,421 @@
+// The calibration file: strict parsing, canonical printing, loading.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "cost_test_support.hpp"
+
+namespace meshloom {
+namespace {
+
+namespace fs = std::filesystem;
+using cost_test::error_of;
+
+// The contract's example, one line.
+const std::string kBase =
+    R"({"format": "meshloom-calibration", "version": 1, "backend": "mpi", "world": 8, )"
+    R"("mesh": {"shape": [2, 4], "names": ["dp", "tp"]}, )"
+    R"("axes": {"tp": {"all_reduce": {"alpha_us": 12.0, "busbw_gbps": 3.1, "r2": 0.998, "samples": 14}}}})";
+
+// kBase with the first `from` replaced by `to`.
+std::string with(const std::string& from, const std::string& to) {
+  std::string text = kBase;
+  const auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+Calibration sample() {
+  Calibration c;
+  c.backend = "nccl";
+  c.world = 16;
+  c.mesh_shape = {2, 2, 4};
+  c.mesh_names = {"pp", "dp", "tp"};
+  c.axes["tp"]["all_reduce"] = {12.0, 3.1, 0.998, 14};
+  c.axes["tp"]["broadcast"] = {0.0, 250.0, 1.0, 1};
+  c.axes["tp"]["all_gather"] = {7.25, 120.5, 0.9999, 20};
+  c.axes["dp"]["reduce_scatter"] = {20.5, 1.25, 0.97, 12};
+  c.axes["dp_tp"]["all_to_all"] = {40.0, 0.9, -0.5, 3};  // a bad fit: negative r2 is allowed
+  c.axes["pp"] = {};
+  return c;
+}
+
+const char* const kSampleText = R"({
+  "format": "meshloom-calibration",
+  "version": 1,
+  "backend": "nccl",
+  "world": 16,
+  "mesh": {
+    "shape": [2, 2, 4],
+    "names": ["pp", "dp", "tp"]
+  },
+  "axes": {
+    "dp": {
+      "reduce_scatter": {"alpha_us": 20.5, "busbw_gbps": 1.25, "r2": 0.97, "samples": 12}
+    },
+    "dp_tp": {
+      "all_to_all": {"alpha_us": 40.0, "busbw_gbps": 0.9, "r2": -0.5, "samples": 3}
+    },
+    "pp": {},
+    "tp": {
+      "all_gather": {"alpha_us": 7.25, "busbw_gbps": 120.5, "r2": 0.9999, "samples": 20},
+      "all_reduce": {"alpha_us": 12.0, "busbw_gbps": 3.1, "r2": 0.998, "samples": 14},
+      "broadcast": {"alpha_us": 0.0, "busbw_gbps": 250.0, "r2": 1.0, "samples": 1}
+    }
+  }
+}
+)";
+
+// ---- parsing ------------------------------------------------------------------------------------------------
+
+TEST(CalibrationParse, TheContractExample) {
+  const Calibration c = parse_calibration(kBase);
+  EXPECT_EQ(c.backend, "mpi");
+  EXPECT_EQ(c.world, 8);
+  EXPECT_EQ(c.mesh_shape, (std::vector<std::int64_t>{2, 4}));
+  EXPECT_EQ(c.mesh_names, (std::vector<std::string>{"dp", "tp"}));
+  ASSERT_EQ(c.axes.size(), 1U);
+  ASSERT_EQ(c.axes.at("tp").size(), 1U);
+  EXPECT_EQ(c.axes.at("tp").at("all_reduce"), (CollectiveFit{12.0, 3.1, 0.998, 14}));
+}
+
+TEST(CalibrationParse, LenientWhereTheFormatIs) {
+  // Integers where numbers are expected, any key order, no axes, empty axis objects, a mesh smaller than the
+  // world, fits for flattened groups, every collective.
+  const Calibration c = parse_calibration(
+      R"({"axes": {"dp_tp": {"all_gather": {"samples": 1, "r2": -40, "busbw_gbps": 1, "alpha_us": 0}}, "dp": {}},)"
+      R"( "mesh": {"names": ["dp", "tp"], "shape": [2, 2]}, "world": 8, "backend": "gloo", "version": 1,)"
+      R"( "format": "meshloom-calibration"})");
+  EXPECT_EQ(c.axes.at("dp_tp").at("all_gather"), (CollectiveFit{0.0, 1.0, -40.0, 1}));
+  EXPECT_TRUE(c.axes.at("dp").empty());
+  const Calibration all = parse_calibration(with(
+      R"("all_reduce": {"alpha_us": 12.0, "busbw_gbps": 3.1, "r2": 0.998, "samples": 14})",
+      R"("all_reduce": {"alpha_us": 1, "busbw_gbps": 2, "r2": 1, "samples": 3}, )"
+      R"("all_gather": {"alpha_us": 1, "busbw_gbps": 2, "r2": 1, "samples": 3}, )"
+      R"("reduce_scatter": {"alpha_us": 1, "busbw_gbps": 2, "r2": 1, "samples": 3}, )"
+      R"("all_to_all": {"alpha_us": 1, "busbw_gbps": 2, "r2": 1, "samples": 3}, )"
+      R"("broadcast": {"alpha_us": 1, "busbw_gbps": 2, "r2": 1, "samples": 3})"));
+  EXPECT_EQ(all.axes.at("tp").size(), 5U);
+  const Calibration empty = parse_calibration(R"({"format": "meshloom-calibration", "version": 1, "backend": "mpi",)"
+                                               R"( "world": 1, "mesh": {"shape": [1], "names": ["x"]}, "axes": {}})");
+  EXPECT_TRUE(empty.axes.empty());
+}
+
+struct BadCase {
+  std::string text;
+  std::string what;  // the whole what(), or its beginning when prefix
+  bool prefix = false;
+};
+
+TEST(CalibrationParse, EveryValidationError) {
+  const std::string fit = R"("all_reduce": {"alpha_us": 12.0, "busbw_gbps": 3.1, "r2": 0.998, "samples": 14})";
+  const std::string no_axes = R"({"format": "meshloom-calibration", "version": 1, "backend": "mpi", "world": 8, )"
+                              R"("mesh": {"shape": [2, 4], "names": ["dp", "tp"]}})";
+  const std::vector<BadCase> cases = {
+      // the document
+      {"[]", "ValueError: a calibration is a JSON object, got an array"},
+      {"{", "ValueError: not valid JSON: ", true},
+      {"", "ValueError: not valid JSON: ", true},
+      {kBase + " x", "ValueError: not valid JSON: ", true},
+      {with(R"("backend": "mpi")", R"("backend": "mpi", "backend": "nccl")"),
+       R"(ValueError: backend: duplicate key "backend")"},
+      {with(R"("samples": 14)", R"("samples": 14, "r2": 0.5)"), R"(ValueError: axes.tp.all_reduce.r2: duplicate key "r2")"},
+      {with(R"("r2": 0.998)", R"("r2": [[[[[[[[[[[[[[1]]]]]]]]]]]]]])"),
+       "ValueError: axes.tp.all_reduce.r2[0][0][0][0][0][0][0][0][0][0][0][0]: JSON nested deeper than 16 levels"},
+      {with("12.0", "1e999"), "ValueError: not valid JSON: number overflow parsing '1e999'", true},
+      // format and version
+      {with(R"("format": "meshloom-calibration", )", ""),
+       R"(ValueError: format: required field is missing; a calibration starts with "format": "meshloom-calibration")"},
+      {with(R"("meshloom-calibration")", R"("meshloom-design")"),
+       R"(ValueError: format = "meshloom-design": not a meshloom calibration; expected "meshloom-calibration")"},
+      {with(R"("meshloom-calibration")", "1"),
+       R"(ValueError: format = 1: not a meshloom calibration; expected "meshloom-calibration")"},
+      {with(R"("version": 1, )", ""), "ValueError: version: required field is missing"},
+      {with(R"("version": 1)", R"("version": 2)"), "ValueError: version = 2: unsupported version; this build reads version 1"},
+      {with(R"("version": 1)", R"("version": "1")"), R"(ValueError: version = "1": expected an integer, got a string)"},
+      // top-level fields
+      {with(R"("world": 8)", R"("world": 8, "hosts": 2)"),
+       "ValueError: hosts: unknown field; a calibration has format, version, backend, world, mesh, axes"},
+      {with(R"("backend": "mpi", )", ""), "ValueError: backend: required field is missing"},
+      {with(R"("world": 8, )", ""), "ValueError: world: required field is missing"},
+      {with(R"(, "mesh": {"shape": [2, 4], "names": ["dp", "tp"]})", ""), "ValueError: mesh: required field is missing"},
+      {no_axes, "ValueError: axes: required field is missing"},
+      {with(R"("mpi")", "7"), "ValueError: backend = 7: expected a string, got an integer"},
+      {with(R"("mpi")", R"("")"), R"(ValueError: backend = "": must be 1 to 64 bytes long, not 0)"},
+      {with(R"("mpi")", R"("m\tpi")"), R"(ValueError: backend = "m\tpi": control characters are not allowed here)"},
+      {with(R"("world": 8)", R"("world": 0)"), "ValueError: world = 0: must be in 1..2147483647"},
+      {with(R"("world": 8)", R"("world": -8)"), "ValueError: world = -8: must be in 1..2147483647"},
+      {with(R"("world": 8)", R"("world": 2147483648)"), "ValueError: world = 2147483648: must be in 1..2147483647"},
+      {with(R"("world": 8)", R"("world": 8.5)"), "ValueError: world = 8.5: expected an integer, got a non-integer number"},
+      {with(R"("world": 8)", R"("world": 18446744073709551615)"), "ValueError: world = 18446744073709551615: too large"},
+      // mesh
+      {with(R"({"shape": [2, 4], "names": ["dp", "tp"]})", "[2, 4]"),
+       "ValueError: mesh = [2,4]: expected an object, got an array"},
+      {with(R"("names": ["dp", "tp"])", R"("names": ["dp", "tp"], "flattened": [])"),
+       "ValueError: mesh.flattened: unknown field; mesh has shape, names"},
+      {with(R"("shape": [2, 4], )", ""), "ValueError: mesh.shape: required field is missing"},
+      {with(R"(, "names": ["dp", "tp"])", ""), "ValueError: mesh.names: required field is missing"},
+      {with("[2, 4]", "8"), "ValueError: mesh.shape = 8: expected an array, got an integer"},
+      {with("[2, 4]", R"([2, "4"])"), R"(ValueError: mesh.shape[1] = "4": expected an integer, got a string)"},
+      {with("[2, 4]", "[2, 0]"), "ValueError: mesh.shape[1] = 0: axis sizes must be >= 1"},
+      {with("[2, 4]", "[-2, 4]"), "ValueError: mesh.shape[0] = -2: axis sizes must be >= 1"},
+      {with(R"("shape": [2, 4], "names": ["dp", "tp"])", R"("shape": [], "names": [])"),
+       "ValueError: mesh.shape = []: a mesh needs at least one axis"},
+      {with(R"(["dp", "tp"])", R"(["dp"])"), R"(ValueError: mesh.names = ["dp"]: 1 names for the 2 axes of mesh.shape = [2,4])"},
+      {with(R"(["dp", "tp"])", R"(["dp", 1])"), "ValueError: mesh.names[1] = 1: expected a string, got an integer"},
+      {with(R"(["dp", "tp"])", R"(["dp", "dp"])"),
+       R"(ValueError: mesh.names[1] = "dp": duplicate axis name (also mesh.names[0]))"},
+      {with(R"(["dp", "tp"])", R"(["dp", "t-p"])"),
+       R"(ValueError: mesh.names[1] = "t-p": names must be 1 to 64 characters of A-Z, a-z, 0-9 and _)"},
+      {with(R"(["dp", "tp"])", R"(["", "tp"])"),
+       R"(ValueError: mesh.names[0] = "": names must be 1 to 64 characters of A-Z, a-z, 0-9 and _)"},
+      {with("[2, 4]", "[4, 4]"), "ValueError: mesh.shape = [4,4]: world = 8 but the mesh holds 16 ranks"},
+      {with("[2, 4]", "[4294967296, 4294967296]"),
+       "ValueError: mesh.shape = [4294967296,4294967296]: world = 8 but the mesh holds more than 2^63-1 ranks"},
+      // axes
+      {with(R"("axes": {"tp": {)" + fit + "}}", R"("axes": [])"), "ValueError: axes = []: expected an object, got an array"},
+      {with(R"("tp": {)", R"("t.p": {)"),
+       R"(ValueError: axes = "t.p": names must be 1 to 64 characters of A-Z, a-z, 0-9 and _)"},
+      {with(R"("tp": {)", R"("": {)"), R"(ValueError: axes = "": names must be 1 to 64 characters of A-Z, a-z, 0-9 and _)"},
+      {with(R"({)" + fit + "}", "3"), "ValueError: axes.tp = 3: expected an object, got an integer"},
+      {with(R"("all_reduce")", R"("all_to_one")"),
+       R"(ValueError: axes.tp = "all_to_one": unknown collective; expected all_gather, all_reduce, all_to_all, broadcast, reduce_scatter)"},
+      {with(R"("all_reduce")", R"("chunk")"),
+       R"(ValueError: axes.tp = "chunk": unknown collective; expected all_gather, all_reduce, all_to_all, broadcast, reduce_scatter)"},
+      {with(R"({"alpha_us": 12.0, "busbw_gbps": 3.1, "r2": 0.998, "samples": 14})", "[12.0]"),
+       "ValueError: axes.tp.all_reduce = [12.0]: expected an object, got an array"},
+      // a fit
+      {with(R"("samples": 14)", R"("samples": 14, "beta": 1)"),
+       "ValueError: axes.tp.all_reduce.beta: unknown field; axes.tp.all_reduce has alpha_us, busbw_gbps, r2, samples"},
+      {with(R"(, "samples": 14)", ""), "ValueError: axes.tp.all_reduce.samples: required field is missing"},
+      {with(R"("alpha_us": 12.0, )", ""), "ValueError: axes.tp.all_reduce.alpha_us: required field is missing"},
+      {with(R"(, "busbw_gbps": 3.1)", ""), "ValueError: axes.tp.all_reduce.busbw_gbps: required field is missing"},
+      {with(R"(, "r2": 0.998)", ""), "ValueError: axes.tp.all_reduce.r2: required field is missing"},
+      {with("12.0", "-1.5"), "ValueError: axes.tp.all_reduce.alpha_us = -1.5: must be finite and >= 0"},
+      {with("12.0", R"("12")"), R"(ValueError: axes.tp.all_reduce.alpha_us = "12": expected a number, got a string)"},
+      {with("12.0", "null"), "ValueError: axes.tp.all_reduce.alpha_us = null: expected a number, got null"},
+      {with("3.1", "0"), "ValueError: axes.tp.all_reduce.busbw_gbps = 0.0: must be finite and > 0"},
+      {with("3.1", "-3.1"), "ValueError: axes.tp.all_reduce.busbw_gbps = -3.1: must be finite and > 0"},
+      {with("3.1", "true"), "ValueError: axes.tp.all_reduce.busbw_gbps = true: expected a number, got a boolean"},
+      {with("0.998", "1.5"), "ValueError: axes.tp.all_reduce.r2 = 1.5: must be finite and <= 1"},
+      {with("0.998", "1.0000000000000002"), "ValueError: axes.tp.all_reduce.r2 = 1.0000000000000002: must be finite and <= 1"},
+      {with("0.998", R"({})"), "ValueError: axes.tp.all_reduce.r2 = {}: expected a number, got an object"},
+      {with(R"("samples": 14)", R"("samples": 0)"), "ValueError: axes.tp.all_reduce.samples = 0: must be >= 1"},
+      {with(R"("samples": 14)", R"("samples": -2)"), "ValueError: axes.tp.all_reduce.samples = -2: must be >= 1"},
+      {with(R"("samples": 14)", R"("samples": 14.0)"),
+       "ValueError: axes.tp.all_reduce.samples = 14.0: expected an integer, got a non-integer number"},
+  };
+  for (const BadCase& c : cases) {
+    SCOPED_TRACE(c.text);
+    const std::string what = error_of([&] { (void)parse_calibration(c.text); }, ErrorKind::ValueError);
+    if (c.prefix) {
+      EXPECT_TRUE(what.starts_with(c.what)) << what;
+    } else {
+      EXPECT_EQ(what, c.what);
+    }
+  }
+}
+
+TEST(CalibrationParse, EdgeValuesThatAreValid) {
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"12.0", "0"}, {"12.0", "0.0"}, {"12.0", "-0.0"}, {"0.998", "1"}, {"0.998", "-1e300"}, {"3.1", "5e-324"},
+           {"3.1", "1.7976931348623157e308"}, {R"("samples": 14)", R"("samples": 9223372036854775807)"},
+           {"[2, 4]", "[1, 8]"}, {R"("world": 8)", R"("world": 2147483647)"}}) {
+    SCOPED_TRACE(to);
+    EXPECT_NO_THROW((void)parse_calibration(with(from, to)));
+  }
+}
+
+TEST(CalibrationParse, SizeLimit) {
+  const std::string big(std::size_t{16} << 20, ' ');
+  EXPECT_EQ(error_of([&] { (void)parse_calibration(big + " "); }, ErrorKind::ValueError),
+            "ValueError: the calibration is 16777217 bytes; at most 16777216 (16 MiB)");
+  // Exactly 16 MiB is read (and fails only as JSON).
+  EXPECT_TRUE(error_of([&] { (void)parse_calibration(big); }, ErrorKind::ValueError).starts_with("ValueError: not valid JSON"));
+  // Whitespace padding within the limit is fine.
+  EXPECT_EQ(parse_calibration(std::string(1000, '\n') + kBase + std::string(1000, ' ')), parse_calibration(kBase));
+}
+
+// ---- printing ------------------------------------------------------------------------------------------------
+
+TEST(CalibrationPrint, CanonicalText) {
+  EXPECT_EQ(to_json_text(sample()), kSampleText);
+  EXPECT_EQ(parse_calibration(kSampleText), sample());
+}
+
+TEST(CalibrationPrint, ContractExampleRoundTrips) {
+  const Calibration c = parse_calibration(kBase);
+  const std::string text = to_json_text(c);
+  EXPECT_EQ(text,
+            "{\n  \"format\": \"meshloom-calibration\",\n  \"version\": 1,\n  \"backend\": \"mpi\",\n  \"world\": 8,\n"
+            "  \"mesh\": {\n    \"shape\": [2, 4],\n    \"names\": [\"dp\", \"tp\"]\n  },\n"
+            "  \"axes\": {\n    \"tp\": {\n"
+            "      \"all_reduce\": {\"alpha_us\": 12.0, \"busbw_gbps\": 3.1, \"r2\": 0.998, \"samples\": 14}\n"
+            "    }\n  }\n}\n");
+  EXPECT_EQ(parse_calibration(text), c);
+  EXPECT_EQ(to_json_text(parse_calibration(text)), text);
+}
+
+TEST(CalibrationPrint, NoAxes) {
+  Calibration c = sample();
+  c.axes.clear();
+  const std::string text = to_json_text(c);
+  EXPECT_NE(text.find("  \"axes\": {}\n}\n"), std::string::npos) << text;
+  EXPECT_EQ(parse_calibration(text), c);
+}
+
+TEST(CalibrationPrint, DoublesRoundTripExactly) {
+  const std::vector<double> values = {0.1,
+                                      1.0 / 3.0,
+                                      2.0 / 3.0,
+                                      3.141592653589793,
+                                      1e-300,
+                                      5e-324,  // the smallest denormal
+                                      2.2250738585072014e-308,
+                                      1.7976931348623157e308,
+                                      123456789012345678.0,
+                                      1e21,
+                                      0.30000000000000004,
+                                      7.210874279548531,
+                                      std::nextafter(1.0, 2.0),
+                                      std::nextafter(12.0, 0.0)};
+  for (const double v : values) {
+    SCOPED_TRACE(v);
+    Calibration c = sample();
+    c.axes["tp"]["all_reduce"] = {v, v, -v, 7};
+    c.axes["dp"]["reduce_scatter"].r2 = std::nextafter(1.0, 0.0);
+    const Calibration back = parse_calibration(to_json_text(c));
+    EXPECT_EQ(back, c);
+    const CollectiveFit& f = back.axes.at("tp").at("all_reduce");
+    EXPECT_EQ(f.alpha_us, v);
+    EXPECT_EQ(f.busbw_gbps, v);
+    EXPECT_EQ(f.r2, -v);
+  }
+}
+
+TEST(CalibrationPrint, QuotesAndKeepsOrder) {
+  Calibration c = sample();
+  c.backend = "mpi \"open\" \\ é";
+  const std::string text = to_json_text(c);
+  EXPECT_NE(text.find(R"("backend": "mpi \"open\" \\ é",)"), std::string::npos) << text;
+  EXPECT_EQ(parse_calibration(text), c);
+  // axes and collectives are printed sorted (std::map order), whatever the input order.
+  const auto dp = text.find("\"dp\":");
+  const auto dp_tp = text.find("\"dp_tp\":");
+  const auto pp = text.find("\"pp\":");
+  const auto tp = text.find("\"tp\":");
+  EXPECT_LT(dp, dp_tp);
+  EXPECT_LT(dp_tp, pp);
+  EXPECT_LT(pp, tp);
+  EXPECT_LT(text.find("all_gather"), text.find("all_reduce"));
+  EXPECT_LT(text.find("all_reduce"), text.find("broadcast"));
+  EXPECT_EQ(text.back(), '\n');
+}
+
+TEST(CalibrationPrint, RefusesInvalidValues) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto what = [](const Calibration& c) { return error_of([&] { (void)to_json_text(c); }, ErrorKind::ValueError); };
+  Calibration c = sample();
+  c.axes["tp"]["all_reduce"].alpha_us = inf;
+  EXPECT_EQ(what(c), "ValueError: axes.tp.all_reduce.alpha_us = inf: must be finite and >= 0");
+  c = sample();
+  c.axes["tp"]["all_reduce"].busbw_gbps = nan;
+  EXPECT_EQ(what(c), "ValueError: axes.tp.all_reduce.busbw_gbps = nan: must be finite and > 0");
+  c = sample();
+  c.axes["tp"]["all_reduce"].r2 = -inf;
+  EXPECT_EQ(what(c), "ValueError: axes.tp.all_reduce.r2 = -inf: must be finite and <= 1");
+  c = sample();
+  c.axes["tp"]["gather"] = {1, 1, 1, 1};
+  EXPECT_EQ(what(c),
+            R"(ValueError: axes.tp = "gather": unknown collective; expected all_gather, all_reduce, all_to_all, broadcast, reduce_scatter)");
+  c = sample();
+  c.axes["a b"] = {};
+  EXPECT_EQ(what(c), R"(ValueError: axes = "a b": names must be 1 to 64 characters of A-Z, a-z, 0-9 and _)");
+  c = sample();
+  c.world = 8;
+  EXPECT_EQ(what(c), "ValueError: mesh.shape = [2,2,4]: world = 8 but the mesh holds 16 ranks");
+  c = sample();
+  c.backend = "";
+  EXPECT_EQ(what(c), R"(ValueError: backend = "": must be 1 to 64 bytes long, not 0)");
+  c = sample();
+  c.backend = "\xff";
+  EXPECT_EQ(what(c), R"(ValueError: backend = "�": not valid UTF-8)");
+  c = sample();
+  c.mesh_names.pop_back();
+  EXPECT_EQ(what(c), R"(ValueError: mesh.names = ["pp","dp"]: 2 names for the 3 axes of mesh.shape = [2,2,4])");
+  c = sample();
+  c.axes["tp"]["all_reduce"].samples = 0;
+  EXPECT_EQ(what(c), "ValueError: axes.tp.all_reduce.samples = 0: must be >= 1");
+}
+
+// ---- loading -------------------------------------------------------------------------------------------------
+
+class CalibrationFiles : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("meshloom-cost-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path write(const std::string& name, const std::string& text) const {
+    const fs::path path = dir_ / name;
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
+  }
+  static std::string quoted(const fs::path& p) { return "\"" + p.string() + "\""; }
+  fs::path dir_;
+};
+
+TEST_F(CalibrationFiles, LoadsAFile) {
+  const fs::path path = write("calibration.json", kSampleText);
+  EXPECT_EQ(load_calibration(path), sample());
+  EXPECT_EQ(load_calibration(write("base.json", kBase)), parse_calibration(kBase));
+}
+
+TEST_F(CalibrationFiles, MissingFile) {
+  const fs::path path = dir_ / "missing.json";
+  EXPECT_EQ(error_of([&] { (void)load_calibration(path); }, ErrorKind::RuntimeError),
+            "RuntimeError: cannot read calibration " + quoted(path) + ": No such file or directory");
+}
+
+TEST_F(CalibrationFiles, Directory) {
+  EXPECT_EQ(error_of([&] { (void)load_calibration(dir_); }, ErrorKind::RuntimeError),
+            "RuntimeError: cannot read calibration " + quoted(dir_) + ": Is a directory");
+}
+
+TEST_F(CalibrationFiles, OversizedFile) {
+  const fs::path path = write("big.json", std::string((std::size_t{16} << 20) + 1, ' '));
+  EXPECT_EQ(error_of([&] { (void)load_calibration(path); }, ErrorKind::ValueError),
+            "ValueError: " + quoted(path) + ": the file is larger than 16777216 bytes (16 MiB)");
+}
+
+TEST_F(CalibrationFiles, ErrorsNameTheFile) {
+  const fs::path path = write("bad.json", with("3.1", "0"));
+  EXPECT_EQ(error_of([&] { (void)load_calibration(path); }, ErrorKind::ValueError),
+            "ValueError: " + quoted(path) + ": axes.tp.all_reduce.busbw_gbps = 0.0: must be finite and > 0");
+  const fs::path empty = write("empty.json", "");
+  EXPECT_TRUE(error_of([&] { (void)load_calibration(empty); }, ErrorKind::ValueError)
+                  .starts_with("ValueError: " + quoted(empty) + ": not valid JSON: "));
+  const fs::path odd = write("we\"ird\\name.json", "[]");
+  EXPECT_EQ(error_of([&] { (void)load_calibration(odd); }, ErrorKind::ValueError),
+            "ValueError: \"" + (dir_ / "we\\\"ird\\\\name.json").string() + "\": a calibration is a JSON object, got an array");
+}
+
+TEST_F(CalibrationFiles, SavedTextLoadsBack) {
+  const Calibration c = sample();
+  EXPECT_EQ(load_calibration(write("saved.json", to_json_text(c))), c);
+}
+
+}  // namespace
+}  // namespace meshloom
