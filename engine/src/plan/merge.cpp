@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <set>
 
 namespace meshloom::detail {
 
@@ -37,15 +38,24 @@ bool can_merge(const std::vector<PlanStep>& run, const PlanRequest& r) {
   if (c == Collective::ReduceScatter && axes != sorted) return false;
   if (c == Collective::AllGather && !std::equal(axes.begin(), axes.end(), sorted.rbegin(), sorted.rend())) return false;
   if (std::find(r.flattened.begin(), r.flattened.end(), sorted) == r.flattened.end()) return false;
-  if (c == Collective::ReduceScatter) {
-    const auto dim = static_cast<std::size_t>(affected_dim(run.front()));
-    std::int64_t extent = 0;
-    for (const auto& s : run) extent = std::max(extent, s.logical_shape[dim]);
-    std::int64_t group = 1;
-    for (auto a : sorted) group *= r.mesh_shape[a];
-    if (extent % group != 0) return false;
+  if (c == Collective::AllReduce) return true;
+  // Every rank's extent of the scattered (or gathered) dim must divide evenly over the group, so the flattened
+  // collective's pieces are the nested steps' pieces. The extent varies by rank when an outer split of that
+  // dim is uneven, so it is checked for every rank, not only at the request's coordinate. (PyTorch checks one
+  // rank for reduce_scatter and nothing for all_gather, whose padded form then corrupts uneven pieces.)
+  const std::int64_t dim = affected_dim(run.front());
+  std::int64_t group = 1;
+  for (auto a : sorted) group *= r.mesh_shape[a];
+  std::set<std::int64_t> extents{r.tensor_shape[static_cast<std::size_t>(dim)]};
+  for (const std::size_t axis : run.front().before.shard_axes(dim)) {
+    if (std::find(sorted.begin(), sorted.end(), axis) != sorted.end()) continue;
+    std::set<std::int64_t> split;
+    for (const std::int64_t e : extents) {
+      for (std::int64_t i = 0; i < r.mesh_shape[axis]; ++i) split.insert(chunk_extent(e, r.mesh_shape[axis], i).size);
+    }
+    extents = std::move(split);
   }
-  return true;
+  return std::all_of(extents.begin(), extents.end(), [group](std::int64_t e) { return e % group == 0; });
 }
 
 PlanStep merged(const std::vector<PlanStep>& run, const PlanRequest& r) {

@@ -13,8 +13,9 @@ namespace meshloom::detail {
 // Scans the steps left to right. A run of consecutive all_gather, all_reduce or reduce_scatter steps with the
 // first step's placements (or, for Partial sources, sum and avg mixed into the same target) becomes one merged
 // step when: it has >= 2 steps; reduce_scatter axes come in ascending order and all_gather axes in descending
-// order; the request lists exactly those axes as a flattened group; and, for reduce_scatter, the target dim of
-// the largest logical shape divides by the group's size. Otherwise every step of the run stays as it was.
+// order; the request lists exactly those axes as a flattened group; and, for reduce_scatter and all_gather, the
+// scattered or gathered dim divides by the group's size on every rank. Otherwise every step of the run stays
+// as it was.
 [[nodiscard]] std::vector<PlanStep> merge_steps(std::vector<PlanStep> steps, const PlanRequest& request);
 
 }  // namespace meshloom::detail

@@ -350,16 +350,16 @@ std::vector<Compact> dijkstra(const Problem& p, const Compact& src, const Compac
     if (nodes[top.node].settled) continue;
     nodes[top.node].settled = true;
     ++settled_count;
+    if (settled_count > p.request->state_budget) {
+      raise(ErrorKind::RuntimeError, "planning exceeded its state budget of " + std::to_string(p.request->state_budget) +
+                                         " states; raise the budget or simplify the request");
+    }
     const Key key = nodes[top.node].key;
     if (key == dst_key) {
       std::vector<Compact> path;
       for (std::uint32_t n = top.node; n != kNone; n = nodes[n].parent) path.push_back(decode(nodes[n].key, src.n));
       std::reverse(path.begin(), path.end());
       return path;
-    }
-    if (settled_count > p.request->state_budget) {
-      raise(ErrorKind::RuntimeError, "planning exceeded its state budget of " + std::to_string(p.request->state_budget) +
-                                         " states; raise the budget or simplify the request");
     }
     const Compact state = decode(key, src.n);
     StepCostInput in = cost_input(p, state);
@@ -459,6 +459,17 @@ State apply_step(const State& s, std::size_t axis, const Placement& to) {
   return {std::move(placements), std::move(order)};
 }
 
+// Equal placements, and equal shard orders once the axes of size 1 are left out.
+bool same_up_to_unit_axes(const State& a, const State& b, const std::vector<std::int64_t>& mesh_shape) {
+  if (a.placements() != b.placements()) return false;
+  auto reduced = [&mesh_shape](const State& s) {
+    std::vector<ShardOrderEntry> order = s.shard_order();
+    for (auto& e : order) std::erase_if(e.axes, [&](std::size_t axis) { return mesh_shape[axis] == 1; });
+    return order;
+  };
+  return reduced(a) == reduced(b);
+}
+
 // ---- Requests -------------------------------------------------------------------------------------------------
 
 std::string ints(const std::vector<std::int64_t>& v) {
@@ -472,10 +483,15 @@ void validate(const PlanRequest& r) {
     raise(ErrorKind::ValueError, "mesh " + ints(r.mesh_shape) + ": a plan needs 1 to " + std::to_string(kMaxPlanAxes) +
                                      " mesh axes");
   }
+  std::int64_t ranks = 1;
   for (std::size_t i = 0; i < r.mesh_shape.size(); ++i) {
-    if (r.mesh_shape[i] < 1 || r.mesh_shape[i] > (std::int64_t{1} << 31)) {
+    if (r.mesh_shape[i] < 1 || r.mesh_shape[i] > kMaxPlanRanks) {
       raise(ErrorKind::ValueError, "mesh " + ints(r.mesh_shape) + ": axis " + std::to_string(i) + " has size " +
-                                       std::to_string(r.mesh_shape[i]) + " (must be 1 to 2^31)");
+                                       std::to_string(r.mesh_shape[i]) + " (must be 1 to 2^31-1)");
+    }
+    ranks *= r.mesh_shape[i];
+    if (ranks > kMaxPlanRanks) {
+      raise(ErrorKind::ValueError, "mesh " + ints(r.mesh_shape) + " holds more than 2^31-1 ranks");
     }
   }
   const auto dims = static_cast<std::int64_t>(r.tensor_shape.size());
@@ -495,8 +511,11 @@ void validate(const PlanRequest& r) {
     raise(ErrorKind::ValueError, "itemsize " + std::to_string(r.itemsize) + " is out of range [1, 64]");
   }
   (void)detail::checked_mul(numel, r.itemsize, "tensor bytes");
-  check_state(r.src, r.mesh_shape.size(), dims);
-  check_state(r.dst, r.mesh_shape.size(), dims);
+  for (const auto& [name, state] : {std::pair<const char*, const State*>{"src", &r.src}, {"dst", &r.dst}}) {
+    if (const auto why = state_misfit(*state, r.mesh_shape.size(), dims)) {
+      raise(ErrorKind::ValueError, std::string(name) + ": state \"" + to_string(*state) + "\" does not fit: " + *why);
+    }
+  }
   for (std::size_t axis = 0; axis < r.mesh_shape.size(); ++axis) {
     const Placement& a = r.src.placement(axis);
     const Placement& b = r.dst.placement(axis);
@@ -615,9 +634,22 @@ Plan plan_redistribution(const PlanRequest& request, const CostModel& model) {
     }
     for (const auto& c : path) plan.path.push_back(expand(c, p.dims));
   } else {
+    // PyTorch's greedy planner reads placements only; on a non-default shard order its steps gather inner
+    // splits out of order or end in the wrong order, and the data comes out wrong (the simulator shows it).
+    for (const State* s : {&request.src, &request.dst}) {
+      if (!s->has_default_shard_order()) {
+        raise(ErrorKind::ValueError, "the greedy planner ignores shard order, and " + to_string(*s) +
+                                         " does not have the default one: use the graph planner (auto picks it)");
+      }
+    }
     plan.path.push_back(request.src);
     for (const auto& g : greedy_steps(request)) plan.path.push_back(apply_step(plan.path.back(), g.axis, g.to));
     plan.states_explored = plan.path.size();
+    // Appending a size-1 axis anywhere in a shard order splits nothing: when the greedy path ends in the target
+    // up to such axes (it skips the nested-sharding pass when only size-1 axes shard), it ends in the target.
+    if (plan.path.back() != request.dst && same_up_to_unit_axes(plan.path.back(), request.dst, request.mesh_shape)) {
+      plan.path.back() = request.dst;
+    }
   }
 
   std::vector<PlanStep> steps;

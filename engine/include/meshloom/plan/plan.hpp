@@ -1,7 +1,7 @@
 // Redistribution plans as plain values: the steps that move a tensor from one state to another, each one
 // collective on one mesh axis (or one merged collective on a flattened group of axes).
 //
-// Example, mesh (2,2,2), tensor (8,8,8) float32, graph planner, fixed weights:
+// Example, mesh (2,2,2), tensor (8,8,8) float32, greedy planner, fixed weights:
 //   S(0)[0]S(0)[1]R -> RS(0)R
 //   step 0  axis 1  all_gather  S(0) -> R      logical shape [4,8,8]  512 bytes  cost 2
 //   step 1  axis 0  all_gather  S(0) -> R      logical shape [8,8,8]  1024 bytes cost 2

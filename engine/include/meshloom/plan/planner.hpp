@@ -11,13 +11,16 @@
 //                                              or target, and no state mixing partial ops beyond {sum, avg}
 //            Neighbours are generated in that order (dims and axes ascending within a case) and the queue
 //            breaks cost ties first-in first-out, so the plans equal PyTorch's also when paths tie.
-//   greedy   PyTorch's older default: placements only, with the nested-sharding detection.
+//   greedy   PyTorch's older default: placements only, with the nested-sharding detection. It refuses states
+//            with a non-default shard order, where its plans would move the wrong data.
 //   auto     greedy when both states have the default shard order, graph otherwise (PyTorch's choice).
 //
-// Example (mesh (2,2,2), tensor (8,8,8), fixed weights):
+// Example (mesh (2,2,2), tensor (8,8,8)):
 //   plan_redistribution({.mesh_shape = {2,2,2}, .tensor_shape = {8,8,8},
-//                        .src = parse_state("S(0)[0]S(0)[1]R"), .dst = parse_state("RS(0)R")}, FixedCostModel())
-//   -> trace "S(0)[0]S(0)[1]R->S(0)RR->RRR->RS(0)R", cost 4
+//                        .src = parse_state("S(0)[0]S(0)[1]R"), .dst = parse_state("RS(0)R")}, model)
+//   fixed weights: "S(0)[0]S(0)[1]R->S(0)S(1)R->RS(1)R->RS(0)R", cost 4 (all_to_all 1 + all_gather 2 + all_to_all
+//   1; it ties with two all_gathers and a chunk, and its first edge is generated first)
+//   comm model:    "S(0)[0]S(0)[1]R->S(0)RR->RRR->RS(0)R", cost 14.41... us
 #pragma once
 
 #include <cstddef>
@@ -40,6 +43,7 @@ enum class PartialVariant : std::uint8_t { Seed, Newest };
 // Limits of the planner's compact state encoding.
 inline constexpr std::size_t kMaxPlanAxes = 12;
 inline constexpr std::int64_t kMaxPlanTensorDims = 16;
+inline constexpr std::int64_t kMaxPlanRanks = 2147483647;  // product of the mesh sizes
 // Default bound on the states one search may settle.
 inline constexpr std::size_t kDefaultStateBudget = 4'000'000;
 
