@@ -11,5 +11,6 @@ namespace meshloom::launcher {
 void add_layout_command(CLI::App& root, int& exit_code);
 void add_mesh_command(CLI::App& root, int& exit_code);
 void add_info_command(CLI::App& root, int& exit_code);
+void add_plan_command(CLI::App& root, int& exit_code);
 
 }  // namespace meshloom::launcher

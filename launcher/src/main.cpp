@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   meshloom::launcher::add_layout_command(app, exit_code);
   meshloom::launcher::add_mesh_command(app, exit_code);
+  meshloom::launcher::add_plan_command(app, exit_code);
   meshloom::launcher::add_info_command(app, exit_code);
   try {
     app.parse(argc, argv);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz_support.hpp"
 #include "mesh_batch.hpp"
 
 namespace {
@@ -19,12 +20,9 @@ using json = nlohmann::json;
 using meshloom::launcher::answer_mesh_line;
 using meshloom::launcher::MeshBatchLimits;
 
-class Gen {
+class Gen : public meshloom::test::FuzzRandom {
 public:
-  explicit Gen(std::uint32_t seed) : rng_(seed) {}
-
-  int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
-  bool coin(int percent) { return pick(100) < percent; }
+  explicit Gen(std::uint32_t seed) : FuzzRandom(seed) {}
 
   json name() {
     static const std::vector<std::string> names = {"dp", "tp", "cp", "pp", "ep", "dp_tp", "dp_cp", "x", "", "root", "a"};
@@ -65,7 +63,7 @@ public:
       }
       std::vector<int> ranks(static_cast<std::size_t>(n));
       for (int i = 0; i < n; ++i) ranks[static_cast<std::size_t>(i)] = i + (coin(10) ? pick(4) : 0);
-      std::shuffle(ranks.begin(), ranks.end(), rng_);
+      std::shuffle(ranks.begin(), ranks.end(), rng());
       std::size_t pos = 0;
       std::function<json(std::size_t)> build = [&](std::size_t d) -> json {
         if (d == dims.size()) return ranks[pos++];
@@ -130,60 +128,17 @@ public:
     line["ops"] = maybe(ops);
     return line;
   }
-
-  std::string corrupt(std::string s) {
-    const int edits = 1 + pick(4);
-    for (int e = 0; e < edits && !s.empty(); ++e) {
-      const auto at = static_cast<std::size_t>(pick(static_cast<int>(s.size())));
-      switch (pick(5)) {
-        case 0: s[at] = static_cast<char>(pick(256)); break;
-        case 1: s.erase(at, 1 + static_cast<std::size_t>(pick(8))); break;
-        case 2: s.insert(at, 1, "[]{}\",:0-9e\\"[pick(12)]); break;
-        case 3: s.resize(at); break;
-        default: s.insert(at, s.substr(at, static_cast<std::size_t>(pick(16)))); break;
-      }
-    }
-    return s;
-  }
-
-  std::string bytes() {
-    std::string s;
-    const int n = pick(64);
-    for (int i = 0; i < n; ++i) s.push_back(static_cast<char>(pick(256)));
-    return s;
-  }
-
-  std::mt19937& rng() { return rng_; }
-
-private:
-  std::mt19937 rng_;
 };
 
 // One answer: one line, a JSON object with a boolean ok; errors are "<Kind>: <message>".
 void check_answer(const std::string& line, const std::string& answer) {
-  ASSERT_EQ(answer.find('\n'), std::string::npos) << line;
   json j;
-  ASSERT_NO_THROW(j = json::parse(answer)) << line << "\n" << answer;
-  ASSERT_TRUE(j.is_object()) << answer;
-  ASSERT_TRUE(j.contains("ok") && j["ok"].is_boolean()) << answer;
-  auto check_error = [&](const json& e) {
-    ASSERT_TRUE(e.contains("error") && e["error"].is_string()) << answer;
-    const auto text = e["error"].get<std::string>();
-    const auto colon = text.find(": ");
-    ASSERT_NE(colon, std::string::npos) << text;
-    const auto kind = text.substr(0, colon);
-    EXPECT_TRUE(kind == "ValueError" || kind == "KeyError" || kind == "RuntimeError" || kind == "IndexError" ||
-                kind == "NotImplementedError" || kind == "TypeError")
-        << text;
-  };
-  if (!j["ok"].get<bool>()) {
-    check_error(j);
-    return;
-  }
+  meshloom::test::check_answer_line(line, answer, j);
+  if (::testing::Test::HasFatalFailure() || !j["ok"].get<bool>()) return;
   ASSERT_TRUE(j["results"].is_array()) << answer;
   for (const auto& r : j["results"]) {
     ASSERT_TRUE(r.is_object() && r.contains("ok") && r["ok"].is_boolean()) << answer;
-    if (!r["ok"].get<bool>()) check_error(r);
+    if (!r["ok"].get<bool>()) meshloom::test::check_error_text(r, answer);
   }
   // One result per op when the ops parsed as a list.
   const json in = json::parse(line, nullptr, false);

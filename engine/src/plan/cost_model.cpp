@@ -1,5 +1,6 @@
 #include "meshloom/plan/cost_model.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -43,9 +44,12 @@ MeshTopology mesh_topology(const std::vector<std::int64_t>& mesh_shape, std::int
   MeshTopology t;
   t.bandwidth_gbps.assign(mesh_shape.size(), 87.7);
   t.latency_us.assign(mesh_shape.size(), 0.6);
+  // Once the running product passes devices_per_host every outer axis crosses hosts too, so the product
+  // saturates there instead of overflowing on huge meshes.
   std::int64_t total = 1;
   for (std::size_t axis = mesh_shape.size(); axis-- > 0;) {
-    total *= mesh_shape[axis];
+    const std::int64_t size = std::max<std::int64_t>(1, mesh_shape[axis]);
+    total = total > devices_per_host / size ? devices_per_host + 1 : total * size;
     if (total > devices_per_host) {
       t.bandwidth_gbps[axis] *= 0.22;
       t.latency_us[axis] = 2.7;

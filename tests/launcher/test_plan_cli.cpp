@@ -1,0 +1,219 @@
+// meshloom-launch plan, run as a user runs it: the human table, --compare, --batch over a file of lines, exit
+// statuses.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#ifndef MESHLOOM_LAUNCH_PATH
+#error "MESHLOOM_LAUNCH_PATH must name the meshloom-launch binary"
+#endif
+
+namespace {
+
+struct Launched {
+  std::string out;
+  int status = -1;
+};
+
+// Runs `meshloom-launch <args>` through the shell; stdout is captured (stderr too when the args redirect it).
+Launched launch(const std::string& args) {
+  const std::string command = std::string("'") + MESHLOOM_LAUNCH_PATH + "' " + args;
+  Launched r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::filesystem::path temp_dir() {
+  return std::filesystem::temp_directory_path() / ("meshloom_plan_cli_" + std::to_string(::getpid()));
+}
+
+// Removes the temporary files when the test program ends.
+struct TempCleanup {
+  ~TempCleanup() {
+    std::error_code ec;
+    std::filesystem::remove_all(temp_dir(), ec);
+  }
+} const temp_cleanup;
+
+std::filesystem::path write_temp(const std::string& name, const std::string& content) {
+  const auto dir = temp_dir();
+  std::filesystem::create_directories(dir);
+  const auto path = dir / name;
+  std::ofstream(path, std::ios::binary) << content;
+  return path;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+TEST(PlanCli, HumanTableFixedModel) {
+  const Launched r = launch("plan --mesh 2,2,2 --names pp,dp,tp --tensor 8,8,8 --src 'S(0)[0]S(0)[1]R' --dst 'RS(0)R' "
+                            "--cost fixed 2>&1");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out,
+            "plan S(0)[0]S(0)[1]R -> RS(0)R\n"
+            "  mesh (pp=2, dp=2, tp=2), tensor [8, 8, 8], itemsize 4, shapes at coordinate [0, 0, 0]\n"
+            "  planner graph, variant newest, cost model fixed (all_reduce 4, all_to_all 1, all_gather 2, "
+            "reduce_scatter 2, chunk 0)\n"
+            "\n"
+            "step  axis  collective  from -> to    logical shape  bytes  cost\n"
+            "   0  dp    all_to_all  S(0) -> S(1)  [4, 8, 8]        512     1\n"
+            "   1  pp    all_gather  S(0) -> R     [8, 4, 8]        512     2\n"
+            "   2  dp    all_to_all  S(1) -> S(0)  [8, 8, 8]       1024     1\n"
+            "\n"
+            "trace: S(0)[0]S(0)[1]R->S(0)S(1)R->RS(1)R->RS(0)R\n"
+            "cost: 4\n"
+            "states explored: 93\n");
+}
+
+TEST(PlanCli, HumanTableMergedStepDtypeAndCommModel) {
+  const Launched r = launch("plan --mesh 2,2 --names dp,tp --tensor 8,8 --src PP --dst RR --flatten dp,tp "
+                            "--dtype bfloat16 2>&1");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out,
+            "plan P(sum)P(sum) -> RR\n"
+            "  mesh (dp=2, tp=2), tensor [8, 8], bfloat16, shapes at coordinate [0, 0]\n"
+            "  planner graph, variant newest, cost model comm (8 devices per host)\n"
+            "\n"
+            "step  axis   collective           from -> to   logical shape  bytes        cost\n"
+            "   0  dp,tp  all_reduce (merged)  P(sum) -> R  [8, 8]           128  15.6027 us\n"
+            "\n"
+            "trace: P(sum)P(sum)-->RR\n"
+            "cost: 15.6027 us\n"
+            "states explored: 18\n");
+}
+
+TEST(PlanCli, CompareSaysWhichIsCheaper) {
+  const Launched r = launch("plan --mesh 2,2 --tensor 8,8 --src 'S(0)S(1)' --dst 'RS(0)' --cost fixed --compare 2>&1");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out,
+            "compare planners: S(0)S(1) -> RS(0) on mesh (2, 2), tensor [8, 8]\n"
+            "  variant newest, cost model fixed (all_reduce 4, all_to_all 1, all_gather 2, reduce_scatter 2, chunk 0)\n"
+            "\n"
+            "planner          cost  steps  states  trace\n"
+            "graph               3      2       6  S(0)S(1)->RS(1)->RS(0)\n"
+            "greedy              4      3       4  S(0)S(1)->S(0)R->RR->RS(0)\n"
+            "auto (= greedy)     4      3       4  S(0)S(1)->S(0)R->RR->RS(0)\n"
+            "\n"
+            "graph is cheaper: 3 against 4 for greedy\n");
+  const Launched same = launch("plan --mesh 2 --tensor 8 --src 'S(0)' --dst R --compare 2>&1");
+  EXPECT_EQ(same.status, 0);
+  EXPECT_NE(same.out.find("\ngraph and greedy cost the same: "), std::string::npos) << same.out;
+}
+
+TEST(PlanCli, BatchAnswersOneLinePerInputLine) {
+  const std::string input =
+      R"J({"mesh": [2, 2, 2], "tensor_shape": [8, 8, 8], "src": "S(0)[0]S(0)[1]R", "dst": "RS(0)R", "cost_model": "fixed"})J"
+      "\n"
+      "not json at all\n"
+      "\n"
+      "\xff\xfe garbage \x01\n"
+      R"J({"mesh": [2], "tensor_shape": [4], "src": "R", "dst": "R", "bogus": 1})J"
+      "\n"
+      R"J({"mesh": [2], "tensor_shape": [4], "src": "S(0)", "dst": "R", "cost_model": "fixed"})J";  // no final newline
+  const auto path = write_temp("batch.jsonl", input);
+  const Launched r = launch("plan --batch < '" + path.string() + "' 2>/dev/null");
+  EXPECT_EQ(r.status, 0);
+  const auto lines = lines_of(r.out);
+  ASSERT_EQ(lines.size(), 6U) << r.out;
+  const auto first = nlohmann::json::parse(lines[0]);
+  EXPECT_EQ(first["ok"], true);
+  EXPECT_EQ(first["trace"], "S(0)[0]S(0)[1]R->S(0)S(1)R->RS(1)R->RS(0)R");
+  EXPECT_NE(lines[0].find("\"cost\":4.0,"), std::string::npos) << lines[0];
+  for (std::size_t i : {1U, 2U, 3U, 4U}) {
+    const auto j = nlohmann::json::parse(lines[i]);
+    EXPECT_EQ(j["ok"], false) << lines[i];
+    EXPECT_EQ(j["error"].get<std::string>().rfind("ValueError: ", 0), 0U) << lines[i];
+  }
+  EXPECT_EQ(lines[5],
+            R"J({"ok":true,"cost":2.0,"path":["S(0)","R"],"trace":"S(0)->R","steps":[{"axes":[0],"collective":"all_gather",)J"
+            R"J("from":"S(0)","to":"R","cost":2.0,"logical_shape":[4],"bytes":8,"merged":false}],"comm_counts":{"all_gather":1},)J"
+            R"J("states_explored":2})J");
+  EXPECT_EQ(r.out.back(), '\n');
+}
+
+TEST(PlanCli, BatchEdgeCasesAndExitStatuses) {
+  Launched r = launch("plan --batch < /dev/null");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, "");
+  r = launch("plan --batch < / 2>/dev/null");  // reading a directory fails
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "");
+  r = launch("plan --batch --mesh 2 < /dev/null 2>&1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "error: ValueError: --batch reads everything from standard input; --mesh cannot be combined with it\n");
+}
+
+TEST(PlanCli, ErrorsExitTwoNamingTheValue) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"plan --mesh 2,x --tensor 8 --src R --dst R", "error: ValueError: --mesh \"2,x\": \"x\" is not an integer\n"},
+      {"plan --mesh 2 --tensor 8 --src R", "error: ValueError: --dst is required (e.g. plan --mesh 2,2 --tensor 8,8 "
+                                           "--src S(0)R --dst RS(0), or --batch)\n"},
+      {"plan --mesh 2 --tensor 8 --src 'S(0)X' --dst R",
+       "error: ValueError: --src \"S(0)X\": cannot parse state: position 4, token \"X\": expected a placement: R, S(d), "
+       "S(d)[k], P, P(op), Replicate(), Shard(d) or Partial(op)\n"},
+      {"plan --mesh 2 --tensor 8 --src R --dst R --planner fast",
+       "error: ValueError: --planner \"fast\": unknown planner (expected graph, greedy, auto)\n"},
+      {"plan --mesh 2 --tensor 8 --src R --dst R --cost fixed --weights frob=1",
+       "error: ValueError: --weights \"frob=1\": unknown weight \"frob\" (expected all_reduce, all_to_all, all_gather, "
+       "reduce_scatter, chunk)\n"},
+      {"plan --mesh 2 --tensor 8 --src R --dst R --weights chunk=x",
+       "error: ValueError: --weights \"chunk=x\": \"x\" is not a number\n"},
+      {"plan --mesh 2 --tensor 8 --src R --dst R --dtype float7",
+       "error: ValueError: --dtype \"float7\": unknown dtype (expected one of float32, float, float64, double, float16, "
+       "half, bfloat16, float8_e4m3fn, float8_e5m2, int64, long, int32, int, int16, short, int8, uint8, bool, complex64, "
+       "complex128)\n"},
+      {"plan --mesh 2 --tensor 8 --src R --dst R --dtype float32 --itemsize 4",
+       "error: ValueError: give either --itemsize or --dtype, not both\n"},
+      {"plan --mesh 2,2 --names dp,tp --tensor 8 --src RR --dst RR --flatten dp,cp",
+       "error: KeyError: --flatten \"dp,cp\" = \"cp\": no mesh axis has that name (axes: \"dp\", \"tp\")\n"},
+      {"plan --mesh 2 --tensor 8 --src 'P(sum)' --dst 'P(max)'",
+       "error: ValueError: Redistribution from one partial type (sum) to another (max) on mesh axis 0 is unsupported\n"},
+      {"plan --mesh 2 --tensor 8 --src R --dst R --compare --planner graph",
+       "error: ValueError: --compare plans with every planner; --planner cannot be combined with it\n"},
+      {"plan --mesh 2 --tensor 8 --src R --dst R --cost calibrated",
+       "error: ValueError: the calibrated cost model needs a calibration (a calibration file from `meshloom-launch "
+       "calibrate`)\n"},
+  };
+  for (const auto& [args, expected] : cases) {
+    const Launched r = launch(args + " 2>&1");
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_EQ(r.out, expected) << args;
+  }
+}
+
+TEST(PlanCli, CalibrationFile) {
+  const auto path = write_temp(
+      "cal.json",
+      R"J({"format": "meshloom-calibration", "version": 1, "backend": "mpi", "world": 4, "mesh": {"shape": [2, 2], "names": ["dp", "tp"]},
+           "axes": {"dp": {"all_gather": {"alpha_us": 20.0, "busbw_gbps": 10.0, "r2": 0.99, "samples": 8}},
+                    "tp": {"all_gather": {"alpha_us": 5.0, "busbw_gbps": 100.0, "r2": 0.99, "samples": 8}}}})J");
+  const Launched r = launch("plan --mesh 2,2 --tensor 1024,1024 --src 'S(0)S(1)' --dst RR --calibration '" +
+                            path.string() + "' 2>&1");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("cost model calibrated (mpi calibration, axes dp, tp)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\ntrace: S(0)S(1)->RS(1)->RR\n"), std::string::npos) << r.out;
+}
+
+}  // namespace
