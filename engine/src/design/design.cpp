@@ -41,18 +41,6 @@ using detail::strings_inline;
 // The document's noun in messages ("a design is a JSON object", "a design has ...").
 constexpr std::string_view kNoun = "a design";
 
-constexpr std::array<std::pair<DType, std::string_view>, 10> kDTypes{{
-    {DType::Float32, "float32"},
-    {DType::Float16, "float16"},
-    {DType::BFloat16, "bfloat16"},
-    {DType::Float64, "float64"},
-    {DType::Int32, "int32"},
-    {DType::Int64, "int64"},
-    {DType::Int8, "int8"},
-    {DType::UInt8, "uint8"},
-    {DType::Float8E4M3, "float8_e4m3"},
-    {DType::Float8E5M2, "float8_e5m2"},
-}};
 
 void expect_object(const json& value, const std::string& path) { detail::expect_object(value, path, kNoun); }
 
@@ -103,7 +91,7 @@ DesignTensor tensor_from_json(const json& value, const std::string& path) {
   const std::optional<DType> parsed = dtype_from_string(dtype);
   if (!parsed) {
     std::vector<std::string> names;
-    for (const auto& [d, name] : kDTypes) names.emplace_back(name);
+    for (const auto name : dtype_names()) names.emplace_back(name);
     bad_value(field(path, "dtype"), render_text(dtype), "unknown dtype; expected one of " + join(names));
   }
   tensor.dtype = *parsed;
@@ -264,36 +252,6 @@ void validate_tensor(const DesignTensor& tensor, const std::string& path, const 
 }
 
 }  // namespace
-
-std::string_view to_string(DType dtype) noexcept {
-  for (const auto& [value, name] : kDTypes) {
-    if (value == dtype) return name;
-  }
-  return "unknown";
-}
-
-std::optional<DType> dtype_from_string(std::string_view text) noexcept {
-  for (const auto& [value, name] : kDTypes) {
-    if (name == text) return value;
-  }
-  return std::nullopt;
-}
-
-std::int64_t itemsize(DType dtype) noexcept {
-  switch (dtype) {
-    case DType::Float64:
-    case DType::Int64: return 8;
-    case DType::Float32:
-    case DType::Int32: return 4;
-    case DType::Float16:
-    case DType::BFloat16: return 2;
-    case DType::Int8:
-    case DType::UInt8:
-    case DType::Float8E4M3:
-    case DType::Float8E5M2: return 1;
-  }
-  return 1;
-}
 
 void validate_design(const Design& design) {
   check_text(design.name, "name", 1, kMaxDesignTitleBytes, true);

@@ -52,6 +52,7 @@
 #include <string_view>
 #include <vector>
 
+#include "meshloom/dtype.hpp"
 #include "meshloom/mesh/mesh_spec.hpp"
 #include "meshloom/plan/state.hpp"
 
@@ -73,18 +74,6 @@ inline constexpr std::size_t kMaxDesignTitleBytes = 128;  // Design::name
 inline constexpr std::size_t kMaxDesignDescriptionBytes = std::size_t{64} << 10;
 inline constexpr std::size_t kMaxDesignPathBytes = 4096;  // Design::calibration
 inline constexpr std::size_t kMaxDesignJsonDepth = 16;
-
-// Element types of design tensors.
-enum class DType : std::uint8_t {
-  Float32, Float16, BFloat16, Float64, Int32, Int64, Int8, UInt8, Float8E4M3, Float8E5M2
-};
-
-// "float32", "float16", "bfloat16", "float64", "int32", "int64", "int8", "uint8", "float8_e4m3", "float8_e5m2".
-[[nodiscard]] std::string_view to_string(DType dtype) noexcept;
-// The inverse of to_string; nullopt for anything else.
-[[nodiscard]] std::optional<DType> dtype_from_string(std::string_view text) noexcept;
-// Bytes per element: 4, 2, 2, 8, 4, 8, 1, 1, 1, 1.
-[[nodiscard]] std::int64_t itemsize(DType dtype) noexcept;
 
 // A tensor to redistribute: its global shape and element type, and the states it moves between.
 struct DesignTensor {
