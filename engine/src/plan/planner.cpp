@@ -282,39 +282,44 @@ StepCostInput cost_input(const Problem& p, const Compact& c) {
 // Open-addressing map from packed state to node index.
 class NodeTable {
 public:
-  NodeTable() { slots_.assign(1024, kEmpty); }
+  NodeTable() { slots_.assign(1024, Slot{}); }
 
-  // The node of `key`, created when new (second = true).
+  // The node of `key`, created when new (second = true). A slot holds the key beside its node, so a lookup
+  // touches one cache line.
   std::pair<std::uint32_t, bool> find_or_add(const Key& key) {
     if ((keys_.size() + 1) * 2 > slots_.size()) grow();
     std::size_t i = hash(key) & (slots_.size() - 1);
-    while (slots_[i] != kEmpty) {
-      if (keys_[slots_[i]] == key) return {slots_[i], false};
+    while (slots_[i].node != kEmpty) {
+      if (slots_[i].key == key) return {slots_[i].node, false};
       i = (i + 1) & (slots_.size() - 1);
     }
-    slots_[i] = static_cast<std::uint32_t>(keys_.size());
+    slots_[i] = {key, static_cast<std::uint32_t>(keys_.size())};
     keys_.push_back(key);
-    return {slots_[i], true};
+    return {slots_[i].node, true};
   }
-  [[nodiscard]] std::size_t size() const noexcept { return keys_.size(); }
+  [[nodiscard]] const Key& key(std::uint32_t node) const noexcept { return keys_[node]; }
 
 private:
   static constexpr std::uint32_t kEmpty = std::numeric_limits<std::uint32_t>::max();
+  struct Slot {
+    Key key;
+    std::uint32_t node = kEmpty;
+  };
   static std::size_t hash(const Key& k) noexcept {
     std::uint64_t h = k.lo * 0x9e3779b97f4a7c15ULL ^ (k.hi + 0x632be59bd9b4e019ULL) * 0xbf58476d1ce4e5b9ULL;
     return static_cast<std::size_t>(h ^ (h >> 31));
   }
   void grow() {
-    std::vector<std::uint32_t> bigger(slots_.size() * 2, kEmpty);
+    std::vector<Slot> bigger(slots_.size() * 2, Slot{});
     for (std::uint32_t node = 0; node < keys_.size(); ++node) {
       std::size_t i = hash(keys_[node]) & (bigger.size() - 1);
-      while (bigger[i] != kEmpty) i = (i + 1) & (bigger.size() - 1);
-      bigger[i] = node;
+      while (bigger[i].node != kEmpty) i = (i + 1) & (bigger.size() - 1);
+      bigger[i] = {keys_[node], node};
     }
     slots_ = std::move(bigger);
   }
-  std::vector<std::uint32_t> slots_;
-  std::vector<Key> keys_;
+  std::vector<Slot> slots_;
+  std::vector<Key> keys_;  // by node
 };
 
 // PyTorch's find_min_cost_path: a heap of (cost, push counter), a state settled when first popped, the search
@@ -323,7 +328,6 @@ private:
 std::vector<Compact> dijkstra(const Problem& p, const Compact& src, const Compact& dst, std::size_t& settled_count) {
   constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
   struct Node {
-    Key key;
     double best = std::numeric_limits<double>::infinity();
     std::uint32_t parent = kNone;
     bool settled = false;
@@ -341,7 +345,7 @@ std::vector<Compact> dijkstra(const Problem& p, const Compact& src, const Compac
   const Key dst_key = dst.key();
 
   (void)table.find_or_add(src.key());
-  nodes.push_back({src.key(), 0.0, kNone, false});
+  nodes.push_back({0.0, kNone, false});
   heap.push({0.0, counter, 0});
   settled_count = 0;
   while (!heap.empty()) {
@@ -354,10 +358,10 @@ std::vector<Compact> dijkstra(const Problem& p, const Compact& src, const Compac
       raise(ErrorKind::RuntimeError, "planning exceeded its state budget of " + std::to_string(p.request->state_budget) +
                                          " states; raise the budget or simplify the request");
     }
-    const Key key = nodes[top.node].key;
+    const Key key = table.key(top.node);
     if (key == dst_key) {
       std::vector<Compact> path;
-      for (std::uint32_t n = top.node; n != kNone; n = nodes[n].parent) path.push_back(decode(nodes[n].key, src.n));
+      for (std::uint32_t n = top.node; n != kNone; n = nodes[n].parent) path.push_back(decode(table.key(n), src.n));
       std::reverse(path.begin(), path.end());
       return path;
     }
@@ -377,7 +381,7 @@ std::vector<Compact> dijkstra(const Problem& p, const Compact& src, const Compac
       const double cost = top.cost + priced[k][e.axis];
       const Key next = with_code(key, e.axis, code_of(e.kind, e.arg, e.pos));
       const auto [node, added] = table.find_or_add(next);
-      if (added) nodes.push_back({next});
+      if (added) nodes.emplace_back();
       Node& n = nodes[node];
       if (n.settled || !(cost < n.best)) return;
       n.best = cost;
