@@ -23,6 +23,7 @@
 #include "meshloom/error.hpp"
 #include "meshloom/plan/plan.hpp"
 #include "meshloom/plan/planner.hpp"
+#include "meshloom/plan/simulator.hpp"
 #include "meshloom/plan/state.hpp"
 #include "plan_batch.hpp"
 #include "text_format.hpp"
@@ -34,6 +35,7 @@ namespace {
 struct PlanOptions {
   bool batch = false;
   bool compare = false;
+  bool verify = false;
   std::string mesh, names, tensor, src, dst, planner, variant, cost, weights, calibration, itemsize, dtype,
       devices_per_host, coordinate, state_budget;
   std::vector<std::string> flatten;
@@ -291,13 +293,28 @@ void print_comparison(std::ostream& out, const HumanSetup& h, const CostModel& m
   }
 }
 
+// Runs the plan on real data on a virtual cluster (the engine's simulator) and says whether every rank ends with
+// exactly its part of the target. Exit status 1 when it does not.
+int print_verification(std::ostream& out, const PlanRequest& request, const Plan& plan) {
+  std::int64_t ranks = 1;
+  for (const auto s : request.mesh_shape) ranks *= s;
+  const SimulationResult result = simulate(request, plan);
+  if (result.ok) {
+    out << "verified: " << result.steps_executed << " steps on " << ranks << " simulated ranks, "
+        << result.elements_checked << " elements equal to the target\n";
+    return 0;
+  }
+  out << "verification FAILED: " << result.error << "\n";
+  return 1;
+}
+
 int run(const PlanOptions& o, const CLI::App& cmd) {
   auto given = [&cmd](const char* name) { return cmd.count(name) > 0; };
   try {
     if (o.batch) {
       for (const char* name : {"--mesh", "--names", "--tensor", "--src", "--dst", "--planner", "--variant", "--cost",
                                "--weights", "--calibration", "--itemsize", "--dtype", "--devices-per-host",
-                               "--flatten", "--coordinate", "--compare", "--state-budget"}) {
+                               "--flatten", "--coordinate", "--compare", "--state-budget", "--verify"}) {
         if (given(name)) raise(ErrorKind::ValueError, std::string("--batch reads everything from standard input; ") +
                                                           name + " cannot be combined with it");
       }
@@ -309,17 +326,21 @@ int run(const PlanOptions& o, const CLI::App& cmd) {
     if (o.compare && given("--planner")) {
       raise(ErrorKind::ValueError, "--compare plans with every planner; --planner cannot be combined with it");
     }
+    if (o.compare && o.verify) raise(ErrorKind::ValueError, "--verify checks one plan; it cannot be combined with --compare");
     const HumanSetup h = parse_options(o, cmd);
     const auto model = make_cost_model(h.setup);
     // Print only a complete answer: an error halfway leaves stdout empty.
     std::ostringstream buffer;
+    int status = 0;
     if (o.compare) {
       print_comparison(buffer, h, *model);
     } else {
-      print_plan(buffer, h, plan_redistribution(h.setup.request, *model));
+      const Plan plan = plan_redistribution(h.setup.request, *model);
+      print_plan(buffer, h, plan);
+      if (o.verify) status = print_verification(buffer, h.setup.request, plan);
     }
     std::cout << buffer.str();
-    return 0;
+    return status;
   } catch (const Error& e) {
     std::cerr << "error: " << e.what() << "\n";
   } catch (const std::exception& e) {
@@ -365,6 +386,8 @@ void add_plan_command(CLI::App& root, int& exit_code) {
   cmd->add_option("--state-budget", o->state_budget, "Most states the search may settle (default 4000000)")
       ->type_name("N");
   cmd->add_flag("--compare", o->compare, "Plan with graph, greedy and auto and compare their costs");
+  cmd->add_flag("--verify", o->verify,
+                "Run the plan on real data on a simulated cluster and check every rank's result (exit 1 if wrong)");
   cmd->callback([o, cmd, &exit_code] { exit_code = run(*o, *cmd); });
 }
 

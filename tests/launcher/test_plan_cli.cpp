@@ -87,6 +87,17 @@ TEST(PlanCli, HumanTableFixedModel) {
             "states explored: 93\n");
 }
 
+TEST(PlanCli, VerifyRunsThePlanOnSimulatedRanks) {
+  const Launched ok = launch("plan --mesh 2,2,2 --tensor 7,5,3 --src 'S(0)[1]S(0)[0]S(0)[2]' --dst 'P(sum)S(1)R' "
+                             "--cost fixed --verify 2>&1");
+  EXPECT_EQ(ok.status, 0);
+  EXPECT_NE(ok.out.find("\nverified: 3 steps on 8 simulated ranks, 420 elements equal to the target\n"),
+            std::string::npos) << ok.out;
+  const Launched both = launch("plan --mesh 2 --tensor 4 --src 'S(0)' --dst R --compare --verify 2>&1");
+  EXPECT_EQ(both.status, 2);
+  EXPECT_NE(both.out.find("--verify checks one plan"), std::string::npos) << both.out;
+}
+
 TEST(PlanCli, HumanTableMergedStepDtypeAndCommModel) {
   const Launched r = launch("plan --mesh 2,2 --names dp,tp --tensor 8,8 --src PP --dst RR --flatten dp,tp "
                             "--dtype bfloat16 2>&1");
