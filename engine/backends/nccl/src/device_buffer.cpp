@@ -1,0 +1,95 @@
+#include "meshloom/backends/device_buffer.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+#include <utility>
+
+#include "cuda_error.hpp"
+#include "meshloom/error.hpp"
+
+namespace meshloom::nccl {
+
+using detail::check_cuda;
+
+int cuda_device_count() noexcept {
+  int count = 0;  // left unwritten when the call fails
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+DeviceBuffer::DeviceBuffer(std::size_t count, DType dtype, int device) : count_(count), dtype_(dtype), device_(device) {
+  if (device < 0) raise(ErrorKind::ValueError, "DeviceBuffer: device must be >= 0, got " + std::to_string(device));
+  check_cuda(cudaSetDevice(device), "cudaSetDevice(" + std::to_string(device) + ")");
+  if (count == 0) return;
+  check_cuda(cudaMalloc(&data_, bytes()), "cudaMalloc(" + std::to_string(bytes()) + " bytes)",
+             "device " + std::to_string(device));
+}
+
+DeviceBuffer::~DeviceBuffer() { release(); }
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      count_(std::exchange(other.count_, 0)),
+      dtype_(other.dtype_),
+      device_(other.device_) {}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
+  if (this != &other) {
+    release();
+    data_ = std::exchange(other.data_, nullptr);
+    count_ = std::exchange(other.count_, 0);
+    dtype_ = other.dtype_;
+    device_ = other.device_;
+  }
+  return *this;
+}
+
+void DeviceBuffer::release() noexcept {
+  if (data_ == nullptr) return;
+  // cudaFree synchronizes the device; its error (a dead context during teardown) cannot be reported here.
+  if (cudaFree(data_) != cudaSuccess) (void)cudaGetLastError();
+  data_ = nullptr;
+  count_ = 0;
+}
+
+std::size_t DeviceBuffer::bytes() const noexcept { return count_ * static_cast<std::size_t>(itemsize(dtype_)); }
+
+void DeviceBuffer::copy_from_host(const void* src, std::size_t n) {
+  if (n > bytes()) {
+    raise(ErrorKind::ValueError, "DeviceBuffer::copy_from_host: " + std::to_string(n) + " bytes into a buffer of " +
+                                     std::to_string(bytes()));
+  }
+  if (n == 0) return;
+  check_cuda(cudaMemcpy(data_, src, n, cudaMemcpyHostToDevice), "cudaMemcpy(host to device)");
+}
+
+void DeviceBuffer::copy_to_host(void* dst, std::size_t n) const {
+  if (n > bytes()) {
+    raise(ErrorKind::ValueError, "DeviceBuffer::copy_to_host: " + std::to_string(n) + " bytes from a buffer of " +
+                                     std::to_string(bytes()));
+  }
+  if (n == 0) return;
+  check_cuda(cudaMemcpy(dst, data_, n, cudaMemcpyDeviceToHost), "cudaMemcpy(device to host)");
+}
+
+void DeviceBuffer::fill_zero() {
+  if (data_ == nullptr) return;
+  check_cuda(cudaMemset(data_, 0, bytes()), "cudaMemset");
+}
+
+void DeviceBuffer::check_host(std::size_t element_size, std::size_t count) const {
+  if (element_size != static_cast<std::size_t>(itemsize(dtype_))) {
+    raise(ErrorKind::ValueError, "DeviceBuffer: host elements of " + std::to_string(element_size) +
+                                     " bytes for dtype " + std::string(to_string(dtype_)));
+  }
+  if (count != count_) {
+    raise(ErrorKind::ValueError, "DeviceBuffer: " + std::to_string(count) + " host elements for a buffer of " +
+                                     std::to_string(count_));
+  }
+}
+
+}  // namespace meshloom::nccl
