@@ -1,0 +1,88 @@
+// The communicator interface every backend implements (Open MPI on CPU buffers, NCCL on device buffers). The
+// engine core only sees this header: no MPI, NCCL or CUDA type appears here.
+//
+// Semantics follow NCCL and nccl-tests:
+//   all_reduce      count elements in, count out, reduced with op on every rank
+//   all_gather      count in per rank, count * size out, rank r's block at offset r * count
+//   reduce_scatter  count * size in, count out: rank r keeps block r of the reduction
+//   all_to_all      count * size in and out: block j of rank r goes to block r of rank j
+//   broadcast       count from root to every rank, in place
+// Buffers are typed by meshloom::DType and addressed by Buffer: a pointer the backend understands (host memory for
+// MPI, device memory for NCCL) plus an element count. A backend that cannot reduce a dtype (float8 on MPI, say)
+// throws ValueError naming it. Every operation is collective over the communicator and
+// blocking from the caller's view; a backend honours a per-operation timeout and then throws TimeoutError
+// (after which the job must abort: collectives cannot be cancelled portably).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "meshloom/dtype.hpp"
+#include "meshloom/plan/state.hpp"
+
+namespace meshloom::comm {
+
+struct Buffer {
+  void* data = nullptr;
+  std::size_t count = 0;  // elements
+  DType dtype = DType::Float32;
+};
+
+struct ConstBuffer {
+  const void* data = nullptr;
+  std::size_t count = 0;
+  DType dtype = DType::Float32;
+};
+
+// A collective that did not finish within its timeout. The message names the rank, the communicator (axis),
+// the collective and the size.
+class TimeoutError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+class Communicator {
+public:
+  virtual ~Communicator() = default;
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  [[nodiscard]] virtual int rank() const noexcept = 0;
+  [[nodiscard]] virtual int size() const noexcept = 0;
+  // A label for messages ("world", "tp", "dp_cp").
+  [[nodiscard]] virtual const std::string& name() const noexcept = 0;
+  [[nodiscard]] virtual std::string_view backend() const noexcept = 0;
+
+  virtual void all_reduce(ConstBuffer in, Buffer out, ReduceOp op) = 0;
+  virtual void all_gather(ConstBuffer in, Buffer out) = 0;
+  virtual void reduce_scatter(ConstBuffer in, Buffer out, ReduceOp op) = 0;
+  virtual void all_to_all(ConstBuffer in, Buffer out) = 0;
+  virtual void broadcast(Buffer buffer, int root) = 0;
+  virtual void barrier() = 0;
+  // Waits until the work queued so far has finished (a no-op for backends that complete on return).
+  virtual void synchronize() = 0;
+
+  // MPI_Comm_split / ncclCommSplit: ranks with equal color form one new communicator, ordered by key then by
+  // old rank; color < 0 gives none (nullptr). Collective over this communicator.
+  [[nodiscard]] virtual std::unique_ptr<Communicator> split(int color, int key, std::string name) = 0;
+  // Ends the job's communication after a failure; never returns normally on MPI (MPI_Abort).
+  virtual void abort(int error_code) noexcept = 0;
+
+  // The timeout of every later operation; zero means none.
+  void set_timeout(std::chrono::milliseconds timeout) noexcept { timeout_ = timeout; }
+  [[nodiscard]] std::chrono::milliseconds timeout() const noexcept { return timeout_; }
+
+protected:
+  Communicator() = default;
+
+private:
+  std::chrono::milliseconds timeout_{0};
+};
+
+}  // namespace meshloom::comm
