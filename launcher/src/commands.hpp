@@ -12,5 +12,7 @@ void add_layout_command(CLI::App& root, int& exit_code);
 void add_mesh_command(CLI::App& root, int& exit_code);
 void add_info_command(CLI::App& root, int& exit_code);
 void add_plan_command(CLI::App& root, int& exit_code);
+void add_bench_command(CLI::App& root, int& exit_code);
+void add_calibrate_command(CLI::App& root, int& exit_code);
 
 }  // namespace meshloom::launcher

@@ -14,6 +14,8 @@ int main(int argc, char** argv) {
   meshloom::launcher::add_layout_command(app, exit_code);
   meshloom::launcher::add_mesh_command(app, exit_code);
   meshloom::launcher::add_plan_command(app, exit_code);
+  meshloom::launcher::add_bench_command(app, exit_code);
+  meshloom::launcher::add_calibrate_command(app, exit_code);
   meshloom::launcher::add_info_command(app, exit_code);
   try {
     app.parse(argc, argv);

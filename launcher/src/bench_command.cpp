@@ -1,0 +1,379 @@
+// `meshloom-launch bench` and `meshloom-launch calibrate`: the CLI wiring. bench runs the collective sweep of
+// bench_run.cpp under mpirun; calibrate runs the same sweep (or reads a finished run's JSON Lines with --from, no
+// MPI needed) and fits the contract's calibration file (calibrate_fit.cpp, calibrate_io.cpp).
+#include <CLI/CLI.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <exception>
+#include <filesystem>
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench_format.hpp"
+#include "bench_io.hpp"
+#include "bench_run.hpp"
+#include "calibrate_io.hpp"
+#include "commands.hpp"
+#include "meshloom/backends/mpi_communicator.hpp"
+#include "meshloom/backends/mpi_runtime.hpp"
+#include "meshloom/comm/mesh_groups.hpp"
+#include "meshloom/design/design.hpp"
+#include "meshloom/error.hpp"
+#include "meshloom/plan/cost_model.hpp"
+#include "sizes.hpp"
+#include "text_format.hpp"
+
+namespace meshloom::launcher {
+
+namespace {
+
+struct BenchCliOptions {
+  std::string design, shape, names, world, axes, collectives, min_bytes, max_bytes, step_factor, warmup, iters, dtype,
+      op, timeout, jsonl, out, from;
+  std::vector<std::string> flatten;
+  bool check = false;
+};
+
+// Exit statuses: 0 ok, 1 a check found wrong elements, 2 an error.
+constexpr int kExitError = 2;
+constexpr int kAbortCode = 3;
+
+struct MeshChoice {
+  MeshSpec spec;
+  bool named = true;
+  std::optional<std::int64_t> world;  // --world or the design's world
+};
+
+MeshChoice parse_mesh_choice(const BenchCliOptions& o, const CLI::App& cmd) {
+  auto given = [&cmd](const char* name) { return cmd.count(name) > 0; };
+  MeshChoice m;
+  if (given("--design")) {
+    for (const char* name : {"--shape", "--names", "--flatten"}) {
+      if (given(name)) raise(ErrorKind::ValueError, std::string("give either --design or ") + name + ", not both");
+    }
+    const Design design = load_design(o.design);
+    m.spec = design.mesh;
+    m.world = design.world;
+  } else {
+    if (!given("--shape")) raise(ErrorKind::ValueError, "give the mesh: --shape (and --names) or --design FILE");
+    m.spec.shape = parse_int_list(o.shape, "--shape");
+    if (given("--names")) {
+      m.spec.names = parse_name_list(o.names, "--names");
+    } else {
+      m.named = false;
+      for (std::size_t i = 0; i < m.spec.shape.size(); ++i) m.spec.names.push_back(std::to_string(i));
+    }
+    for (const auto& f : o.flatten) {
+      const auto colon = f.find(':');
+      FlattenSpec spec;
+      spec.axes = parse_name_list(f.substr(0, colon), "--flatten");
+      if (colon != std::string::npos) {
+        spec.name = trim(f.substr(colon + 1));
+        if (spec.name.empty()) raise(ErrorKind::ValueError, "--flatten \"" + f + "\": empty name after ':'");
+      } else {
+        spec.name = join(spec.axes, {.separator = "_"});
+      }
+      if (!m.named) raise(ErrorKind::ValueError, "--flatten needs named axes: give --names");
+      m.spec.flattened.push_back(spec);
+    }
+  }
+  if (given("--world")) {
+    const std::int64_t w = parse_int(o.world, "--world");
+    if (m.world && *m.world != w) {
+      raise(ErrorKind::ValueError, "--world " + std::to_string(w) + " but the design's world is " + std::to_string(*m.world));
+    }
+    m.world = w;
+  }
+  for (const auto s : m.spec.shape) {
+    if (s < 1) raise(ErrorKind::ValueError, "--shape \"" + o.shape + "\": axis sizes must be >= 1");
+  }
+  return m;
+}
+
+BenchSettings parse_settings(const BenchCliOptions& o, const CLI::App& cmd) {
+  auto given = [&cmd](const char* name) { return cmd.count(name) > 0; };
+  BenchSettings s;
+  if (given("--axes")) s.axes = parse_name_list(o.axes, "--axes");
+  if (given("--collectives")) {
+    for (const auto& name : parse_name_list(o.collectives, "--collectives")) {
+      const auto c = bench_collective_from_string(name);
+      if (!c) {
+        raise(ErrorKind::ValueError, "--collectives: unknown collective '" + name +
+                                         "' (expected all_reduce, all_gather, reduce_scatter, all_to_all, broadcast)");
+      }
+      s.collectives.push_back(*c);
+    }
+  } else {
+    s.collectives = all_bench_collectives();
+  }
+  const std::int64_t min_bytes = parse_size(given("--minbytes") ? o.min_bytes : "8", "-b");
+  const std::int64_t max_bytes = parse_size(given("--maxbytes") ? o.max_bytes : "64M", "-e");
+  const std::int64_t factor = given("--stepfactor") ? parse_int(o.step_factor, "-f") : 2;
+  s.sizes = size_sweep(min_bytes, max_bytes, factor);
+  if (given("--warmup-iters")) s.warmup_iters = parse_int(o.warmup, "-w");
+  if (given("--iters")) s.iters = parse_int(o.iters, "-n");
+  if (given("--dtype")) {
+    const auto d = dtype_from_string(o.dtype);
+    if (!d) {
+      std::vector<std::string> names;
+      for (const auto n : dtype_names()) names.emplace_back(n);
+      raise(ErrorKind::ValueError, "--dtype \"" + o.dtype + "\": unknown dtype (expected " +
+                                       join(names, {.separator = ", "}) + ")");
+    }
+    s.dtype = *d;
+  }
+  if (given("--op")) {
+    const auto op = reduce_op_from_string(o.op);
+    if (!op) raise(ErrorKind::ValueError, "--op \"" + o.op + "\": unknown reduce op (expected sum, avg, max, min, product)");
+    s.op = *op;
+  }
+  if (given("--timeout")) {
+    try {
+      std::size_t used = 0;
+      s.timeout_s = std::stod(o.timeout, &used);
+      if (used != o.timeout.size()) throw std::invalid_argument("trailing text");
+    } catch (const std::exception&) {
+      raise(ErrorKind::ValueError, "--timeout \"" + o.timeout + "\": not a number of seconds");
+    }
+  }
+  s.check = o.check;
+  if (given("--jsonl")) s.jsonl = o.jsonl;
+  return s;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+// The error on this rank: stderr (every rank, prefixed), and a JSON Lines error record.
+void report_error(int rank, const std::string& what, JsonlSink& sink, const std::optional<std::filesystem::path>& jsonl) {
+  std::cerr << "meshloom-launch: rank " << rank << ": error: " << what << "\n" << std::flush;
+  const std::string record = error_record(rank, what);
+  if (sink.is_open()) {
+    try {
+      sink.write(record);
+    } catch (const std::exception&) {
+    }
+  } else if (jsonl) {
+    (void)JsonlSink::append(*jsonl, record);
+  }
+}
+
+std::string what_of(const std::exception& e) {
+  if (dynamic_cast<const Error*>(&e) != nullptr) return e.what();
+  if (dynamic_cast<const comm::TimeoutError*>(&e) != nullptr) return std::string("TimeoutError: ") + e.what();
+  return std::string("RuntimeError: ") + e.what();
+}
+
+// Writes the calibration of a sweep on this (lead) rank and prints its fit table. Returns an exit status.
+int write_calibration(const BenchSweep& sweep, const std::filesystem::path& out_path, std::ostream& out) {
+  const CalibrationReport report = calibrate_sweep(sweep);
+  out << "#\n" << fit_table(report);
+  if (report.calibration.axes.empty()) {
+    raise(ErrorKind::ValueError, "no (axis, collective) could be fitted; " + out_path.string() + " not written");
+  }
+  write_file_atomically(out_path, to_json_text(report.calibration));
+  std::size_t fits = 0;
+  for (const auto& [axis, collectives] : report.calibration.axes) fits += collectives.size();
+  out << "# wrote " << out_path.string() << " (" << fits << " fits over " << report.calibration.axes.size()
+      << " axes)\n" << std::flush;
+  return 0;
+}
+
+// The sweep on live ranks: bench, or calibrate without --from.
+int run_live(const BenchCliOptions& o, const CLI::App& cmd, const std::string& command) {
+  mpi::MpiSession session;
+  int status = 0;
+  {
+    auto world = mpi::MpiCommunicator::world();
+    const int rank = world->rank();
+    const bool lead = rank == 0;
+    JsonlSink sink;
+    std::optional<std::filesystem::path> jsonl;
+    if (cmd.count("--jsonl") > 0) jsonl = o.jsonl;
+
+    // Everything every rank can decide alone, before any collective: the same on every rank, so an error here
+    // ends every rank cleanly (no abort).
+    BenchSettings settings;
+    std::optional<DeviceMesh> mesh;
+    BenchRunInfo info;
+    std::optional<std::filesystem::path> out_path;
+    std::string local_error;
+    try {
+      if (lead && jsonl) sink = JsonlSink(*jsonl);
+      if (command == "calibrate") {
+        if (cmd.count("--out") == 0) raise(ErrorKind::ValueError, "calibrate needs --out FILE (the calibration to write)");
+        out_path = o.out;
+      }
+      const MeshChoice choice = parse_mesh_choice(o, cmd);
+      settings = parse_settings(o, cmd);
+      const std::int64_t world_size = world->size();
+      std::int64_t needed = 1;
+      for (const auto s : choice.spec.shape) {
+        if (__builtin_mul_overflow(needed, s, &needed)) needed = std::numeric_limits<std::int64_t>::max();
+      }
+      std::string shape_text;
+      for (std::size_t i = 0; i < choice.spec.shape.size(); ++i) {
+        shape_text += (i > 0 ? ", " : "") + choice.spec.names[i] + "=" + std::to_string(choice.spec.shape[i]);
+      }
+      if (needed > world_size) {
+        raise(ErrorKind::ValueError, "the mesh (" + shape_text + ") needs " + std::to_string(needed) +
+                                         " ranks but the MPI world has " + std::to_string(world_size) +
+                                         "; start it with mpirun -np " + std::to_string(needed) + " or more");
+      }
+      if (choice.world && *choice.world != world_size) {
+        raise(ErrorKind::ValueError, std::string(cmd.count("--world") > 0 ? "--world " : "the design's world ") +
+                                         std::to_string(*choice.world) + " but the MPI world has " +
+                                         std::to_string(world_size) + " ranks; start it with mpirun -np " +
+                                         std::to_string(*choice.world));
+      }
+      // An unnamed --shape names its axes "0", "1", ... (what the JSON Lines and the calibration call them).
+      mesh = build_mesh(choice.spec, world_size);
+      const AxisSelection axes = select_axes(*mesh, settings.axes);
+      validate_bench_settings(settings, *mesh, axes);
+
+      info.command = command;
+      info.backend = std::string(world->backend());
+      info.world = world_size;
+      info.mesh_shape = mesh->shape();
+      info.mesh_names = choice.spec.names;
+      for (const auto& f : choice.spec.flattened) info.flattened.push_back({f.name, f.axes});
+      info.meshloom_version = MESHLOOM_VERSION;
+      info.mpi_library = mpi::runtime_info().library;
+      info.host = host_name();
+    } catch (const std::exception& e) {
+      local_error = what_of(e);
+    }
+    // One exchange tells every rank whether any rank failed (the same error everywhere, usually; an unreadable
+    // --jsonl file on rank 0 alone, say, must not leave the others waiting in the first collective).
+    {
+      world->set_timeout(std::chrono::milliseconds(static_cast<std::int64_t>(settings.timeout_s * 1000.0)));
+      const std::int64_t mine[2] = {local_error.empty() ? 0 : 1, lead && !local_error.empty() ? 1 : 0};
+      std::int64_t any[2] = {0, 0};
+      world->all_reduce(comm::ConstBuffer{mine, 2, DType::Int64}, comm::Buffer{any, 2, DType::Int64}, ReduceOp::Max);
+      if (any[0] != 0) {
+        if (lead && !local_error.empty()) {
+          report_error(rank, local_error, sink, std::nullopt);
+        } else if (lead) {
+          report_error(rank, "RuntimeError: another rank failed before the run (see its message)", sink, std::nullopt);
+        } else if (!local_error.empty() && any[1] == 0) {
+          std::cerr << "meshloom-launch: rank " << rank << ": error: " << local_error << "\n" << std::flush;
+        }
+        return kExitError;
+      }
+    }
+
+    // Collectives from here on: a failure on one rank cannot be told to the others, so it ends the job.
+    try {
+      const comm::MeshGroups groups = comm::build_mesh_groups(*world, *mesh);
+      for (const auto& [name, c] : groups.axes) {
+        if (c) c->set_timeout(world->timeout());
+      }
+      BenchOutcome outcome = run_bench(*world, groups, *mesh, settings, info, std::cout, sink);
+      status = outcome.exit_code;
+      if (out_path) {
+        int written = 0;
+        if (lead) {
+          try {
+            written = write_calibration(outcome.sweep, *out_path, std::cout);
+          } catch (const std::exception& e) {
+            report_error(rank, what_of(e), sink, std::nullopt);
+            written = 1;
+          }
+        }
+        // Every rank learns whether rank 0 wrote the calibration.
+        std::int64_t failed = written, any = 0;
+        world->all_reduce(comm::ConstBuffer{&failed, 1, DType::Int64}, comm::Buffer{&any, 1, DType::Int64},
+                          ReduceOp::Max);
+        if (any != 0) status = kExitError;
+      }
+    } catch (const std::exception& e) {
+      report_error(rank, what_of(e), sink, jsonl);
+      world->abort(kAbortCode);
+      return kAbortCode;
+    }
+  }
+  return status;
+}
+
+int run_from_file(const BenchCliOptions& o, const CLI::App& cmd) {
+  try {
+    for (const char* name : {"--design", "--shape", "--names", "--world", "--flatten", "--axes", "--collectives",
+                             "--minbytes", "--maxbytes", "--stepfactor", "--warmup-iters", "--iters", "--dtype", "--op",
+                             "--timeout", "--jsonl", "--check"}) {
+      if (cmd.count(name) > 0) {
+        raise(ErrorKind::ValueError, std::string("--from reads a finished bench run; ") + name +
+                                         " cannot be combined with it");
+      }
+    }
+    if (cmd.count("--out") == 0) raise(ErrorKind::ValueError, "calibrate needs --out FILE (the calibration to write)");
+    const BenchSweep sweep = read_bench_jsonl(o.from);
+    std::cout << "# meshloom-launch calibrate --from " << o.from << ": backend " << sweep.backend << ", world "
+              << sweep.world << ", " << sweep.results.size() << " results\n";
+    return write_calibration(sweep, o.out, std::cout);
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << what_of(e) << "\n";
+  }
+  return kExitError;
+}
+
+void add_sweep_options(CLI::App* cmd, BenchCliOptions& o) {
+  cmd->add_option("--design", o.design, "Take the mesh (and world) from a *.meshloom.json design")->type_name("FILE");
+  cmd->add_option("--shape", o.shape, "Mesh shape, outer to inner, e.g. 2,4")->type_name("SIZES");
+  cmd->add_option("--names", o.names, "Axis names, e.g. dp,tp")->type_name("NAMES");
+  cmd->add_option("--flatten", o.flatten, "Flatten axes: AXES[:NAME], e.g. dp,tp:dp_tp (repeatable)")
+      ->type_name("AXES[:NAME]")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--world", o.world, "Expected world size; must equal the MPI world (mpirun -np)")->type_name("W");
+  cmd->add_option("--axes", o.axes, "Axes to run (default: every axis, then every flattened axis)")->type_name("NAMES");
+  cmd->add_option("--collectives", o.collectives,
+                  "Collectives (default all_reduce,all_gather,reduce_scatter,all_to_all,broadcast)")
+      ->type_name("NAMES");
+  cmd->add_option("-b,--minbytes", o.min_bytes, "Smallest size in bytes, K/M/G suffixes (default 8)")->type_name("SIZE");
+  cmd->add_option("-e,--maxbytes", o.max_bytes, "Largest size in bytes, K/M/G suffixes (default 64M)")->type_name("SIZE");
+  cmd->add_option("-f,--stepfactor", o.step_factor, "Size multiplication factor (default 2)")->type_name("F");
+  cmd->add_option("-w,--warmup-iters", o.warmup, "Warm-up iterations per size (default 5)")->type_name("N");
+  cmd->add_option("-n,--iters", o.iters, "Timed iterations per size (default 20)")->type_name("N");
+  cmd->add_option("--dtype", o.dtype, "Element type (default float32)")->type_name("DTYPE");
+  cmd->add_option("--op", o.op, "Reduction of all_reduce and reduce_scatter: sum (default), avg, max, min, product")
+      ->type_name("OP");
+  cmd->add_flag("--check", o.check, "Check every result against the exact expected output (untimed); count wrong elements");
+  cmd->add_option("--timeout", o.timeout, "Per-operation timeout in seconds (default 60; 0 = none)")->type_name("S");
+  cmd->add_option("--jsonl", o.jsonl, "Write the JSON Lines records (config, result, summary | error) to FILE")
+      ->type_name("FILE");
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& root, int& exit_code) {
+  auto o = std::make_shared<BenchCliOptions>();
+  CLI::App* cmd = root.add_subcommand(
+      "bench", "Measure collectives on every axis of a mesh, nccl-tests style (run under mpirun)");
+  add_sweep_options(cmd, *o);
+  cmd->callback([o, cmd, &exit_code] { exit_code = run_live(*o, *cmd, "bench"); });
+}
+
+void add_calibrate_command(CLI::App& root, int& exit_code) {
+  auto o = std::make_shared<BenchCliOptions>();
+  CLI::App* cmd = root.add_subcommand(
+      "calibrate", "Fit alpha and bus bandwidth per axis and collective from a bench sweep (run under mpirun, or "
+                   "--from a bench JSON Lines file) and write a calibration file");
+  add_sweep_options(cmd, *o);
+  cmd->add_option("--from", o->from, "Fit a finished run's --jsonl file instead of running the sweep (no MPI)")
+      ->type_name("FILE");
+  cmd->add_option("--out", o->out, "The calibration file to write (atomically)")->type_name("FILE");
+  cmd->callback([o, cmd, &exit_code] {
+    exit_code = cmd->count("--from") > 0 ? run_from_file(*o, *cmd) : run_live(*o, *cmd, "calibrate");
+  });
+}
+
+}  // namespace meshloom::launcher

@@ -1,0 +1,41 @@
+// Durable output of bench and calibrate: the JSON Lines stream (each record written with one write(2) on an
+// O_APPEND descriptor, then fsync'ed, so a crash loses at most the record in flight and ranks that report an error
+// can append their own record to the same file), and an atomic whole-file write (temporary file in the same
+// directory, fsync, rename, fsync of the directory) for the calibration file.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace meshloom::launcher {
+
+class JsonlSink {
+public:
+  JsonlSink() = default;
+  // Creates or truncates `path`. RuntimeError naming the path and the cause when it cannot.
+  explicit JsonlSink(const std::filesystem::path& path);
+  ~JsonlSink();
+  JsonlSink(const JsonlSink&) = delete;
+  JsonlSink& operator=(const JsonlSink&) = delete;
+  JsonlSink(JsonlSink&& other) noexcept;
+  JsonlSink& operator=(JsonlSink&& other) noexcept;
+
+  [[nodiscard]] bool is_open() const noexcept { return fd_ >= 0; }
+  // Writes `record` and a newline, then fsyncs. A no-op when not open. RuntimeError when the write fails.
+  void write(const std::string& record);
+
+  // Appends one record to `path` (created when missing) without truncating it, fsynced. Never throws; false when
+  // it failed. For ranks other than the writer that report their own error.
+  static bool append(const std::filesystem::path& path, const std::string& record) noexcept;
+
+private:
+  int fd_ = -1;
+  std::filesystem::path path_;
+};
+
+// Writes `text` to `path` atomically: a temporary file beside it, fsync, rename over it, fsync of the directory.
+// On failure `path` keeps its old content and the temporary file is removed; RuntimeError naming the path and the
+// cause.
+void write_file_atomically(const std::filesystem::path& path, const std::string& text);
+
+}  // namespace meshloom::launcher

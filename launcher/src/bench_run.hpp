@@ -1,0 +1,65 @@
+// `meshloom-launch bench` on live ranks: every group of each mesh axis runs one collective at the same time (the
+// groups are the communicators of build_mesh_groups; each rank runs its own group's collective, as nccl-tests'
+// NCCL_TESTS_SPLIT does), timed over the iterations and averaged across every rank of the world that runs it.
+// Rank 0 prints the tables and writes the JSON Lines stream; `calibrate` runs the same sweep.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench_format.hpp"
+#include "bench_io.hpp"
+#include "calibrate_io.hpp"
+#include "meshloom/comm/communicator.hpp"
+#include "meshloom/comm/mesh_groups.hpp"
+#include "meshloom/mesh/device_mesh.hpp"
+
+namespace meshloom::launcher {
+
+struct BenchSettings {
+  std::vector<std::string> axes;  // the axes to run, in order; empty = every axis, then every flattened axis
+  std::vector<BenchCollective> collectives;
+  std::vector<std::int64_t> sizes;
+  std::int64_t warmup_iters = 5;
+  std::int64_t iters = 20;
+  DType dtype = DType::Float32;
+  ReduceOp op = ReduceOp::Sum;
+  bool check = false;
+  double timeout_s = 60;  // per operation; 0 = none
+  std::optional<std::filesystem::path> jsonl;
+  bool print_tables = true;
+};
+
+// The axes of `mesh` the sweep runs (settings.axes, or every own axis then every flattened axis), split into those
+// of size > 1 and those of size 1 (skipped). KeyError naming the valid axes for an unknown one.
+struct AxisSelection {
+  std::vector<std::string> run;
+  std::vector<std::string> skipped;
+};
+[[nodiscard]] AxisSelection select_axes(const DeviceMesh& mesh, const std::vector<std::string>& requested);
+
+// The axis names of `mesh` ("0", "1", ... when unnamed).
+[[nodiscard]] std::vector<std::string> axis_names(const DeviceMesh& mesh);
+
+// Checks what every rank can check alone, before any collective: the dtype can be reduced when a reducing
+// collective is asked for, every buffer fits in MPI's int counts. ValueError naming the value otherwise.
+void validate_bench_settings(const BenchSettings& settings, const DeviceMesh& mesh, const AxisSelection& axes);
+
+struct BenchOutcome {
+  int exit_code = 0;  // 0, or 1 when a check found wrong elements
+  BenchSweep sweep;   // rank 0: the results, for calibrate
+};
+
+// Runs the sweep on every rank of `world` (collective over it) with the groups build_mesh_groups made of `mesh`.
+// `info` carries the configuration record's fields that are not in `settings` (versions, host, world, mesh).
+// Rank 0 writes the tables to `out`, the records to `sink` (open on rank 0 only) and the progress bar to stderr
+// when it is a terminal. Throws on a failure (the caller reports it and aborts the job).
+[[nodiscard]] BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups, const DeviceMesh& mesh,
+                                     const BenchSettings& settings, BenchRunInfo info, std::ostream& out,
+                                     JsonlSink& sink);
+
+}  // namespace meshloom::launcher

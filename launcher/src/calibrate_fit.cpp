@@ -1,0 +1,107 @@
+#include "calibrate_fit.hpp"
+
+#include <cmath>
+#include <cstddef>
+#include <set>
+
+namespace meshloom::launcher {
+
+const char* to_string(AlphaBetaFit::Kind kind) noexcept {
+  switch (kind) {
+    case AlphaBetaFit::Kind::Full: return "alpha+beta";
+    case AlphaBetaFit::Kind::AlphaClamped: return "alpha clamped to 0";
+    case AlphaBetaFit::Kind::BandwidthOnly: return "bandwidth only (one size)";
+  }
+  return "?";
+}
+
+double predict_time_us(const AlphaBetaFit& fit, double factor, double bytes) noexcept {
+  if (!fit.ok || !(fit.busbw_gbps > 0)) return 0;
+  return fit.alpha_us + factor * bytes / (fit.busbw_gbps * 1e3);
+}
+
+AlphaBetaFit fit_alpha_beta(const std::vector<FitSample>& samples, double factor) {
+  AlphaBetaFit fit;
+  if (!(factor > 0) || !std::isfinite(factor)) {
+    fit.why = "the bus factor is " + std::to_string(factor) + " (a group of one rank moves nothing)";
+    return fit;
+  }
+  std::vector<double> x, t, w;
+  std::set<double> distinct;
+  for (const auto& s : samples) {
+    if (!std::isfinite(s.time_us) || !(s.time_us > 0) || !std::isfinite(s.bytes) || s.bytes < 0) continue;
+    x.push_back(factor * s.bytes / 1e3);
+    t.push_back(s.time_us);
+    w.push_back(1.0 / (s.time_us * s.time_us));
+    distinct.insert(s.bytes);
+  }
+  const std::size_t m = x.size();
+  fit.samples = static_cast<std::int64_t>(m);
+  if (m == 0) {
+    fit.why = "no usable sample (every time is 0 or missing)";
+    return fit;
+  }
+  double sw = 0, swx = 0, swt = 0;
+  for (std::size_t i = 0; i < m; ++i) {
+    sw += w[i];
+    swx += w[i] * x[i];
+    swt += w[i] * t[i];
+  }
+  const double xbar = swx / sw;
+  const double tbar = swt / sw;
+
+  // Through the origin: beta = sum w x t / sum w x^2.
+  auto origin_slope = [&]() {
+    double sxt = 0, sxx = 0;
+    for (std::size_t i = 0; i < m; ++i) {
+      sxt += w[i] * x[i] * t[i];
+      sxx += w[i] * x[i] * x[i];
+    }
+    return sxx > 0 ? sxt / sxx : 0.0;
+  };
+
+  double alpha = 0;
+  double beta = 0;
+  if (distinct.size() < 2) {
+    fit.kind = AlphaBetaFit::Kind::BandwidthOnly;
+    beta = origin_slope();
+  } else {
+    double sxx = 0, sxt = 0;
+    for (std::size_t i = 0; i < m; ++i) {
+      const double dx = x[i] - xbar;
+      sxx += w[i] * dx * dx;
+      sxt += w[i] * dx * (t[i] - tbar);
+    }
+    beta = sxx > 0 ? sxt / sxx : 0.0;
+    alpha = tbar - beta * xbar;
+    if (alpha < 0) {
+      fit.kind = AlphaBetaFit::Kind::AlphaClamped;
+      alpha = 0;
+      beta = origin_slope();
+    }
+  }
+  if (!(beta > 0) || !std::isfinite(beta)) {
+    fit.why = distinct.size() < 2 ? "one size of 0 bytes: no bandwidth to fit"
+                                  : "the time does not grow with the size (latency-bound or noisy): no bandwidth to fit";
+    return fit;
+  }
+  double ss_res = 0, ss_tot = 0;
+  for (std::size_t i = 0; i < m; ++i) {
+    const double r = t[i] - (alpha + beta * x[i]);
+    const double d = t[i] - tbar;
+    ss_res += w[i] * r * r;
+    ss_tot += w[i] * d * d;
+  }
+  fit.ok = true;
+  fit.alpha_us = alpha;
+  fit.busbw_gbps = 1.0 / beta;
+  if (ss_tot > 0) {
+    fit.r2 = 1.0 - ss_res / ss_tot;
+  } else {
+    fit.r2 = ss_res <= 1e-24 * static_cast<double>(m) ? 1.0 : 0.0;
+  }
+  if (fit.r2 > 1) fit.r2 = 1;
+  return fit;
+}
+
+}  // namespace meshloom::launcher

@@ -1,0 +1,50 @@
+// The fit behind `meshloom-launch calibrate`: per (axis, collective),
+//
+//   time_us = alpha_us + factor(n) * bytes / (busbw_gbps * 1e3)
+//
+// which is linear in (alpha, beta = 1 / busbw) with x = factor(n) * bytes / 1e3. Fitted by weighted least squares
+// with weights 1 / time^2, so every sample counts by its relative error: a sweep from 8 B to 64 MiB spans several
+// decades of time, and ordinary least squares would let the largest sizes decide alpha alone. The weighted sums
+// are centred (x - mean, t - mean) before the slope is taken, so noise-free data is recovered to rounding error.
+//
+// Clamps and degenerate cases:
+//   - fewer than two distinct sizes: the bandwidth alone is fitted through the origin (alpha = 0), kind
+//     BandwidthOnly;
+//   - a negative alpha: refitted with alpha = 0 (bandwidth only, over every sample), kind AlphaClamped;
+//   - a slope that is not > 0 (the time does not grow with the size: latency-bound or noise), or no usable sample:
+//     no fit (ok = false, `why` says so); the pair is left out of the calibration.
+// r2 is the weighted coefficient of determination, 1 - sum w (t - fit)^2 / sum w (t - weighted mean)^2 (1 when
+// every time is equal and fitted exactly); it may be negative after a clamp.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace meshloom::launcher {
+
+struct FitSample {
+  double bytes = 0;    // nccl-tests' size of the run (bytes of the result record)
+  double time_us = 0;  // mean time per iteration
+};
+
+struct AlphaBetaFit {
+  enum class Kind { Full, AlphaClamped, BandwidthOnly };
+  bool ok = false;
+  Kind kind = Kind::Full;
+  double alpha_us = 0;
+  double busbw_gbps = 0;
+  double r2 = 0;
+  std::int64_t samples = 0;  // samples used (times > 0 and finite, bytes >= 0)
+  std::string why;           // when !ok: why there is no fit
+};
+
+[[nodiscard]] const char* to_string(AlphaBetaFit::Kind kind) noexcept;
+
+// `factor` is the bus factor of the collective on its group (bus_factor(collective, n)); it must be > 0.
+[[nodiscard]] AlphaBetaFit fit_alpha_beta(const std::vector<FitSample>& samples, double factor);
+
+// The time the fit predicts for `bytes`.
+[[nodiscard]] double predict_time_us(const AlphaBetaFit& fit, double factor, double bytes) noexcept;
+
+}  // namespace meshloom::launcher

@@ -1,0 +1,210 @@
+#include "calibrate_io.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <utility>
+
+#include "batch_io.hpp"
+#include "meshloom/error.hpp"
+
+namespace meshloom::launcher {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::size_t kMaxBenchFileBytes = std::size_t{256} << 20;
+
+struct LineContext {
+  const std::string& source;
+  std::size_t line;
+  [[noreturn]] void fail(const std::string& why) const {
+    raise(ErrorKind::ValueError, "\"" + source + "\" line " + std::to_string(line) + ": " + why);
+  }
+  const json& field(const json& obj, const char* name) const {
+    const auto it = obj.find(name);
+    if (it == obj.end()) fail(std::string("missing field \"") + name + "\"");
+    return *it;
+  }
+  std::int64_t integer(const json& obj, const char* name) const {
+    const json& v = field(obj, name);
+    if (!v.is_number_integer()) fail(std::string("field \"") + name + "\" = " + jsonl::show(v) + ": expected an integer");
+    return v.get<std::int64_t>();
+  }
+  double number(const json& obj, const char* name) const {
+    const json& v = field(obj, name);
+    if (!v.is_number()) fail(std::string("field \"") + name + "\" = " + jsonl::show(v) + ": expected a number");
+    return v.get<double>();
+  }
+  std::string text(const json& obj, const char* name) const {
+    const json& v = field(obj, name);
+    if (!v.is_string()) fail(std::string("field \"") + name + "\" = " + jsonl::show(v) + ": expected a string");
+    return v.get<std::string>();
+  }
+};
+
+}  // namespace
+
+BenchSweep parse_bench_jsonl(const std::string& text, const std::string& source) {
+  BenchSweep sweep;
+  bool config_seen = false;
+  std::istringstream in(text);
+  std::size_t number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    const LineContext ctx{source, number};
+    json j = json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) ctx.fail("not a JSON object");
+    const std::string type = ctx.text(j, "type");
+    if (type == "config") {
+      if (config_seen) ctx.fail("a second config record (one bench run per file)");
+      config_seen = true;
+      sweep.backend = ctx.text(j, "backend");
+      sweep.world = ctx.integer(j, "world");
+      const json& mesh = ctx.field(j, "mesh");
+      if (!mesh.is_object()) ctx.fail("field \"mesh\" = " + jsonl::show(mesh) + ": expected an object");
+      const json& shape = ctx.field(mesh, "shape");
+      const json& names = ctx.field(mesh, "names");
+      if (!shape.is_array()) ctx.fail("field \"mesh.shape\" = " + jsonl::show(shape) + ": expected a list of integers");
+      if (!names.is_array()) ctx.fail("field \"mesh.names\" = " + jsonl::show(names) + ": expected a list of names");
+      for (const auto& s : shape) {
+        if (!s.is_number_integer()) ctx.fail("field \"mesh.shape\" = " + jsonl::show(shape) + ": expected integers");
+        sweep.mesh_shape.push_back(s.get<std::int64_t>());
+      }
+      for (const auto& s : names) {
+        if (!s.is_string()) ctx.fail("field \"mesh.names\" = " + jsonl::show(names) + ": expected strings");
+        sweep.mesh_names.push_back(s.get<std::string>());
+      }
+    } else if (type == "result") {
+      if (!config_seen) ctx.fail("a result record before the config record");
+      BenchResult r;
+      r.axis = ctx.text(j, "axis");
+      r.group_size = ctx.integer(j, "group_size");
+      r.groups = ctx.integer(j, "groups");
+      const std::string collective = ctx.text(j, "collective");
+      const auto c = bench_collective_from_string(collective);
+      if (!c) {
+        ctx.fail("field \"collective\" = \"" + collective +
+                 "\": unknown collective (expected all_reduce, all_gather, reduce_scatter, all_to_all or broadcast)");
+      }
+      r.collective = *c;
+      const std::string dtype = ctx.text(j, "dtype");
+      const auto d = dtype_from_string(dtype);
+      if (!d) ctx.fail("field \"dtype\" = \"" + dtype + "\": unknown dtype");
+      r.dtype = *d;
+      r.bytes = ctx.integer(j, "bytes");
+      r.count = ctx.integer(j, "count");
+      r.time_us = ctx.number(j, "time_us");
+      r.algbw_gbps = ctx.number(j, "algbw_gbps");
+      r.busbw_gbps = ctx.number(j, "busbw_gbps");
+      r.wrong = ctx.integer(j, "wrong");
+      if (r.group_size < 1) ctx.fail("field \"group_size\" = " + std::to_string(r.group_size) + ": must be >= 1");
+      if (r.bytes < 0) ctx.fail("field \"bytes\" = " + std::to_string(r.bytes) + ": must be >= 0");
+      sweep.results.push_back(std::move(r));
+    } else if (type == "summary") {
+      sweep.summary_seen = true;
+    } else if (type == "error") {
+      std::string message = j.contains("message") && j["message"].is_string() ? j["message"].get<std::string>() : "?";
+      const std::string rank = j.contains("rank") ? j["rank"].dump() : "?";
+      sweep.errors.push_back("rank " + rank + ": " + message);
+    }
+  }
+  if (!config_seen) {
+    raise(ErrorKind::ValueError, "\"" + source + "\": no config record (is it the --jsonl file of meshloom-launch bench?)");
+  }
+  return sweep;
+}
+
+BenchSweep read_bench_jsonl(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) raise(ErrorKind::RuntimeError, "cannot read \"" + path.string() + "\"");
+  std::string text;
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxBenchFileBytes) {
+      raise(ErrorKind::ValueError, "\"" + path.string() + "\" is larger than 256 MiB; not a bench JSON Lines file");
+    }
+  }
+  if (in.bad()) raise(ErrorKind::RuntimeError, "cannot read \"" + path.string() + "\"");
+  return parse_bench_jsonl(text, path.string());
+}
+
+CalibrationReport calibrate_sweep(const BenchSweep& sweep) {
+  if (sweep.results.empty()) raise(ErrorKind::ValueError, "the bench run has no result records: nothing to calibrate");
+  CalibrationReport report;
+  report.calibration.backend = sweep.backend;
+  report.calibration.world = sweep.world;
+  report.calibration.mesh_shape = sweep.mesh_shape;
+  report.calibration.mesh_names = sweep.mesh_names;
+  for (const auto& e : sweep.errors) report.notes.push_back("the run reported an error: " + e);
+  if (!sweep.summary_seen && sweep.errors.empty()) report.notes.push_back("the run has no summary record (cut short?)");
+
+  // (axis, collective) in the order first seen.
+  std::vector<std::pair<std::string, BenchCollective>> order;
+  std::map<std::pair<std::string, BenchCollective>, std::vector<FitSample>> samples;
+  std::map<std::pair<std::string, BenchCollective>, std::int64_t> group_size;
+  std::int64_t left_out = 0;
+  for (const auto& r : sweep.results) {
+    const auto key = std::make_pair(r.axis, r.collective);
+    if (!samples.contains(key)) {
+      order.push_back(key);
+      samples[key];
+      group_size[key] = r.group_size;
+    }
+    if (r.wrong != 0) {
+      ++left_out;
+      continue;
+    }
+    samples[key].push_back({static_cast<double>(r.bytes), r.time_us});
+  }
+  if (left_out > 0) {
+    report.notes.push_back(std::to_string(left_out) + " result(s) with wrong elements left out of the fits");
+  }
+  for (const auto& key : order) {
+    CalibrationFitRow row;
+    row.axis = key.first;
+    row.collective = std::string(to_string(key.second));
+    row.group_size = group_size[key];
+    row.fit = fit_alpha_beta(samples[key], bus_factor(row.collective, row.group_size));
+    if (row.fit.ok) {
+      report.calibration.axes[row.axis][row.collective] =
+          CollectiveFit{row.fit.alpha_us, row.fit.busbw_gbps, row.fit.r2, row.fit.samples};
+    }
+    report.rows.push_back(std::move(row));
+  }
+  return report;
+}
+
+std::string fit_table(const CalibrationReport& report) {
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof line, "# Fits: time_us = alpha_us + factor(n) * bytes / (busbw_gbps * 1e3), weighted 1/t^2\n");
+  out += line;
+  std::snprintf(line, sizeof line, "#%11s  %14s  %4s  %7s  %10s  %12s  %8s  %s\n", "axis", "collective", "n", "samples",
+                "alpha (us)", "busbw (GB/s)", "r2", "fit");
+  out += line;
+  for (const auto& row : report.rows) {
+    if (row.fit.ok) {
+      std::snprintf(line, sizeof line, "%12s  %14s  %4lld  %7lld  %10.3f  %12.4f  %8.5f  %s\n", row.axis.c_str(),
+                    row.collective.c_str(), static_cast<long long>(row.group_size),
+                    static_cast<long long>(row.fit.samples), row.fit.alpha_us, row.fit.busbw_gbps, row.fit.r2,
+                    to_string(row.fit.kind));
+    } else {
+      std::snprintf(line, sizeof line, "%12s  %14s  %4lld  %7lld  %10s  %12s  %8s  skipped: %s\n", row.axis.c_str(),
+                    row.collective.c_str(), static_cast<long long>(row.group_size),
+                    static_cast<long long>(row.fit.samples), "-", "-", "-", row.fit.why.c_str());
+    }
+    out += line;
+  }
+  for (const auto& note : report.notes) out += "# note: " + note + "\n";
+  return out;
+}
+
+}  // namespace meshloom::launcher

@@ -1,0 +1,55 @@
+// `meshloom-launch calibrate` without communication: reading a bench JSON Lines file (the contract's records),
+// fitting every (axis, collective) of a sweep with fit_alpha_beta, building the contract's calibration file and the
+// fit table for people.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "bench_format.hpp"
+#include "calibrate_fit.hpp"
+#include "meshloom/plan/cost_model.hpp"
+
+namespace meshloom::launcher {
+
+// What a calibration needs from a sweep: the run's backend, world and mesh, and its result rows.
+struct BenchSweep {
+  std::string backend;
+  std::int64_t world = 0;
+  std::vector<std::int64_t> mesh_shape;
+  std::vector<std::string> mesh_names;
+  std::vector<BenchResult> results;
+  bool summary_seen = false;
+  std::vector<std::string> errors;  // messages of error records, "rank r: message"
+};
+
+// Parses bench JSON Lines: a config record first, then result records (other record types are read for errors
+// and the summary; unknown types are ignored). ValueError naming `source`, the line number and the field
+// otherwise: `"run.jsonl" line 3: field "time_us" = "x": expected a number`.
+[[nodiscard]] BenchSweep parse_bench_jsonl(const std::string& text, const std::string& source);
+[[nodiscard]] BenchSweep read_bench_jsonl(const std::filesystem::path& path);
+
+struct CalibrationFitRow {
+  std::string axis;
+  std::string collective;
+  std::int64_t group_size = 0;
+  AlphaBetaFit fit;
+};
+
+struct CalibrationReport {
+  Calibration calibration;             // the fits that succeeded
+  std::vector<CalibrationFitRow> rows;  // every (axis, collective), in the sweep's order, failed fits included
+  std::vector<std::string> notes;       // rows left out (wrong elements), errors of the run, a missing summary
+};
+
+// Fits every (axis, collective) of the sweep. Rows with wrong elements are left out (noted). ValueError when the
+// sweep has no result at all.
+[[nodiscard]] CalibrationReport calibrate_sweep(const BenchSweep& sweep);
+
+// The fit table: one row per (axis, collective) with n, samples, alpha, busbw, r2 and the kind of fit (or why
+// there is none), `#` lines around it.
+[[nodiscard]] std::string fit_table(const CalibrationReport& report);
+
+}  // namespace meshloom::launcher

@@ -1,0 +1,247 @@
+// bench and calibrate end to end, run as users run them: `mpirun -np 2|4 meshloom-launch bench ...` (label mpi).
+// The table and the JSON Lines stream must agree, the check must find no wrong element, busbw = algbw * factor,
+// calibrate must write a calibration the engine accepts, and a mesh larger than the world must fail before any
+// collective.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "meshloom/plan/cost_model.hpp"
+
+#ifndef MESHLOOM_LAUNCH_PATH
+#error "MESHLOOM_LAUNCH_PATH must name the meshloom-launch binary"
+#endif
+#ifndef MESHLOOM_MPIEXEC
+#error "MESHLOOM_MPIEXEC must name mpirun"
+#endif
+
+namespace {
+
+using nlohmann::json;
+
+struct Launched {
+  std::string out, err;
+  int status = -1;
+};
+
+std::filesystem::path temp_dir() {
+  return std::filesystem::temp_directory_path() / ("meshloom_bench_mpi_" + std::to_string(::getpid()));
+}
+
+struct TempCleanup {
+  ~TempCleanup() {
+    std::error_code ec;
+    std::filesystem::remove_all(temp_dir(), ec);
+  }
+} const temp_cleanup;
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// mpirun -np <np> meshloom-launch <args>, under a time limit.
+Launched mpirun(int np, const std::string& args) {
+  ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+  ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  std::filesystem::create_directories(temp_dir());
+  const auto err_path = temp_dir() / "stderr.txt";
+  const std::string command = "timeout 60 '" + std::string(MESHLOOM_MPIEXEC) + "' --allow-run-as-root --oversubscribe -np " +
+                              std::to_string(np) + " '" + MESHLOOM_LAUNCH_PATH + "' " + args + " 2>'" +
+                              err_path.string() + "'";
+  Launched r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = slurp(err_path);
+  return r;
+}
+
+Launched launch(const std::string& args) {
+  const auto err_path = temp_dir() / "stderr.txt";
+  std::filesystem::create_directories(temp_dir());
+  const std::string command = "'" + std::string(MESHLOOM_LAUNCH_PATH) + "' " + args + " 2>'" + err_path.string() + "'";
+  Launched r;
+  FILE* pipe = popen(command.c_str(), "r");
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = slurp(err_path);
+  return r;
+}
+
+std::vector<json> records(const std::filesystem::path& path) {
+  std::vector<json> out;
+  std::istringstream in(slurp(path));
+  for (std::string line; std::getline(in, line);) out.push_back(json::parse(line));
+  return out;
+}
+
+struct TableRow {
+  std::string axis, collective;
+  std::vector<std::string> cells;
+};
+
+// The data rows of the tables, each with the axis and collective of the `#` lines before it.
+std::vector<TableRow> table_rows(const std::string& out) {
+  std::vector<TableRow> rows;
+  std::string axis, collective;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("# axis ", 0) == 0) {
+      axis = line.substr(7, line.find(':') - 7);
+    } else if (line.rfind("# ", 0) == 0 && line.find(' ', 2) == std::string::npos) {
+      collective = line.substr(2);
+    } else if (!line.empty() && line[0] != '#') {
+      TableRow row{axis, collective, {}};
+      std::istringstream cells(line);
+      for (std::string cell; cells >> cell;) row.cells.push_back(cell);
+      rows.push_back(row);
+    }
+  }
+  return rows;
+}
+
+double factor(const std::string& collective, double n) {
+  if (collective == "all_reduce") return 2 * (n - 1) / n;
+  if (collective == "broadcast") return 1;
+  return (n - 1) / n;
+}
+
+void expect_table_matches_jsonl(const Launched& r, const std::filesystem::path& jsonl, int world) {
+  const auto recs = records(jsonl);
+  ASSERT_GE(recs.size(), 2U);
+  EXPECT_EQ(recs.front()["type"], "config");
+  EXPECT_EQ(recs.front()["world"], world);
+  EXPECT_EQ(recs.back()["type"], "summary");
+  EXPECT_EQ(recs.back()["ok"], true);
+  std::vector<json> results;
+  for (const auto& j : recs) {
+    if (j["type"] == "result") results.push_back(j);
+  }
+  const auto rows = table_rows(r.out);
+  ASSERT_EQ(rows.size(), results.size()) << r.out;
+  ASSERT_FALSE(rows.empty());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& row = rows[i];
+    const auto& j = results[i];
+    ASSERT_EQ(row.cells.size(), 9U) << i;
+    EXPECT_EQ(row.axis, j["axis"].get<std::string>());
+    EXPECT_EQ(row.collective, j["collective"].get<std::string>());
+    EXPECT_EQ(std::stoll(row.cells[0]), j["bytes"].get<std::int64_t>());
+    EXPECT_EQ(std::stoll(row.cells[1]), j["count"].get<std::int64_t>());
+    EXPECT_EQ(row.cells[2], j["dtype"].get<std::string>());
+    const double time = j["time_us"].get<double>();
+    EXPECT_NEAR(std::stod(row.cells[5]), time, time >= 100 ? 0.51 : 0.0051);
+    const double algbw = j["algbw_gbps"].get<double>();
+    const double busbw = j["busbw_gbps"].get<double>();
+    EXPECT_NEAR(std::stod(row.cells[6]), algbw, 0.0051);
+    EXPECT_NEAR(std::stod(row.cells[7]), busbw, 0.0051);
+    EXPECT_EQ(row.cells[8], "0");
+    EXPECT_EQ(j["wrong"], 0);
+    const double n = j["group_size"].get<double>();
+    EXPECT_NEAR(algbw, j["bytes"].get<double>() / (time * 1e3), 1e-12 * std::max(1.0, algbw));
+    EXPECT_NEAR(busbw, algbw * factor(j["collective"].get<std::string>(), n), 1e-12 * std::max(1.0, busbw));
+  }
+  EXPECT_NE(r.out.find("# Out of bounds values : 0 OK"), std::string::npos);
+  EXPECT_NE(r.out.find("# Avg bus bandwidth    : "), std::string::npos);
+}
+
+TEST(BenchMpi, FourRanksTableAndJsonlAgreeAndCheckPasses) {
+  const auto jsonl = temp_dir() / "np4.jsonl";
+  const Launched r = mpirun(4, "bench --shape 2,2 --names dp,tp --check -b 8 -e 4K -w 1 -n 3 --jsonl '" + jsonl.string() + "'");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.find("\033"), std::string::npos);  // no progress bar outside a terminal
+  expect_table_matches_jsonl(r, jsonl, 4);
+  // 2 axes x 5 collectives x 10 sizes.
+  EXPECT_EQ(table_rows(r.out).size(), 100U);
+  EXPECT_EQ(records(jsonl).front()["mesh"]["names"], json({"dp", "tp"}));
+}
+
+TEST(BenchMpi, TwoRanksSkipsAxesOfSizeOneAndRunsFlattenedAxes) {
+  const auto jsonl = temp_dir() / "np2.jsonl";
+  const Launched r = mpirun(2, "bench --shape 2,1 --names dp,tp --flatten dp,tp --check -b 8 -e 64 -w 1 -n 2 "
+                               "--collectives all_reduce,all_to_all --jsonl '" + jsonl.string() + "'");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("skipped (size 1): tp"), std::string::npos) << r.out;
+  expect_table_matches_jsonl(r, jsonl, 2);
+  const auto recs = records(jsonl);
+  EXPECT_EQ(recs.front()["skipped_axes"], json({"tp"}));
+  EXPECT_EQ(recs.front()["axes"], json({"dp", "dp_tp"}));
+}
+
+TEST(BenchMpi, CalibrateWritesACalibrationTheEngineUses) {
+  const auto jsonl = temp_dir() / "cal.jsonl";
+  const auto out = temp_dir() / "calibration.json";
+  const Launched r = mpirun(4, "calibrate --shape 2,2 --names dp,tp --check -b 1K -e 256K -f 4 -w 1 -n 3 --jsonl '" +
+                                   jsonl.string() + "' --out '" + out.string() + "'");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("# Fits: "), std::string::npos);
+  const meshloom::Calibration c = meshloom::load_calibration(out);
+  EXPECT_EQ(c.backend, "mpi");
+  EXPECT_EQ(c.world, 4);
+  EXPECT_EQ(c.mesh_shape, (std::vector<std::int64_t>{2, 2}));
+  EXPECT_EQ(c.mesh_names, (std::vector<std::string>{"dp", "tp"}));
+  ASSERT_TRUE(c.axes.contains("dp"));
+  ASSERT_TRUE(c.axes.contains("tp"));
+  const meshloom::CalibratedCostModel model(c, c.mesh_names);
+  const std::vector<std::int64_t> shape{2, 2};
+  for (std::size_t axis = 0; axis < 2; ++axis) {
+    meshloom::StepCostInput step;
+    step.collective = meshloom::Collective::AllGather;
+    step.axis = axis;
+    step.mesh_shape = &shape;
+    step.local_bytes = 1 << 16;
+    if (c.axes.at(c.mesh_names[axis]).contains("all_gather")) {
+      const double cost = model.step_cost(step);
+      EXPECT_TRUE(std::isfinite(cost));
+      EXPECT_GT(cost, 0);
+    }
+  }
+  // --from the same JSON Lines, without MPI: the same calibration.
+  const auto again = temp_dir() / "again.json";
+  const Launched f = launch("calibrate --from '" + jsonl.string() + "' --out '" + again.string() + "'");
+  ASSERT_EQ(f.status, 0) << f.out << f.err;
+  EXPECT_EQ(slurp(again), slurp(out));
+}
+
+TEST(BenchMpi, MeshLargerThanTheWorldFailsBeforeAnyCollective) {
+  const auto jsonl = temp_dir() / "bad.jsonl";
+  const Launched r = mpirun(2, "bench --shape 2,2 --names dp,tp --check -b 8 -e 4K --jsonl '" + jsonl.string() + "'");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("ValueError: the mesh (dp=2, tp=2) needs 4 ranks but the MPI world has 2"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out.find("# axis"), std::string::npos);
+  const auto recs = records(jsonl);
+  ASSERT_EQ(recs.size(), 1U);
+  EXPECT_EQ(recs[0]["type"], "error");
+  EXPECT_EQ(recs[0]["rank"], 0);
+  // --world that is not the MPI world.
+  const Launched w = mpirun(2, "bench --shape 2 --names dp --world 4 -b 8 -e 8");
+  EXPECT_NE(w.status, 0);
+  EXPECT_NE(w.err.find("--world 4 but the MPI world has 2 ranks"), std::string::npos) << w.err;
+}
+
+}  // namespace

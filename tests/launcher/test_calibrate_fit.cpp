@@ -1,0 +1,174 @@
+// calibrate without communication: the weighted alpha-beta fit on synthetic timings, reading bench JSON Lines,
+// and the calibration it gives (accepted by parse_calibration and priced by CalibratedCostModel).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench_format.hpp"
+#include "calibrate_fit.hpp"
+#include "calibrate_io.hpp"
+#include "meshloom/error.hpp"
+#include "meshloom/plan/cost_model.hpp"
+
+namespace meshloom::launcher {
+namespace {
+
+std::vector<FitSample> synthetic(double alpha, double busbw, double factor, double noise, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> z(0.0, 1.0);
+  std::vector<FitSample> samples;
+  for (double bytes = 8; bytes <= 64.0 * 1024 * 1024; bytes *= 2) {
+    const double t = alpha + factor * bytes / (busbw * 1e3);
+    samples.push_back({bytes, t * (1.0 + noise * z(rng))});
+  }
+  return samples;
+}
+
+double rel(double a, double b) { return std::abs(a - b) / std::abs(b); }
+
+TEST(CalibrateFit, RecoversAlphaAndBandwidthExactlyOnNoiseFreeData) {
+  for (const double factor : {1.0, 0.5, 1.5, 0.875}) {
+    for (const auto& [alpha, busbw] : std::vector<std::pair<double, double>>{{12.0, 3.1}, {0.6, 370.0}, {150.0, 0.05}}) {
+      const auto fit = fit_alpha_beta(synthetic(alpha, busbw, factor, 0.0, 1), factor);
+      ASSERT_TRUE(fit.ok) << fit.why;
+      EXPECT_EQ(fit.kind, AlphaBetaFit::Kind::Full);
+      EXPECT_LT(rel(fit.alpha_us, alpha), 1e-9) << alpha << " " << busbw;
+      EXPECT_LT(rel(fit.busbw_gbps, busbw), 1e-9) << alpha << " " << busbw;
+      EXPECT_GT(fit.r2, 1 - 1e-12);
+      EXPECT_EQ(fit.samples, 24);
+    }
+  }
+}
+
+TEST(CalibrateFit, IsSensibleOnNoisyData) {
+  // 5 % multiplicative noise: both parameters within a few percent, r2 high.
+  const auto fit = fit_alpha_beta(synthetic(20.0, 5.0, 1.5, 0.05, 7), 1.5);
+  ASSERT_TRUE(fit.ok);
+  EXPECT_LT(rel(fit.alpha_us, 20.0), 0.05);
+  EXPECT_LT(rel(fit.busbw_gbps, 5.0), 0.05);
+  EXPECT_GT(fit.r2, 0.95);
+  EXPECT_LE(fit.r2, 1.0);
+}
+
+TEST(CalibrateFit, ClampsANegativeAlpha) {
+  // Times that extrapolate below zero at size 0: alpha is clamped to 0 and the bandwidth refitted.
+  std::vector<FitSample> s{{1000, 1.0}, {2000, 3.0}, {4000, 7.0}};
+  const auto fit = fit_alpha_beta(s, 1.0);
+  ASSERT_TRUE(fit.ok);
+  EXPECT_EQ(fit.kind, AlphaBetaFit::Kind::AlphaClamped);
+  EXPECT_EQ(fit.alpha_us, 0.0);
+  EXPECT_GT(fit.busbw_gbps, 0.0);
+  EXPECT_LE(fit.r2, 1.0);
+}
+
+TEST(CalibrateFit, DegenerateCases) {
+  // One size: the bandwidth alone, through the origin.
+  const auto one = fit_alpha_beta({{1e6, 100.0}, {1e6, 100.0}}, 1.0);
+  ASSERT_TRUE(one.ok);
+  EXPECT_EQ(one.kind, AlphaBetaFit::Kind::BandwidthOnly);
+  EXPECT_EQ(one.alpha_us, 0.0);
+  EXPECT_NEAR(one.busbw_gbps, 10.0, 1e-12);  // 1e6 bytes in 100 us = 10 GB/s
+  // Time that falls with size: no bandwidth.
+  const auto flat = fit_alpha_beta({{8, 30.0}, {16, 20.0}, {32, 10.0}}, 1.0);
+  EXPECT_FALSE(flat.ok);
+  EXPECT_NE(flat.why.find("does not grow"), std::string::npos);
+  // Nothing usable.
+  EXPECT_FALSE(fit_alpha_beta({}, 1.0).ok);
+  EXPECT_FALSE(fit_alpha_beta({{8, 0.0}, {16, -1.0}}, 1.0).ok);
+  // A group of one rank.
+  EXPECT_FALSE(fit_alpha_beta({{8, 1.0}, {16, 2.0}}, 0.0).ok);
+}
+
+std::string bench_jsonl(double alpha, double busbw) {
+  BenchRunInfo info;
+  info.world = 4;
+  info.mesh_shape = {2, 2};
+  info.mesh_names = {"dp", "tp"};
+  std::string text = config_record(info) + "\n";
+  for (const auto c : {BenchCollective::AllReduce, BenchCollective::AllGather}) {
+    for (std::int64_t size = 8; size <= 4096; size *= 2) {
+      BenchResult r;
+      r.axis = "tp";
+      r.group_size = 2;
+      r.groups = 2;
+      r.collective = c;
+      const auto counts = size_counts(c, size, 4, 2);
+      r.bytes = counts.bytes;
+      r.count = counts.count;
+      r.time_us = alpha + bus_factor(to_string(c), 2) * static_cast<double>(r.bytes) / (busbw * 1e3);
+      r.algbw_gbps = algbw_gbps(r.bytes, r.time_us);
+      r.busbw_gbps = busbw_gbps(c, r.algbw_gbps, 2);
+      r.checked = true;
+      text += result_record(r) + "\n";
+    }
+  }
+  return text + summary_record(true, 20, 0, 0.1, 1.0) + "\n";
+}
+
+TEST(CalibrateIo, FitsABenchRunIntoAValidCalibration) {
+  const BenchSweep sweep = parse_bench_jsonl(bench_jsonl(25.0, 2.5), "run.jsonl");
+  EXPECT_EQ(sweep.results.size(), 20U);
+  const CalibrationReport report = calibrate_sweep(sweep);
+  ASSERT_EQ(report.rows.size(), 2U);
+  const auto& fit = report.calibration.axes.at("tp").at("all_reduce");
+  EXPECT_LT(rel(fit.alpha_us, 25.0), 1e-9);
+  EXPECT_LT(rel(fit.busbw_gbps, 2.5), 1e-9);
+  EXPECT_EQ(fit.samples, 10);
+
+  // The file round-trips through the engine's strict parser, and the calibrated model prices a step with it.
+  const std::string text = to_json_text(report.calibration);
+  const Calibration parsed = parse_calibration(text);
+  EXPECT_EQ(parsed, report.calibration);
+  const CalibratedCostModel model(parsed, {"dp", "tp"});
+  const std::vector<std::int64_t> shape{2, 2};
+  StepCostInput step;
+  step.collective = Collective::AllReduce;
+  step.axis = 1;
+  step.mesh_shape = &shape;
+  step.local_bytes = 4096;
+  EXPECT_NEAR(model.step_cost(step), 25.0 + 1.0 * 4096 / 2.5e3, 1e-6);
+  step.axis = 0;  // dp was not calibrated
+  EXPECT_TRUE(std::isinf(model.step_cost(step)));
+
+  const std::string table = fit_table(report);
+  EXPECT_NE(table.find("all_reduce"), std::string::npos);
+  EXPECT_NE(table.find("alpha+beta"), std::string::npos);
+}
+
+TEST(CalibrateIo, RejectsBadFilesNamingTheLine) {
+  auto error_of = [](const std::string& text) {
+    try {
+      (void)parse_bench_jsonl(text, "x.jsonl");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error_of(""), "ValueError: \"x.jsonl\": no config record (is it the --jsonl file of meshloom-launch bench?)");
+  EXPECT_EQ(error_of("not json\n"), "ValueError: \"x.jsonl\" line 1: not a JSON object");
+  std::string text = bench_jsonl(1, 1);
+  const auto pos = text.find("\"time_us\":");
+  text.replace(pos, 10, "\"time_us\":\"x\",\"old\":");
+  EXPECT_EQ(error_of(text).rfind("ValueError: \"x.jsonl\" line 2: field \"time_us\" = \"x\": expected a number", 0), 0U);
+  EXPECT_THROW((void)calibrate_sweep(parse_bench_jsonl(bench_jsonl(1, 1).substr(0, bench_jsonl(1, 1).find('\n') + 1),
+                                                       "c.jsonl")),
+               Error);
+}
+
+TEST(CalibrateIo, LeavesOutRowsWithWrongElementsAndNotesErrors) {
+  std::string text = bench_jsonl(10, 1);
+  const auto pos = text.find("\"wrong\":0");
+  text.replace(pos, 9, "\"wrong\":3");
+  text += "{\"type\":\"error\",\"rank\":2,\"message\":\"TimeoutError: x\"}\n";
+  const CalibrationReport report = calibrate_sweep(parse_bench_jsonl(text, "x.jsonl"));
+  EXPECT_EQ(report.calibration.axes.at("tp").at("all_reduce").samples, 9);
+  ASSERT_EQ(report.notes.size(), 2U);
+  EXPECT_NE(report.notes[0].find("rank 2: TimeoutError: x"), std::string::npos);
+  EXPECT_NE(report.notes[1].find("1 result(s) with wrong elements"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace meshloom::launcher
