@@ -25,6 +25,7 @@
 #include "meshloom/comm/mesh_groups.hpp"
 #include "meshloom/design/design.hpp"
 #include "meshloom/error.hpp"
+#include "meshloom/io/atomic_file.hpp"
 #include "meshloom/plan/cost_model.hpp"
 #include "sizes.hpp"
 #include "text_format.hpp"

@@ -1,12 +1,10 @@
 #include "bench_io.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <system_error>
 #include <utility>
 
 #include "meshloom/error.hpp"
@@ -76,50 +74,6 @@ bool JsonlSink::append(const std::filesystem::path& path, const std::string& rec
   ok = ::fsync(fd) == 0 && ok;
   ok = ::close(fd) == 0 && ok;
   return ok;
-}
-
-void write_file_atomically(const std::filesystem::path& path, const std::string& text) {
-  namespace fs = std::filesystem;
-  fs::path target = path;
-  std::error_code ec;
-  if (fs::is_symlink(path, ec)) {
-    target = fs::weakly_canonical(path, ec);
-    if (ec) raise(ErrorKind::RuntimeError, "cannot write \"" + path.string() + "\": " + ec.message());
-  }
-  if (target.filename().empty()) raise(ErrorKind::RuntimeError, "cannot write \"" + path.string() + "\": no file name");
-  fs::path dir = target.parent_path();
-  if (dir.empty()) dir = ".";
-
-  mode_t mode = 0644;
-  struct stat old {};
-  if (::stat(target.c_str(), &old) == 0) mode = old.st_mode & 07777;
-
-  std::string temp = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
-  const int fd = ::mkstemp(temp.data());
-  if (fd < 0) io_fail("cannot create a temporary file for", path, errno);
-  auto fail = [&](const std::string& step, int err) {
-    ::close(fd);
-    ::unlink(temp.c_str());
-    io_fail(step, path, err);
-  };
-  if (::fchmod(fd, mode) != 0) fail("cannot set the mode of the temporary file for", errno);
-  if (!write_all(fd, text.data(), text.size())) fail("cannot write the temporary file for", errno);
-  if (::fsync(fd) != 0) fail("cannot flush the temporary file for", errno);
-  if (::close(fd) != 0) {
-    const int err = errno;
-    ::unlink(temp.c_str());
-    io_fail("cannot close the temporary file for", path, err);
-  }
-  if (::rename(temp.c_str(), target.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(temp.c_str());
-    io_fail("cannot replace", path, err);
-  }
-  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd >= 0) {
-    ::fsync(dir_fd);
-    ::close(dir_fd);
-  }
 }
 
 }  // namespace meshloom::launcher

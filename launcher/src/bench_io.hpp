@@ -1,7 +1,7 @@
 // Durable output of bench and calibrate: the JSON Lines stream (each record written with one write(2) on an
 // O_APPEND descriptor, then fsync'ed, so a crash loses at most the record in flight and ranks that report an error
-// can append their own record to the same file), and an atomic whole-file write (temporary file in the same
-// directory, fsync, rename, fsync of the directory) for the calibration file.
+// can append their own record to the same file). The calibration file is written with the engine's
+// write_file_atomically (meshloom/io/atomic_file.hpp).
 #pragma once
 
 #include <filesystem>
@@ -32,10 +32,5 @@ private:
   int fd_ = -1;
   std::filesystem::path path_;
 };
-
-// Writes `text` to `path` atomically: a temporary file beside it, fsync, rename over it, fsync of the directory.
-// On failure `path` keeps its old content and the temporary file is removed; RuntimeError naming the path and the
-// cause.
-void write_file_atomically(const std::filesystem::path& path, const std::string& text);
 
 }  // namespace meshloom::launcher

@@ -30,7 +30,7 @@ struct MeshOptions {
 
 int run(const MeshOptions& o, const CLI::App& cmd) {
   auto given = [&cmd](const char* name) { return cmd.count(name) > 0; };
-  try {
+  return status_or_error(std::cerr, [&]() -> int {
     if (o.batch) {
       for (const char* name : {"--shape", "--names", "--world", "--design", "--rank", "--unflatten", "--flatten",
                                "--slice"}) {
@@ -68,12 +68,7 @@ int run(const MeshOptions& o, const CLI::App& cmd) {
     request.flatten = o.flatten;
     request.slice = o.slice;
     return run_mesh_request(request, std::cout, std::cerr);
-  } catch (const Error& e) {
-    std::cerr << "error: " << e.what() << "\n";
-  } catch (const std::exception& e) {
-    std::cerr << "error: RuntimeError: " << e.what() << "\n";
-  }
-  return 2;
+  });
 }
 
 }  // namespace

@@ -1,12 +1,15 @@
-// Text helpers shared by the launcher's commands: parsing the integers and lists the user types, and writing
-// integer lists (flat or nested) and word lists. Header-only, so every command uses the same single version.
+// Text helpers shared by the launcher's commands: parsing the integers and lists the user types, writing integer
+// lists (flat or nested) and word lists, and reporting a command's error. Header-only, so every command uses the
+// same single version.
 #pragma once
 
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <limits>
 #include <optional>
+#include <ostream>
 #include <span>
 #include <string>
 #include <string_view>
@@ -144,6 +147,22 @@ inline void append_nested(std::string& out, std::span<const std::int64_t> dims, 
     append_nested(out, dims.subspan(1), values, pos, separator, width);
   }
   out += ']';
+}
+
+// ---- Errors --------------------------------------------------------------------------------------------------
+
+// Runs a command's `body` and returns the exit status it returns. When it throws, writes "error: <Kind>: <message>"
+// to `err` (anything but an engine Error as "error: RuntimeError: <what()>") and returns 2.
+template <class Body>
+[[nodiscard]] int status_or_error(std::ostream& err, Body&& body) {
+  try {
+    return body();
+  } catch (const Error& e) {
+    err << "error: " << e.what() << "\n";
+  } catch (const std::exception& e) {
+    err << "error: RuntimeError: " << e.what() << "\n";
+  }
+  return 2;
 }
 
 }  // namespace meshloom::launcher

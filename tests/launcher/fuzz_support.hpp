@@ -1,12 +1,14 @@
 // What the launcher's batch fuzz tests share: a seeded random source with the line corruptions and random bytes
 // they feed, and the check that an answer is one line of JSON, an object with a boolean "ok", whose error (when not
-// ok) reads "<Kind>: <message>".
+// ok) reads "<Kind>: <message>"; and the loop that feeds mixed lines (valid, corrupted, random bytes) to a batch
+// interface.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <random>
@@ -71,6 +73,41 @@ inline void check_answer_line(const std::string& line, const std::string& answer
   ASSERT_TRUE(j.is_object()) << answer;
   ASSERT_TRUE(j.contains("ok") && j["ok"].is_boolean()) << answer;
   if (!j["ok"].get<bool>()) check_error_text(j, answer);
+}
+
+// What feed_mixed_lines saw: the lines answered ok, and the seconds the whole run took.
+struct MixedLinesRun {
+  int ok_lines = 0;
+  double seconds = 0;
+};
+
+// Feeds `count` lines to `answer_line` (a line -> its answer), of each four two `valid()`, one `valid()` corrupted
+// and one random bytes, in that order. Each answer goes to `check(line, answer)`; the answer of a line answered
+// ok then goes, parsed, to `on_ok`. Stops at the first fatal failure (the caller checks HasFatalFailure()).
+template <class Valid, class Answer, class Check, class OnOk>
+MixedLinesRun feed_mixed_lines(FuzzRandom& random, int count, Valid&& valid, Answer&& answer_line, Check&& check,
+                               OnOk&& on_ok) {
+  const auto start = std::chrono::steady_clock::now();
+  MixedLinesRun run;
+  for (int i = 0; i < count; ++i) {
+    std::string line;
+    switch (i % 4) {
+      case 0:
+      case 1: line = valid(); break;
+      case 2: line = random.corrupt(valid()); break;
+      default: line = random.bytes(); break;
+    }
+    const std::string answer = answer_line(line);
+    check(line, answer);
+    if (::testing::Test::HasFatalFailure()) break;
+    const nlohmann::json j = nlohmann::json::parse(answer);
+    if (j["ok"].get<bool>()) {
+      ++run.ok_lines;
+      on_ok(j);
+    }
+  }
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return run;
 }
 
 }  // namespace meshloom::test

@@ -17,6 +17,7 @@
 #include "bench_format.hpp"
 #include "bench_io.hpp"
 #include "meshloom/error.hpp"
+#include "meshloom/io/atomic_file.hpp"
 #include "sizes.hpp"
 
 namespace meshloom::launcher {

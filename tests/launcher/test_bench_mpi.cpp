@@ -4,15 +4,9 @@
 // collective.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <array>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -20,11 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "launch_support.hpp"
 #include "meshloom/plan/cost_model.hpp"
-
-#ifndef MESHLOOM_LAUNCH_PATH
-#error "MESHLOOM_LAUNCH_PATH must name the meshloom-launch binary"
-#endif
 #ifndef MESHLOOM_MPIEXEC
 #error "MESHLOOM_MPIEXEC must name mpirun"
 #endif
@@ -33,64 +24,32 @@ namespace {
 
 using nlohmann::json;
 
-struct Launched {
-  std::string out, err;
-  int status = -1;
-};
+using meshloom::test::Launched;
+using meshloom::test::slurp;
 
-std::filesystem::path temp_dir() {
-  return std::filesystem::temp_directory_path() / ("meshloom_bench_mpi_" + std::to_string(::getpid()));
-}
+const meshloom::test::ScratchDir scratch("meshloom_bench_mpi_");
 
-struct TempCleanup {
-  ~TempCleanup() {
-    std::error_code ec;
-    std::filesystem::remove_all(temp_dir(), ec);
-  }
-} const temp_cleanup;
+std::filesystem::path temp_dir() { return scratch.path(); }
 
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+// Runs `command` through the shell with its stderr captured (through a file in the scratch directory).
+Launched run_capturing_stderr(const std::string& command) {
+  std::filesystem::create_directories(temp_dir());
+  const auto err_path = temp_dir() / "stderr.txt";
+  Launched r = meshloom::test::run_shell(command + " 2>" + meshloom::test::quoted(err_path.string()));
+  r.err = slurp(err_path);
+  return r;
 }
 
 // mpirun -np <np> meshloom-launch <args>, under a time limit.
 Launched mpirun(int np, const std::string& args) {
   ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
   ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  std::filesystem::create_directories(temp_dir());
-  const auto err_path = temp_dir() / "stderr.txt";
-  const std::string command = "timeout 60 '" + std::string(MESHLOOM_MPIEXEC) + "' --allow-run-as-root --oversubscribe -np " +
-                              std::to_string(np) + " '" + MESHLOOM_LAUNCH_PATH + "' " + args + " 2>'" +
-                              err_path.string() + "'";
-  Launched r;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buf{};
-  std::size_t n = 0;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = slurp(err_path);
-  return r;
+  return run_capturing_stderr("timeout 60 " + meshloom::test::quoted(MESHLOOM_MPIEXEC) +
+                              " --allow-run-as-root --oversubscribe -np " + std::to_string(np) + " " +
+                              meshloom::test::launch_command(args));
 }
 
-Launched launch(const std::string& args) {
-  const auto err_path = temp_dir() / "stderr.txt";
-  std::filesystem::create_directories(temp_dir());
-  const std::string command = "'" + std::string(MESHLOOM_LAUNCH_PATH) + "' " + args + " 2>'" + err_path.string() + "'";
-  Launched r;
-  FILE* pipe = popen(command.c_str(), "r");
-  std::array<char, 4096> buf{};
-  std::size_t n = 0;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = slurp(err_path);
-  return r;
-}
+Launched launch(const std::string& args) { return run_capturing_stderr(meshloom::test::launch_command(args)); }
 
 std::vector<json> records(const std::filesystem::path& path) {
   std::vector<json> out;

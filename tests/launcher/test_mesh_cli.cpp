@@ -2,70 +2,21 @@
 // statuses, the layout calculator's output limit.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <array>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#ifndef MESHLOOM_LAUNCH_PATH
-#error "MESHLOOM_LAUNCH_PATH must name the meshloom-launch binary"
-#endif
+#include "launch_support.hpp"
 
 namespace {
 
-struct Launched {
-  std::string out;
-  int status = -1;
-};
+using meshloom::test::launch;
+using meshloom::test::Launched;
+using meshloom::test::lines_of;
 
-// Runs `meshloom-launch <args>` through the shell; stdout is captured (stderr too when the args redirect it).
-Launched launch(const std::string& args) {
-  const std::string command = std::string("'") + MESHLOOM_LAUNCH_PATH + "' " + args;
-  Launched r;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buf{};
-  std::size_t n = 0;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-std::filesystem::path temp_dir() {
-  return std::filesystem::temp_directory_path() / ("meshloom_mesh_cli_" + std::to_string(::getpid()));
-}
-
-// Removes the temporary files when the test program ends.
-struct TempCleanup {
-  ~TempCleanup() {
-    std::error_code ec;
-    std::filesystem::remove_all(temp_dir(), ec);
-  }
-} const temp_cleanup;
-
-std::filesystem::path write_temp(const std::string& name, const std::string& content) {
-  const auto dir = temp_dir();
-  std::filesystem::create_directories(dir);
-  const auto path = dir / name;
-  std::ofstream(path, std::ios::binary) << content;
-  return path;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
+// The temporary files, removed when the test program ends.
+const meshloom::test::ScratchDir scratch("meshloom_mesh_cli_");
 
 TEST(MeshCli, BatchAnswersOneLinePerInputLineInOrder) {
   const std::string input =
@@ -76,7 +27,7 @@ TEST(MeshCli, BatchAnswersOneLinePerInputLineInOrder) {
       "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\n"
       "\xff\xfe garbage \x01\n"
       "{\"mesh\": {\"shape\": [2]}}";  // no final newline
-  const auto path = write_temp("batch.jsonl", input);
+  const auto path = scratch.write("batch.jsonl", input);
   const Launched r = launch("mesh --batch < '" + path.string() + "' 2>/dev/null");
   EXPECT_EQ(r.status, 0);
   const auto lines = lines_of(r.out);
@@ -103,7 +54,7 @@ TEST(MeshCli, BatchWithAnEmptyInputWritesNothing) {
 }
 
 TEST(MeshCli, BatchOutputLimitOption) {
-  const auto path = write_temp("limit.jsonl", "{\"mesh\": {\"shape\": [2, 4]}, \"ops\": [{\"op\": \"describe\"}]}\n");
+  const auto path = scratch.write("limit.jsonl", "{\"mesh\": {\"shape\": [2, 4]}, \"ops\": [{\"op\": \"describe\"}]}\n");
   const Launched r = launch("mesh --batch --max-output-ranks 10 < '" + path.string() + "'");
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.out,

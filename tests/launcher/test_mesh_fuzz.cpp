@@ -151,30 +151,16 @@ TEST(MeshBatchFuzz, EveryLineGetsOneJsonAnswer) {
   Gen gen(20240611U);
   MeshBatchLimits limits;
   limits.max_output_ranks = 100000;  // keeps corrupted huge shapes cheap under sanitizers
-  const auto start = std::chrono::steady_clock::now();
-  int ok_lines = 0;
   int ok_ops = 0;
-  for (int i = 0; i < 6000; ++i) {
-    std::string line;
-    switch (i % 4) {
-      case 0:
-      case 1: line = gen.script().dump(); break;
-      case 2: line = gen.corrupt(gen.script().dump()); break;
-      default: line = gen.bytes(); break;
-    }
-    const std::string answer = answer_mesh_line(line, limits);
-    check_answer(line, answer);
-    if (HasFatalFailure()) return;
-    const json j = json::parse(answer);
-    if (j["ok"].get<bool>()) {
-      ++ok_lines;
-      for (const auto& r : j["results"]) ok_ops += r["ok"].get<bool>() ? 1 : 0;
-    }
-  }
+  const auto run = meshloom::test::feed_mixed_lines(
+      gen, 6000, [&] { return gen.script().dump(); },
+      [&](const std::string& line) { return answer_mesh_line(line, limits); }, check_answer,
+      [&](const json& j) { for (const auto& r : j["results"]) ok_ops += r["ok"].get<bool>() ? 1 : 0; });
+  if (HasFatalFailure()) return;
   // The generator reaches past the line checks into the ops.
-  EXPECT_GT(ok_lines, 1000);
+  EXPECT_GT(run.ok_lines, 1000);
   EXPECT_GT(ok_ops, 1000);
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 15.0);
+  EXPECT_LT(run.seconds, 15.0);
 }
 
 TEST(MeshBatchFuzz, HostileShapes) {

@@ -2,70 +2,22 @@
 // statuses.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <array>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#ifndef MESHLOOM_LAUNCH_PATH
-#error "MESHLOOM_LAUNCH_PATH must name the meshloom-launch binary"
-#endif
+#include "launch_support.hpp"
 
 namespace {
 
-struct Launched {
-  std::string out;
-  int status = -1;
-};
+using meshloom::test::launch;
+using meshloom::test::Launched;
+using meshloom::test::lines_of;
 
-// Runs `meshloom-launch <args>` through the shell; stdout is captured (stderr too when the args redirect it).
-Launched launch(const std::string& args) {
-  const std::string command = std::string("'") + MESHLOOM_LAUNCH_PATH + "' " + args;
-  Launched r;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buf{};
-  std::size_t n = 0;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-std::filesystem::path temp_dir() {
-  return std::filesystem::temp_directory_path() / ("meshloom_plan_cli_" + std::to_string(::getpid()));
-}
-
-// Removes the temporary files when the test program ends.
-struct TempCleanup {
-  ~TempCleanup() {
-    std::error_code ec;
-    std::filesystem::remove_all(temp_dir(), ec);
-  }
-} const temp_cleanup;
-
-std::filesystem::path write_temp(const std::string& name, const std::string& content) {
-  const auto dir = temp_dir();
-  std::filesystem::create_directories(dir);
-  const auto path = dir / name;
-  std::ofstream(path, std::ios::binary) << content;
-  return path;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
+// The temporary files, removed when the test program ends.
+const meshloom::test::ScratchDir scratch("meshloom_plan_cli_");
 
 TEST(PlanCli, HumanTableFixedModel) {
   const Launched r = launch("plan --mesh 2,2,2 --names pp,dp,tp --tensor 8,8,8 --src 'S(0)[0]S(0)[1]R' --dst 'RS(0)R' "
@@ -143,7 +95,7 @@ TEST(PlanCli, BatchAnswersOneLinePerInputLine) {
       R"J({"mesh": [2], "tensor_shape": [4], "src": "R", "dst": "R", "bogus": 1})J"
       "\n"
       R"J({"mesh": [2], "tensor_shape": [4], "src": "S(0)", "dst": "R", "cost_model": "fixed"})J";  // no final newline
-  const auto path = write_temp("batch.jsonl", input);
+  const auto path = scratch.write("batch.jsonl", input);
   const Launched r = launch("plan --batch < '" + path.string() + "' 2>/dev/null");
   EXPECT_EQ(r.status, 0);
   const auto lines = lines_of(r.out);
@@ -215,7 +167,7 @@ TEST(PlanCli, ErrorsExitTwoNamingTheValue) {
 }
 
 TEST(PlanCli, CalibrationFile) {
-  const auto path = write_temp(
+  const auto path = scratch.write(
       "cal.json",
       R"J({"format": "meshloom-calibration", "version": 1, "backend": "mpi", "world": 4, "mesh": {"shape": [2, 2], "names": ["dp", "tp"]},
            "axes": {"dp": {"all_gather": {"alpha_us": 20.0, "busbw_gbps": 10.0, "r2": 0.99, "samples": 8}},

@@ -152,30 +152,16 @@ TEST(PlanBatchFuzz, EveryLineGetsOneJsonAnswer) {
   Gen gen(20240612U);
   PlanBatchLimits limits;
   limits.max_state_budget = 20000;  // keeps a search under sanitizers short
-  const auto start = std::chrono::steady_clock::now();
-  int ok_lines = 0;
   int merged = 0;
-  for (int i = 0; i < 12000; ++i) {
-    std::string line;
-    switch (i % 4) {
-      case 0:
-      case 1: line = gen.request().dump(); break;
-      case 2: line = gen.corrupt(gen.request().dump()); break;
-      default: line = gen.bytes(); break;
-    }
-    const std::string answer = answer_plan_line(line, limits);
-    check_answer(line, answer);
-    if (HasFatalFailure()) return;
-    const json j = json::parse(answer);
-    if (j["ok"].get<bool>()) {
-      ++ok_lines;
-      for (const auto& s : j["steps"]) merged += s["merged"].get<bool>() ? 1 : 0;
-    }
-  }
+  const auto run = meshloom::test::feed_mixed_lines(
+      gen, 12000, [&] { return gen.request().dump(); },
+      [&](const std::string& line) { return answer_plan_line(line, limits); }, check_answer,
+      [&](const json& j) { for (const auto& s : j["steps"]) merged += s["merged"].get<bool>() ? 1 : 0; });
+  if (HasFatalFailure()) return;
   // The generator reaches past the field checks into the planner, merging included.
-  EXPECT_GT(ok_lines, 1500);
+  EXPECT_GT(run.ok_lines, 1500);
   EXPECT_GT(merged, 30);
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 20.0);
+  EXPECT_LT(run.seconds, 20.0);
 }
 
 TEST(PlanBatchFuzz, HostileRequests) {

@@ -1,17 +1,13 @@
 #include "meshloom/design/design.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <initializer_list>
 #include <utility>
 
 #include "json_read.hpp"
 #include "meshloom/error.hpp"
+#include "meshloom/io/atomic_file.hpp"
 
 namespace meshloom {
 
@@ -25,12 +21,10 @@ using detail::get_int;
 using detail::get_ints;
 using detail::get_string;
 using detail::get_strings;
-using detail::io_error;
 using detail::ints_inline;
 using detail::item;
 using detail::join;
 using detail::json;
-using detail::quote_path;
 using detail::render;
 using detail::render_ints;
 using detail::render_strings;
@@ -334,63 +328,7 @@ std::string to_json_text(const Design& design) {
 }
 
 void save_design(const Design& design, const std::filesystem::path& path) {
-  const std::string text = to_json_text(design);
-  namespace fs = std::filesystem;
-  const std::string what = "cannot save design to";
-
-  fs::path target = path;
-  std::error_code ec;
-  if (fs::is_symlink(path, ec)) {
-    target = fs::weakly_canonical(path, ec);
-    if (ec) io_error(what, path, "cannot resolve the symbolic link: " + ec.message(), 0);
-  }
-  if (target.filename().empty()) io_error(what, path, "the path names no file", 0);
-  fs::path dir = target.parent_path();
-  if (dir.empty()) dir = ".";
-
-  // Keep the mode of the file being replaced; a new file gets rw-r--r--.
-  mode_t mode = 0644;
-  struct stat old {};
-  if (::stat(target.c_str(), &old) == 0) mode = old.st_mode & 07777;
-
-  std::string temp = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
-  const int fd = ::mkstemp(temp.data());
-  if (fd < 0) io_error(what, path, "cannot create a temporary file in " + quote_path(dir) + ": ", errno);
-
-  auto fail = [&](const std::string& step, int err) {
-    ::unlink(temp.c_str());
-    io_error(what, path, step + ": ", err);
-  };
-  if (::fchmod(fd, mode) != 0) {
-    const int err = errno;
-    ::close(fd);
-    fail("cannot set the mode of the temporary file", err);
-  }
-  std::size_t written = 0;
-  while (written < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      fail("cannot write the temporary file", err);
-    }
-    written += static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    const int err = errno;
-    ::close(fd);
-    fail("cannot flush the temporary file", err);
-  }
-  if (::close(fd) != 0) fail("cannot close the temporary file", errno);
-  if (::rename(temp.c_str(), target.c_str()) != 0) fail("cannot replace the file", errno);
-
-  // Make the rename itself durable; a directory that cannot be synced is not an error.
-  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd >= 0) {
-    ::fsync(dir_fd);
-    ::close(dir_fd);
-  }
+  write_file_atomically(path, to_json_text(design), "cannot save design to");
 }
 
 std::optional<std::filesystem::path> calibration_path(const Design& design, const std::filesystem::path& design_file) {

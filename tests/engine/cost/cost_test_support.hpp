@@ -12,6 +12,7 @@
 #include "meshloom/plan/cost_model.hpp"
 #include "meshloom/plan/planner.hpp"
 #include "meshloom/plan/state.hpp"
+#include "support/plan_request.hpp"
 
 namespace meshloom::cost_test {
 
@@ -29,16 +30,8 @@ std::string error_of(F&& f, ErrorKind kind) {
   return {};
 }
 
-inline PlanRequest request(std::vector<std::int64_t> mesh, std::vector<std::int64_t> tensor, const std::string& src,
-                           const std::string& dst, PlannerKind planner = PlannerKind::Graph) {
-  PlanRequest r;
-  r.mesh_shape = std::move(mesh);
-  r.tensor_shape = std::move(tensor);
-  r.src = parse_state(src);
-  r.dst = parse_state(dst);
-  r.planner = planner;
-  return r;
-}
+// A request from text states (support/plan_request.hpp).
+using meshloom::testing::request;
 
 // The (2,2,2) mesh and (8,8,8) float32 tensor of planner-spec.md's worked examples.
 inline PlanRequest request222(const std::string& src, const std::string& dst, PlannerKind planner = PlannerKind::Graph) {

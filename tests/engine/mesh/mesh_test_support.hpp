@@ -16,6 +16,7 @@
 
 #include "meshloom/error.hpp"
 #include "meshloom/mesh/device_mesh.hpp"
+#include "support/expect_error.hpp"
 
 namespace meshloom::testing {
 
@@ -27,20 +28,6 @@ using meshloom::RankTensor;
 using Ranks = std::vector<std::int64_t>;
 using Rows = std::vector<Ranks>;
 using Names = DeviceMesh::Names;
-
-// Runs f, which must throw a meshloom::Error of `kind` whose message holds every phrase.
-template <class F>
-void expect_error(F&& f, ErrorKind kind, std::initializer_list<std::string> phrases) {
-  try {
-    f();
-    ADD_FAILURE() << "no error was raised";
-  } catch (const Error& e) {
-    EXPECT_EQ(meshloom::to_string(e.kind()), meshloom::to_string(kind)) << e.what();
-    for (const auto& p : phrases) {
-      EXPECT_NE(e.message().find(p), std::string::npos) << "'" << p << "' is not in: " << e.message();
-    }
-  }
-}
 
 // Evaluates `stmt`, which must throw a meshloom::Error of `kind` whose message holds every phrase given after it.
 #define EXPECT_MESH_ERROR(stmt, kind, ...)                                          \

@@ -1,0 +1,98 @@
+// What the launcher's end-to-end tests share: running the built meshloom-launch (or mpirun over it) through the
+// shell with its output captured, and a per-process scratch directory removed when the test program ends.
+// MESHLOOM_LAUNCH_PATH must name the meshloom-launch binary.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#ifndef MESHLOOM_LAUNCH_PATH
+#error "MESHLOOM_LAUNCH_PATH must name the meshloom-launch binary"
+#endif
+
+namespace meshloom::test {
+
+struct Launched {
+  std::string out, err;
+  int status = -1;
+};
+
+// `text` in single quotes, for the shell.
+inline std::string quoted(const std::string& text) { return "'" + text + "'"; }
+
+// `meshloom-launch <args>` as a shell command line (`args` as the shell reads them).
+inline std::string launch_command(const std::string& args) { return quoted(MESHLOOM_LAUNCH_PATH) + " " + args; }
+
+// Runs `command` through the shell; its stdout is captured, and `status` is its exit status (-1 when it did not
+// exit normally or could not be started). `err` stays empty.
+inline Launched run_shell(const std::string& command) {
+  Launched r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// Runs `meshloom-launch <args>` through the shell; stdout is captured (stderr too when the args redirect it).
+inline Launched launch(const std::string& args) { return run_shell(launch_command(args)); }
+
+// The whole file (empty when it cannot be read).
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The lines of `text`, without their newlines.
+inline std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// The directory <system temp>/<prefix><pid>, created on demand and removed with everything in it when this
+// object is destroyed (a namespace-scope object: when the test program ends).
+class ScratchDir {
+public:
+  explicit ScratchDir(std::string prefix) : prefix_(std::move(prefix)) {}
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path(), ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+
+  [[nodiscard]] std::filesystem::path path() const {
+    return std::filesystem::temp_directory_path() / (prefix_ + std::to_string(::getpid()));
+  }
+
+  // Writes `content` to the file `name` in the directory (created when missing); its path.
+  std::filesystem::path write(const std::string& name, const std::string& content) const {
+    const auto dir = path();
+    std::filesystem::create_directories(dir);
+    const auto file = dir / name;
+    std::ofstream(file, std::ios::binary) << content;
+    return file;
+  }
+
+private:
+  std::string prefix_;
+};
+
+}  // namespace meshloom::test
