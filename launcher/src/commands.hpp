@@ -14,5 +14,6 @@ void add_info_command(CLI::App& root, int& exit_code);
 void add_plan_command(CLI::App& root, int& exit_code);
 void add_bench_command(CLI::App& root, int& exit_code);
 void add_calibrate_command(CLI::App& root, int& exit_code);
+void add_run_command(CLI::App& root, int& exit_code);
 
 }  // namespace meshloom::launcher

@@ -26,20 +26,12 @@
 #include "meshloom/plan/simulator.hpp"
 #include "meshloom/plan/state.hpp"
 #include "plan_batch.hpp"
+#include "plan_options.hpp"
 #include "text_format.hpp"
 
 namespace meshloom::launcher {
 
 namespace {
-
-struct PlanOptions {
-  bool batch = false;
-  bool compare = false;
-  bool verify = false;
-  std::string mesh, names, tensor, src, dst, planner, variant, cost, weights, calibration, itemsize, dtype,
-      devices_per_host, coordinate, state_budget;
-  std::vector<std::string> flatten;
-};
 
 // Bytes per element of the dtypes people name (PyTorch's names and their aliases).
 struct Dtype {
@@ -99,11 +91,6 @@ std::vector<std::size_t> parse_axes(const std::string& text, const std::vector<s
   }
   return axes;
 }
-
-struct HumanSetup {
-  PlanSetup setup;
-  std::optional<std::string> dtype;
-};
 
 HumanSetup parse_options(const PlanOptions& o, const CLI::App& cmd) {
   auto given = [&cmd](const char* name) { return cmd.count(name) > 0; };
@@ -310,7 +297,7 @@ int print_verification(std::ostream& out, const PlanRequest& request, const Plan
 
 int run(const PlanOptions& o, const CLI::App& cmd) {
   auto given = [&cmd](const char* name) { return cmd.count(name) > 0; };
-  try {
+  return status_or_error(std::cerr, [&]() -> int {
     if (o.batch) {
       for (const char* name : {"--mesh", "--names", "--tensor", "--src", "--dst", "--planner", "--variant", "--cost",
                                "--weights", "--calibration", "--itemsize", "--dtype", "--devices-per-host",
@@ -341,15 +328,22 @@ int run(const PlanOptions& o, const CLI::App& cmd) {
     }
     std::cout << buffer.str();
     return status;
-  } catch (const Error& e) {
-    std::cerr << "error: " << e.what() << "\n";
-  } catch (const std::exception& e) {
-    std::cerr << "error: RuntimeError: " << e.what() << "\n";
-  }
-  return 2;
+  });
 }
 
 }  // namespace
+
+HumanSetup parse_plan_options(const PlanOptions& o, const CLI::App& cmd) { return parse_options(o, cmd); }
+std::string format_plan_cost(double cost, CostModelKind model) { return format_cost(cost, model); }
+std::string plan_model_text(const PlanSetup& s) { return model_text(s); }
+std::string plan_mesh_text(const PlanSetup& s) { return mesh_text(s); }
+std::string plan_axes_label(const std::vector<std::size_t>& axes, const std::vector<std::string>& names) {
+  return axes_label(axes, names);
+}
+void print_plan_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows,
+                      const std::vector<bool>& right) {
+  print_table(out, rows, right);
+}
 
 void add_plan_command(CLI::App& root, int& exit_code) {
   auto o = std::make_shared<PlanOptions>();

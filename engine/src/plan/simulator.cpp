@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "checked.hpp"
+#include "local_ops.hpp"
 #include "meshloom/error.hpp"
 
 namespace meshloom {
@@ -103,7 +104,13 @@ std::vector<std::vector<std::size_t>> make_groups(const Shape& mesh, const std::
   return groups;
 }
 
-// ---- Local tensors ------------------------------------------------------------------------------------------
+}  // namespace
+
+// ---- Local tensors (shared with the executor through local_ops.hpp) ------------------------------------------
+
+namespace detail {
+
+namespace {
 
 struct Split {
   std::size_t outer = 1;
@@ -118,6 +125,8 @@ Split split_at(const Shape& shape, std::size_t dim) {
   for (std::size_t d = dim + 1; d < shape.size(); ++d) s.inner *= static_cast<std::size_t>(shape[d]);
   return s;
 }
+
+}  // namespace
 
 // [offset, offset + size) of t along dim.
 LocalTensor slice(const LocalTensor& t, std::size_t dim, std::int64_t offset, std::int64_t size) {
@@ -157,6 +166,28 @@ LocalTensor concat(const std::vector<const LocalTensor*>& pieces, std::size_t di
   }
   return out;
 }
+
+// The reduce ops of a P -> ... step, one per axis.
+std::vector<ReduceOp> step_ops(const PlanStep& step, std::size_t mesh_ndim) {
+  std::vector<ReduceOp> ops;
+  for (auto axis : step.axes) {
+    if (step.axes.size() > 1 && step.before.ndim() == mesh_ndim && step.before.placement(axis).is_partial()) {
+      ops.push_back(step.before.placement(axis).op());
+    } else {
+      ops.push_back(step.from.op());
+    }
+  }
+  return ops;
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::chunk;
+using detail::concat;
+using detail::slice;
+using detail::step_ops;
 
 // t extended along dim to `size` with `value` after its end.
 LocalTensor pad(const LocalTensor& t, std::size_t dim, std::int64_t size, std::int64_t value) {
@@ -218,19 +249,6 @@ LocalTensor gather(const PlanStep& step, const Shape& mesh, const std::vector<st
   std::vector<const LocalTensor*> ptrs;
   for (const auto& p : padded) ptrs.push_back(&p);
   return slice(concat(ptrs, dim), dim, 0, total);
-}
-
-// The reduce ops of a P -> ... step, one per axis.
-std::vector<ReduceOp> step_ops(const PlanStep& step, std::size_t mesh_ndim) {
-  std::vector<ReduceOp> ops;
-  for (auto axis : step.axes) {
-    if (step.axes.size() > 1 && step.before.ndim() == mesh_ndim && step.before.placement(axis).is_partial()) {
-      ops.push_back(step.before.placement(axis).op());
-    } else {
-      ops.push_back(step.from.op());
-    }
-  }
-  return ops;
 }
 
 std::int64_t reduce_pair(ReduceOp op, std::int64_t a, std::int64_t b, bool& overflow) {
@@ -378,6 +396,122 @@ std::size_t rank_index(const std::vector<std::int64_t>& mesh_shape, const std::v
   return r;
 }
 
+namespace {
+
+// expected_local without the checks (the callers check once).
+LocalTensor expected_slice(const Shape& mesh_shape, const Shape& tensor_shape, const State& state, const Shape& coordinate) {
+  const Box box = box_of(state, tensor_shape, mesh_shape, coordinate);
+  LocalTensor t;
+  t.shape = box.size;
+  t.data.assign(unumel(box.size), 0);
+  for_each_element(box, tensor_shape, [&](std::size_t local, std::int64_t flat, const Shape&) {
+    t.data[local] = global_value(flat);
+  });
+  return t;
+}
+
+void check_coordinate(const Shape& mesh_shape, const Shape& coordinate) {
+  bool ok = coordinate.size() == mesh_shape.size();
+  for (std::size_t k = 0; ok && k < coordinate.size(); ++k) ok = coordinate[k] >= 0 && coordinate[k] < mesh_shape[k];
+  if (!ok) {
+    raise(ErrorKind::ValueError, "simulator: coordinate " + ints(coordinate, '(', ')') + " is not on mesh " + ints(mesh_shape));
+  }
+}
+
+// The partial axes of a state by kind of op; ValueError when product mixes with another op.
+struct PartialAxes {
+  std::vector<std::size_t> linear, extreme, product;
+};
+
+PartialAxes partial_axes_of(const State& state) {
+  PartialAxes p;
+  for (std::size_t a = 0; a < state.ndim(); ++a) {
+    const Placement& pl = state.placement(a);
+    if (!pl.is_partial()) continue;
+    switch (pl.op()) {
+      case ReduceOp::Sum:
+      case ReduceOp::Avg: p.linear.push_back(a); break;
+      case ReduceOp::Max:
+      case ReduceOp::Min: p.extreme.push_back(a); break;
+      case ReduceOp::Product: p.product.push_back(a); break;
+    }
+  }
+  if (!p.product.empty() && (!p.linear.empty() || !p.extreme.empty())) {
+    raise(ErrorKind::ValueError, "simulator: state " + to_string(state) +
+                                     " mixes P(product) with another partial op; no split reduces to the value in "
+                                     "every order");
+  }
+  return p;
+}
+
+// Turns the expected slice `t` of the rank at coordinate c into its share of the partial split.
+void split_partial(LocalTensor& t, const Shape& mesh_shape, const Shape& tensor_shape, const State& state,
+                   const Shape& c, const PartialAxes& p, std::uint64_t seed) {
+  if (p.linear.empty() && p.extreme.empty() && p.product.empty()) return;
+  const Box box = box_of(state, tensor_shape, mesh_shape, c);
+  bool overflow = false;
+  for_each_element(box, tensor_shape, [&](std::size_t local, std::int64_t flat, const Shape&) {
+    std::int64_t x = t.data[local];
+    for (const auto a : p.linear) {
+      const std::int64_t n = mesh_shape[a];
+      const std::int64_t target = state.placement(a).op() == ReduceOp::Avg ? n : 1;
+      overflow = overflow || __builtin_mul_overflow(x, linear_weight(seed, flat, a, n, c[a], target), &x);
+    }
+    for (const auto a : p.extreme) {
+      const std::int64_t n = mesh_shape[a];
+      if (c[a] == chosen_index(seed, flat, a, n)) continue;
+      const std::int64_t offset = 1 + small(rnd(seed, flat, a, c[a], 4), 5);
+      const bool is_max = state.placement(a).op() == ReduceOp::Max;
+      overflow = overflow || __builtin_add_overflow(x, is_max ? -offset : offset, &x);
+    }
+    if (!p.product.empty()) {
+      bool chosen = true;
+      std::int64_t s = 1;
+      for (const auto a : p.product) {
+        chosen = chosen && c[a] == chosen_index(seed, flat, a, mesh_shape[a]);
+        s *= sign(seed, flat, a, mesh_shape[a], c[a]);
+      }
+      x = (chosen ? x : 1) * s;
+    }
+    t.data[local] = x;
+  });
+  if (overflow) {
+    raise(ErrorKind::ValueError, "simulator: the partial split of state " + to_string(state) + " on mesh " +
+                                     ints(mesh_shape) + " overflows int64");
+  }
+}
+
+}  // namespace
+
+LocalTensor expected_local(const std::vector<std::int64_t>& mesh_shape, const std::vector<std::int64_t>& tensor_shape,
+                           const State& state, const std::vector<std::int64_t>& coordinate,
+                           const SimulationOptions& options) {
+  check_fit(mesh_shape, tensor_shape, state, options);
+  check_coordinate(mesh_shape, coordinate);
+  return expected_slice(mesh_shape, tensor_shape, state, coordinate);
+}
+
+LocalTensor initial_local(const std::vector<std::int64_t>& mesh_shape, const std::vector<std::int64_t>& tensor_shape,
+                          const State& state, const std::vector<std::int64_t>& coordinate,
+                          const SimulationOptions& options) {
+  check_fit(mesh_shape, tensor_shape, state, options);
+  check_coordinate(mesh_shape, coordinate);
+  const PartialAxes p = partial_axes_of(state);
+  LocalTensor t = expected_slice(mesh_shape, tensor_shape, state, coordinate);
+  split_partial(t, mesh_shape, tensor_shape, state, coordinate, p, options.seed);
+  return t;
+}
+
+LocalTensor initial_local(const PlanRequest& request, const std::vector<std::int64_t>& coordinate,
+                          const SimulationOptions& options) {
+  return initial_local(request.mesh_shape, request.tensor_shape, request.src, coordinate, options);
+}
+
+LocalTensor expected_local(const PlanRequest& request, const std::vector<std::int64_t>& coordinate,
+                           const SimulationOptions& options) {
+  return expected_local(request.mesh_shape, request.tensor_shape, request.dst, coordinate, options);
+}
+
 Distribution expected_distribution(const std::vector<std::int64_t>& mesh_shape,
                                    const std::vector<std::int64_t>& tensor_shape, const State& state,
                                    const SimulationOptions& options) {
@@ -385,15 +519,9 @@ Distribution expected_distribution(const std::vector<std::int64_t>& mesh_shape,
   Distribution dist;
   dist.mesh_shape = mesh_shape;
   const std::size_t world = unumel(mesh_shape);
-  dist.ranks.resize(world);
+  dist.ranks.reserve(world);
   for (std::size_t r = 0; r < world; ++r) {
-    const Box box = box_of(state, tensor_shape, mesh_shape, rank_coordinate(mesh_shape, r));
-    LocalTensor& t = dist.ranks[r];
-    t.shape = box.size;
-    t.data.assign(unumel(box.size), 0);
-    for_each_element(box, tensor_shape, [&](std::size_t local, std::int64_t flat, const Shape&) {
-      t.data[local] = global_value(flat);
-    });
+    dist.ranks.push_back(expected_slice(mesh_shape, tensor_shape, state, rank_coordinate(mesh_shape, r)));
   }
   return dist;
 }
@@ -401,60 +529,16 @@ Distribution expected_distribution(const std::vector<std::int64_t>& mesh_shape,
 Distribution initial_distribution(const std::vector<std::int64_t>& mesh_shape,
                                   const std::vector<std::int64_t>& tensor_shape, const State& state,
                                   const SimulationOptions& options) {
-  Distribution dist = expected_distribution(mesh_shape, tensor_shape, state, options);
-  std::vector<std::size_t> linear, extreme, product;
-  for (std::size_t a = 0; a < state.ndim(); ++a) {
-    const Placement& p = state.placement(a);
-    if (!p.is_partial()) continue;
-    switch (p.op()) {
-      case ReduceOp::Sum:
-      case ReduceOp::Avg: linear.push_back(a); break;
-      case ReduceOp::Max:
-      case ReduceOp::Min: extreme.push_back(a); break;
-      case ReduceOp::Product: product.push_back(a); break;
-    }
-  }
-  if (linear.empty() && extreme.empty() && product.empty()) return dist;
-  if (!product.empty() && product.size() != linear.size() + extreme.size() + product.size()) {
-    raise(ErrorKind::ValueError, "simulator: state " + to_string(state) +
-                                     " mixes P(product) with another partial op; no split reduces to the value in "
-                                     "every order");
-  }
-  const std::uint64_t seed = options.seed;
-  for (std::size_t r = 0; r < dist.ranks.size(); ++r) {
+  check_fit(mesh_shape, tensor_shape, state, options);
+  const PartialAxes p = partial_axes_of(state);
+  Distribution dist;
+  dist.mesh_shape = mesh_shape;
+  const std::size_t world = unumel(mesh_shape);
+  dist.ranks.reserve(world);
+  for (std::size_t r = 0; r < world; ++r) {
     const Shape c = rank_coordinate(mesh_shape, r);
-    const Box box = box_of(state, tensor_shape, mesh_shape, c);
-    LocalTensor& t = dist.ranks[r];
-    bool overflow = false;
-    for_each_element(box, tensor_shape, [&](std::size_t local, std::int64_t flat, const Shape&) {
-      std::int64_t x = t.data[local];
-      for (const auto a : linear) {
-        const std::int64_t n = mesh_shape[a];
-        const std::int64_t target = state.placement(a).op() == ReduceOp::Avg ? n : 1;
-        overflow = overflow || __builtin_mul_overflow(x, linear_weight(seed, flat, a, n, c[a], target), &x);
-      }
-      for (const auto a : extreme) {
-        const std::int64_t n = mesh_shape[a];
-        if (c[a] == chosen_index(seed, flat, a, n)) continue;
-        const std::int64_t offset = 1 + small(rnd(seed, flat, a, c[a], 4), 5);
-        const bool is_max = state.placement(a).op() == ReduceOp::Max;
-        overflow = overflow || __builtin_add_overflow(x, is_max ? -offset : offset, &x);
-      }
-      if (!product.empty()) {
-        bool chosen = true;
-        std::int64_t s = 1;
-        for (const auto a : product) {
-          chosen = chosen && c[a] == chosen_index(seed, flat, a, mesh_shape[a]);
-          s *= sign(seed, flat, a, mesh_shape[a], c[a]);
-        }
-        x = (chosen ? x : 1) * s;
-      }
-      t.data[local] = x;
-    });
-    if (overflow) {
-      raise(ErrorKind::ValueError, "simulator: the partial split of state " + to_string(state) + " on mesh " +
-                                       ints(mesh_shape) + " overflows int64");
-    }
+    dist.ranks.push_back(expected_slice(mesh_shape, tensor_shape, state, c));
+    split_partial(dist.ranks.back(), mesh_shape, tensor_shape, state, c, p, options.seed);
   }
   return dist;
 }

@@ -129,6 +129,23 @@ struct SimulationResult {
                                                  const std::vector<std::int64_t>& tensor_shape, const State& state,
                                                  const SimulationOptions& options = {});
 
+// The same, for one rank: the buffer of the rank at `coordinate` (one index per mesh axis), computed without the
+// other ranks' buffers; initial_distribution and expected_distribution are these for every rank. A real cluster
+// builds each rank's buffer with them (the executor). ValueError as above, and for a coordinate off the mesh.
+[[nodiscard]] LocalTensor initial_local(const std::vector<std::int64_t>& mesh_shape,
+                                        const std::vector<std::int64_t>& tensor_shape, const State& state,
+                                        const std::vector<std::int64_t>& coordinate,
+                                        const SimulationOptions& options = {});
+[[nodiscard]] LocalTensor expected_local(const std::vector<std::int64_t>& mesh_shape,
+                                         const std::vector<std::int64_t>& tensor_shape, const State& state,
+                                         const std::vector<std::int64_t>& coordinate,
+                                         const SimulationOptions& options = {});
+// The request's source (initial_local of request.src) and target (expected_local of request.dst) at a coordinate.
+[[nodiscard]] LocalTensor initial_local(const PlanRequest& request, const std::vector<std::int64_t>& coordinate,
+                                        const SimulationOptions& options = {});
+[[nodiscard]] LocalTensor expected_local(const PlanRequest& request, const std::vector<std::int64_t>& coordinate,
+                                         const SimulationOptions& options = {});
+
 // Performs one step on the buffers (see the top of this file). RuntimeError naming the step and the group when
 // the buffers do not allow it (mismatched shapes, a collective that does not match from/to, an inexact average,
 // an overflow, a piece too long for Padding::Torch); ValueError for axes outside the mesh or not ascending.

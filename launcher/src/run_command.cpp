@@ -1,0 +1,429 @@
+// `meshloom-launch run`: executes a planned redistribution for real under mpirun (Open MPI backend), verifies every
+// element of every rank, and reports the measured time of every step beside the cost models' predictions.
+//
+//   mpirun -np 8 meshloom-launch run --mesh 2,2,2 --tensor 64,64,64 --src "S(0)[0]S(0)[1]R" --dst "RS(0)R"
+//
+// The request options are plan's (plan_options.hpp); --dtype picks what travels (float64, default, or int64).
+// With --compare every distinct plan that graph, greedy and auto propose under the fixed, comm (and calibrated,
+// given --calibration) models runs, and rank 0 says which was fastest and which models predicted it.
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench_io.hpp"
+#include "commands.hpp"
+#include "meshloom/backends/mpi_communicator.hpp"
+#include "meshloom/comm/mesh_groups.hpp"
+#include "meshloom/error.hpp"
+#include "meshloom/mesh/device_mesh.hpp"
+#include "meshloom/plan/plan.hpp"
+#include "meshloom/plan/planner.hpp"
+#include "plan_options.hpp"
+#include "run_exec.hpp"
+#include "text_format.hpp"
+
+namespace meshloom::launcher {
+
+namespace {
+
+constexpr int kExitError = 2;
+constexpr int kAbortCode = 3;
+
+struct RunCliOptions {
+  PlanOptions plan;
+  std::string timeout = "60";
+  std::string iterations = "5";
+  bool compare = false;
+  std::string jsonl;
+};
+
+// One plan to run, and who proposed it.
+struct Candidate {
+  Plan plan;
+  std::vector<std::string> proposed_by;  // "graph/fixed", ...
+};
+
+struct Prepared {
+  HumanSetup human;
+  RunSettings settings;
+  double timeout_s = 60;
+  std::vector<CostModelKind> models;  // the models predictions are shown for
+  std::vector<std::unique_ptr<CostModel>> model_objects;
+  std::vector<Candidate> candidates;
+  std::vector<std::string> refused;  // "greedy/fixed: ValueError: ..." (compare)
+  std::vector<std::string> names;    // mesh axis names as the groups are named
+  std::optional<DeviceMesh> mesh;
+};
+
+std::string what_of(const std::exception& e) {
+  if (dynamic_cast<const Error*>(&e) != nullptr) return e.what();
+  if (dynamic_cast<const comm::TimeoutError*>(&e) != nullptr) return std::string("TimeoutError: ") + e.what();
+  return std::string("RuntimeError: ") + e.what();
+}
+
+std::string us_text(double seconds) {
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(1);
+  s << seconds * 1e6 << " us";
+  return s.str();
+}
+
+Prepared prepare(const RunCliOptions& o, const CLI::App& cmd, std::int64_t world_size) {
+  Prepared p;
+  if (o.compare && cmd.count("--planner") > 0) {
+    raise(ErrorKind::ValueError, "--compare runs every planner's plan; --planner cannot be combined with it");
+  }
+  p.human = parse_plan_options(o.plan, cmd);
+  PlanSetup& s = p.human.setup;
+  if (p.human.dtype) {
+    const std::string& d = *p.human.dtype;
+    if (d == "float64" || d == "double") {
+      p.settings.dtype = DType::Float64;
+    } else if (d == "int64" || d == "long") {
+      p.settings.dtype = DType::Int64;
+    } else {
+      raise(ErrorKind::ValueError, "--dtype \"" + d + "\": run moves float64 or int64 data (exact values)");
+    }
+  } else if (cmd.count("--itemsize") == 0) {
+    s.request.itemsize = 8;  // what travels
+  }
+  if (cmd.count("--timeout") > 0) {
+    char* end = nullptr;
+    p.timeout_s = std::strtod(o.timeout.c_str(), &end);
+    if (o.timeout.empty() || end != o.timeout.c_str() + o.timeout.size()) {
+      raise(ErrorKind::ValueError, "--timeout \"" + o.timeout + "\": not a number of seconds");
+    }
+  }
+  if (!std::isfinite(p.timeout_s) || p.timeout_s < 0) raise(ErrorKind::ValueError, "--timeout \"" + o.timeout + "\": must be >= 0");
+  p.settings.iterations = parse_int(o.iterations, "--iterations");
+  if (p.settings.iterations < 1 || p.settings.iterations > 100000) {
+    raise(ErrorKind::ValueError, "--iterations \"" + o.iterations + "\": must be in [1, 100000]");
+  }
+  if (const char* hook = std::getenv("MESHLOOM_RUN_TEST_EXIT")) {
+    const auto parts = split(hook, ':');
+    if (parts.size() == 2) {
+      p.settings.test_exit = std::make_pair(static_cast<int>(parse_int(parts[0], "MESHLOOM_RUN_TEST_EXIT")),
+                                            static_cast<std::size_t>(parse_int(parts[1], "MESHLOOM_RUN_TEST_EXIT")));
+    }
+  }
+  // The mesh against the world, before anything else runs.
+  const auto& shape = s.request.mesh_shape;
+  std::int64_t needed = 1;
+  for (const auto n : shape) {
+    if (n < 1) raise(ErrorKind::ValueError, "--mesh \"" + o.plan.mesh + "\": every size must be >= 1");
+    if (__builtin_mul_overflow(needed, n, &needed)) needed = std::numeric_limits<std::int64_t>::max();
+  }
+  if (needed > world_size) {
+    raise(ErrorKind::ValueError, "the mesh (" + o.plan.mesh + ") needs " + std::to_string(needed) +
+                                     " ranks but the MPI world has " + std::to_string(world_size) +
+                                     "; start it with mpirun -np " + std::to_string(needed) + " or more");
+  }
+  // Models: the chosen one first, then the others the comparison shows.
+  p.models = {s.cost_model};
+  for (const auto kind : {CostModelKind::Fixed, CostModelKind::Comm, CostModelKind::Calibrated}) {
+    if (kind == CostModelKind::Calibrated && !s.calibration) continue;
+    if (kind != s.cost_model) p.models.push_back(kind);
+  }
+  for (const auto kind : p.models) {
+    PlanSetup m = s;
+    m.cost_model = kind;
+    p.model_objects.push_back(make_cost_model(m));
+  }
+  // Plans.
+  if (!o.compare) {
+    p.candidates.push_back({plan_redistribution(s.request, *p.model_objects.front()), {}});
+  } else {
+    std::map<std::string, std::size_t> by_trace;
+    for (std::size_t m = 0; m < p.models.size(); ++m) {
+      for (const auto kind : {PlannerKind::Graph, PlannerKind::Greedy, PlannerKind::Auto}) {
+        PlanRequest r = s.request;
+        r.planner = kind;
+        const std::string who = std::string(to_string(kind)) + "/" + std::string(to_string(p.models[m]));
+        try {
+          Plan plan = plan_redistribution(r, *p.model_objects[m]);
+          const std::string key = trace(plan);
+          const auto it = by_trace.find(key);
+          if (it == by_trace.end()) {
+            by_trace.emplace(key, p.candidates.size());
+            p.candidates.push_back({std::move(plan), {who}});
+          } else {
+            p.candidates[it->second].proposed_by.push_back(who);
+          }
+        } catch (const Error& e) {
+          p.refused.push_back(who + ": " + e.what());
+        }
+      }
+    }
+    if (p.candidates.empty()) raise(ErrorKind::ValueError, "no planner finds a plan under any model");
+  }
+  // The mesh, named as its groups will be, and its flattened groups.
+  if (s.names.empty()) {
+    for (std::size_t a = 0; a < shape.size(); ++a) p.names.push_back(std::to_string(a));
+  } else {
+    p.names = s.names;
+  }
+  DeviceMesh mesh = DeviceMesh::init(shape, p.names, world_size);
+  for (const auto& f : s.request.flattened) {
+    std::vector<std::string> axes;
+    for (const auto a : f) {
+      if (a >= shape.size()) raise(ErrorKind::ValueError, "--flatten: axis " + std::to_string(a) + " is not on the mesh");
+      axes.push_back(p.names[a]);
+    }
+    if (axes.size() > 1) (void)mesh.slice(axes).flatten();
+  }
+  p.mesh = mesh;
+  return p;
+}
+
+std::string shape_text(const std::vector<std::int64_t>& v) { return "[" + join(v, {.separator = ", "}) + "]"; }
+
+nlohmann::json predictions_json(const Prepared& p, const std::vector<std::vector<double>>& costs, std::size_t step) {
+  nlohmann::json j = nlohmann::json::object();
+  for (std::size_t m = 0; m < p.models.size(); ++m) j[std::string(to_string(p.models[m]))] = costs[m][step];
+  return j;
+}
+
+// The plan's table with predictions and measurements; writes the records. Returns the total predicted per model.
+std::vector<double> report_plan(std::ostream& out, const Prepared& p, const Candidate& c, std::size_t index,
+                                const RunOutcome& outcome, JsonlSink& sink) {
+  const PlanSetup& s = p.human.setup;
+  std::vector<std::vector<double>> costs;
+  for (const auto& model : p.model_objects) costs.push_back(price_steps(s.request, c.plan, *model));
+  std::vector<std::string> header = {"step", "axis", "collective", "from -> to", "logical shape", "bytes"};
+  for (const auto kind : p.models) header.push_back("predicted " + std::string(to_string(kind)));
+  header.emplace_back("measured");
+  std::vector<std::vector<std::string>> rows = {header};
+  std::vector<bool> right = {true, false, false, false, false, true};
+  for (std::size_t m = 0; m < p.models.size(); ++m) right.push_back(true);
+  right.push_back(true);
+  std::vector<double> totals(p.models.size(), 0.0);
+  for (std::size_t i = 0; i < c.plan.steps.size(); ++i) {
+    const PlanStep& step = c.plan.steps[i];
+    std::vector<std::string> row = {std::to_string(i), plan_axes_label(step.axes, s.names),
+                                    std::string(to_string(step.collective)) + (step.merged ? " (merged)" : ""),
+                                    to_string(step.from) + " -> " + to_string(step.to), shape_text(step.logical_shape),
+                                    std::to_string(step.bytes)};
+    for (std::size_t m = 0; m < p.models.size(); ++m) {
+      row.push_back(format_plan_cost(costs[m][i], p.models[m]));
+      totals[m] += costs[m][i];
+    }
+    row.push_back(us_text(outcome.steps[i].median_s));
+    rows.push_back(std::move(row));
+    nlohmann::json rec = {{"type", "step"},
+                          {"plan", index},
+                          {"step", i},
+                          {"axes", step.axes},
+                          {"collective", to_string(step.collective)},
+                          {"merged", step.merged},
+                          {"from", to_string(step.from)},
+                          {"to", to_string(step.to)},
+                          {"logical_shape", step.logical_shape},
+                          {"bytes", step.bytes},
+                          {"predicted", predictions_json(p, costs, i)},
+                          {"measured_us", outcome.steps[i].median_s * 1e6}};
+    std::vector<double> iters;
+    for (const auto t : outcome.steps[i].iteration_s) iters.push_back(t * 1e6);
+    rec["iterations_us"] = iters;
+    sink.write(rec.dump());
+  }
+  if (c.plan.steps.empty()) {
+    out << "no steps: the source already is the target\n";
+  } else {
+    std::vector<std::string> total = {"total", "", "", "", "", ""};
+    for (std::size_t m = 0; m < p.models.size(); ++m) total.push_back(format_plan_cost(totals[m], p.models[m]));
+    total.push_back(us_text(outcome.total_s));
+    rows.push_back(std::move(total));
+    print_plan_table(out, rows, right);
+  }
+  out << "\ntrace: " << trace(c.plan) << "\n";
+  if (outcome.verified) {
+    out << "verified: every element of every rank equals the target (" << outcome.elements_checked << " elements)\n";
+  } else {
+    out << "verification FAILED: " << outcome.mismatch << "\n";
+  }
+  nlohmann::json predicted = nlohmann::json::object();
+  for (std::size_t m = 0; m < p.models.size(); ++m) predicted[std::string(to_string(p.models[m]))] = totals[m];
+  nlohmann::json summary = {{"type", "summary"},        {"plan", index},
+                            {"trace", trace(c.plan)},   {"proposed_by", c.proposed_by},
+                            {"verified", outcome.verified}, {"measured_us", outcome.total_s * 1e6},
+                            {"predicted", predicted},   {"elements_checked", outcome.elements_checked}};
+  if (!outcome.verified) summary["mismatch"] = outcome.mismatch;
+  sink.write(summary.dump());
+  return totals;
+}
+
+int run_live(const RunCliOptions& o, const CLI::App& cmd) {
+  mpi::MpiSession session;
+  int status = 0;
+  {
+    auto world = mpi::MpiCommunicator::world();
+    const int rank = world->rank();
+    const bool lead = rank == 0;
+    JsonlSink sink;
+    std::optional<Prepared> prepared;
+    std::string local_error;
+    try {
+      prepared = prepare(o, cmd, world->size());
+      if (lead && cmd.count("--jsonl") > 0) sink = JsonlSink(o.jsonl);
+    } catch (const std::exception& e) {
+      local_error = what_of(e);
+    }
+    // Every rank learns whether any rank failed before the first collective of the run.
+    {
+      const double timeout_s = prepared ? prepared->timeout_s : 60.0;
+      world->set_timeout(std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000.0)));
+      const std::int64_t mine[2] = {local_error.empty() ? 0 : 1, lead && !local_error.empty() ? 1 : 0};
+      std::int64_t any[2] = {0, 0};
+      try {
+        world->all_reduce(comm::ConstBuffer{mine, 2, DType::Int64}, comm::Buffer{any, 2, DType::Int64}, ReduceOp::Max);
+      } catch (const std::exception& e) {
+        std::cerr << "meshloom-launch: rank " << rank << ": error: " << what_of(e) << "\n" << std::flush;
+        world->abort(kAbortCode);
+        return kAbortCode;
+      }
+      if (any[0] != 0) {
+        if (!local_error.empty() && (lead || any[1] == 0)) {
+          std::cerr << "meshloom-launch: rank " << rank << ": error: " << local_error << "\n" << std::flush;
+        } else if (lead) {
+          std::cerr << "meshloom-launch: rank 0: error: another rank failed before the run (see its message)\n";
+        }
+        return kExitError;
+      }
+    }
+    // Collectives from here on: a failure on one rank cannot be told to the others, so it ends the job.
+    try {
+      Prepared& p = *prepared;
+      const comm::MeshGroups groups = comm::build_mesh_groups(*world, *p.mesh);
+      for (const auto& [name, c] : groups.axes) {
+        if (c) c->set_timeout(world->timeout());
+      }
+      const PlanSetup& s = p.human.setup;
+      std::ostringstream head;
+      head << "run " << to_string(s.request.src) << " -> " << to_string(s.request.dst) << " on " << world->size()
+           << " MPI ranks\n  mesh " << plan_mesh_text(s) << ", tensor " << shape_text(s.request.tensor_shape) << ", "
+           << (p.settings.dtype == DType::Float64 ? "float64" : "int64") << " (itemsize " << s.request.itemsize
+           << " for the models), " << p.settings.iterations << " iterations per step (median of the slowest rank)\n";
+      if (!o.compare) {
+        const PlannerKind used = resolve_planner(s.request);
+        head << "  planner " << to_string(s.request.planner);
+        if (s.request.planner == PlannerKind::Auto) head << " (= " << to_string(used) << ")";
+        head << ", variant " << to_string(s.request.variant) << ", cost model " << plan_model_text(s) << "\n\n";
+      } else {
+        head << "  compare: " << p.candidates.size() << " distinct plans from graph, greedy, auto under";
+        for (const auto kind : p.models) head << " " << to_string(kind);
+        head << "\n\n";
+      }
+      if (lead) std::cout << head.str() << std::flush;
+      struct Result {
+        RunOutcome outcome;
+        std::vector<double> predicted;
+      };
+      std::vector<Result> results;
+      for (std::size_t k = 0; k < p.candidates.size(); ++k) {
+        RunOutcome outcome = execute_plan(*world, groups, p.names, s.request, p.candidates[k].plan, p.settings);
+        if (!outcome.verified) status = 1;
+        std::ostringstream out;
+        std::vector<double> predicted;
+        if (o.compare) out << "plan " << k << " (proposed by " << join(p.candidates[k].proposed_by, {.separator = ", "}) << ")\n";
+        if (lead) {
+          predicted = report_plan(out, p, p.candidates[k], k, outcome, sink);
+          std::cout << out.str() << (o.compare ? "\n" : "") << std::flush;
+        }
+        results.push_back({std::move(outcome), std::move(predicted)});
+      }
+      if (o.compare && lead) {
+        std::ostringstream out;
+        for (const auto& r : p.refused) out << "refused: " << r << "\n";
+        std::size_t fastest = 0;
+        for (std::size_t k = 1; k < results.size(); ++k) {
+          if (results[k].outcome.total_s < results[fastest].outcome.total_s) fastest = k;
+        }
+        out << "fastest measured: plan " << fastest << " (" << us_text(results[fastest].outcome.total_s) << "): "
+            << trace(p.candidates[fastest].plan) << "\n";
+        std::vector<std::string> right_models;
+        for (std::size_t m = 0; m < p.models.size(); ++m) {
+          std::size_t cheapest = 0;
+          for (std::size_t k = 1; k < results.size(); ++k) {
+            if (results[k].predicted[m] < results[cheapest].predicted[m]) cheapest = k;
+          }
+          const bool right = results[cheapest].predicted[m] == results[fastest].predicted[m];
+          out << "  " << to_string(p.models[m]) << " predicts plan " << cheapest << " cheapest ("
+              << format_plan_cost(results[cheapest].predicted[m], p.models[m]) << ")"
+              << (right ? ": the fastest" : ": not the fastest") << "\n";
+          if (right) right_models.emplace_back(to_string(p.models[m]));
+        }
+        out << "models that predicted the fastest plan: "
+            << (right_models.empty() ? std::string("none") : join(right_models, {.separator = ", "})) << "\n";
+        nlohmann::json rec = {{"type", "compare"}, {"fastest_plan", fastest},
+                              {"fastest_measured_us", results[fastest].outcome.total_s * 1e6},
+                              {"models_predicting_fastest", right_models}};
+        sink.write(rec.dump());
+        std::cout << out.str() << std::flush;
+      }
+    } catch (const std::exception& e) {
+      std::cerr << "meshloom-launch: rank " << rank << ": error: " << what_of(e) << "\n" << std::flush;
+      world->abort(kAbortCode);
+      return kAbortCode;
+    }
+  }
+  return status;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& root, int& exit_code) {
+  auto o = std::make_shared<RunCliOptions>();
+  CLI::App* cmd = root.add_subcommand(
+      "run", "Execute a planned redistribution for real under mpirun: verify every element and time every step "
+             "beside the cost models' predictions");
+  PlanOptions& po = o->plan;
+  cmd->add_option("--mesh", po.mesh, "Mesh shape, outer to inner, e.g. 2,2,2 (at most the MPI world)")->type_name("SIZES");
+  cmd->add_option("--names", po.names, "Mesh axis names, e.g. pp,dp,tp")->type_name("NAMES");
+  cmd->add_option("--tensor", po.tensor, "Global tensor shape, e.g. 8,8,8")->type_name("SIZES");
+  cmd->add_option("--src", po.src, "Source state, e.g. \"S(0)[0]S(0)[1]R\"")->type_name("STATE");
+  cmd->add_option("--dst", po.dst, "Target state, e.g. \"RS(0)R\"")->type_name("STATE");
+  cmd->add_option("--planner", po.planner, "graph (default), greedy or auto")->type_name("NAME");
+  cmd->add_option("--variant", po.variant, "R -> P edges: seed or newest (default)")->type_name("NAME");
+  cmd->add_option("--cost", po.cost, "Cost model: fixed, comm (default) or calibrated (default with --calibration)")
+      ->type_name("MODEL");
+  cmd->add_option("--weights", po.weights, "Fixed model weights, e.g. all_reduce=4,chunk=0")->type_name("NAME=W,...");
+  cmd->add_option("--calibration", po.calibration, "Calibration file for the calibrated model")->type_name("FILE");
+  cmd->add_option("--itemsize", po.itemsize, "Bytes per element the models price (default 8, what travels)")
+      ->type_name("N");
+  cmd->add_option("--dtype", po.dtype, "What travels: float64 (default) or int64")->type_name("NAME");
+  cmd->add_option("--devices-per-host", po.devices_per_host, "Comm model: devices per host (default 8)")->type_name("N");
+  cmd->add_option("--flatten", po.flatten, "Axes that have a flattened group, e.g. dp,tp (repeatable): merges steps")
+      ->type_name("AXES")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--coordinate", po.coordinate, "Rank whose local shapes the table shows (default all zeros)")
+      ->type_name("C");
+  cmd->add_option("--state-budget", po.state_budget, "Most states the search may settle (default 4000000)")
+      ->type_name("N");
+  cmd->add_option("--timeout", o->timeout, "Per-operation timeout in seconds (default 60; 0 = none)")->type_name("S");
+  cmd->add_option("--iterations", o->iterations, "Timed runs of every step on fresh copies (default 5; median)")
+      ->type_name("N");
+  cmd->add_flag("--compare", o->compare,
+                "Run every distinct plan of graph, greedy and auto under every model and say which was fastest");
+  cmd->add_option("--jsonl", o->jsonl, "Write one JSON record per step and a summary to FILE (fsynced)")
+      ->type_name("FILE");
+  cmd->callback([o, cmd, &exit_code] { exit_code = run_live(*o, *cmd); });
+}
+
+}  // namespace meshloom::launcher

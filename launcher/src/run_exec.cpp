@@ -1,0 +1,163 @@
+#include "run_exec.hpp"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdlib>
+#include <limits>
+#include <utility>
+
+#include "meshloom/error.hpp"
+#include "meshloom/plan/executor.hpp"
+#include "meshloom/plan/simulator.hpp"
+
+namespace meshloom::launcher {
+
+namespace {
+
+std::string coord_text(const std::vector<std::int64_t>& c) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < c.size(); ++i) s += (i > 0 ? "," : "") + std::to_string(c[i]);
+  return s + ")";
+}
+
+std::int64_t mesh_size(const std::vector<std::int64_t>& shape) {
+  std::int64_t n = 1;
+  for (const auto s : shape) n *= s;
+  return n;
+}
+
+StepCostInput edge_input(const PlanRequest& r, const State& before, std::size_t axis, Collective c,
+                         const std::vector<std::int64_t>& coordinate) {
+  StepCostInput in;
+  in.collective = c;
+  in.axis = axis;
+  in.mesh_shape = &r.mesh_shape;
+  in.itemsize = r.itemsize;
+  in.global_numel = mesh_size(r.tensor_shape);
+  std::int64_t local = 1;
+  for (const auto s : local_shape(before, r.tensor_shape, r.mesh_shape, coordinate)) local *= s;
+  for (std::size_t i = 0; i < before.ndim(); ++i) {
+    if (before.placement(i).is_shard()) in.source_shards *= r.mesh_shape[i];
+  }
+  in.local_bytes = local * r.itemsize;
+  return in;
+}
+
+}  // namespace
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+comm::Communicator* step_group(const comm::MeshGroups& groups, const std::vector<std::size_t>& axes,
+                               const std::vector<std::string>& names) {
+  std::string name;
+  for (std::size_t k = 0; k < axes.size(); ++k) name += (k > 0 ? "_" : "") + names.at(axes[k]);
+  return groups.get(name);
+}
+
+std::vector<double> price_steps(const PlanRequest& request, const Plan& plan, const CostModel& model) {
+  const std::vector<std::int64_t> coordinate =
+      request.coordinate.empty() ? std::vector<std::int64_t>(request.mesh_shape.size(), 0) : request.coordinate;
+  std::vector<double> costs;
+  std::size_t edge = 0;  // index into plan.path of the state before the next edge
+  for (const PlanStep& step : plan.steps) {
+    double cost = 0;
+    // The path's edges from step.before to step.after (one, or several for a merged step).
+    while (edge + 1 < plan.path.size()) {
+      const State& before = plan.path[edge];
+      const State& after = plan.path[edge + 1];
+      std::size_t axis = 0;
+      for (std::size_t a = 0; a < before.ndim(); ++a) {
+        if (!(before.placement(a) == after.placement(a))) axis = a;
+      }
+      const auto c = collective_for(before.placement(axis), after.placement(axis));
+      if (c) cost += model.step_cost(edge_input(request, before, axis, *c, coordinate));
+      ++edge;
+      if (after == step.after) break;
+    }
+    costs.push_back(cost);
+  }
+  return costs;
+}
+
+RunOutcome execute_plan(comm::Communicator& world, const comm::MeshGroups& groups,
+                        const std::vector<std::string>& names, const PlanRequest& request, const Plan& plan,
+                        const RunSettings& settings) {
+  RunOutcome outcome;
+  const int rank = world.rank();
+  const bool in_mesh = rank < mesh_size(request.mesh_shape);
+  ExecutionContext ctx;
+  ctx.mesh_shape = request.mesh_shape;
+  ctx.tensor_shape = request.tensor_shape;
+  ctx.dtype = settings.dtype;
+  SimulationOptions unlimited;
+  unlimited.max_elements = std::numeric_limits<std::int64_t>::max();
+  LocalTensor local;
+  if (in_mesh) {
+    ctx.coordinate = rank_coordinate(request.mesh_shape, static_cast<std::size_t>(rank));
+    local = initial_local(request, ctx.coordinate, unlimited);
+  }
+  const auto iterations = static_cast<std::size_t>(std::max<std::int64_t>(1, settings.iterations));
+  for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+    const PlanStep& step = plan.steps[i];
+    if (settings.test_exit && settings.test_exit->first == rank && settings.test_exit->second == i) std::_Exit(3);
+    comm::Communicator* group = in_mesh ? step_group(groups, step.axes, names) : nullptr;
+    std::vector<double> times(iterations, 0.0);
+    LocalTensor result;
+    for (std::size_t it = 0; it < iterations; ++it) {
+      LocalTensor copy = local;
+      world.barrier();
+      const auto t0 = std::chrono::steady_clock::now();
+      if (in_mesh) execute_step(copy, step, ctx, group);
+      const auto t1 = std::chrono::steady_clock::now();
+      times[it] = std::chrono::duration<double>(t1 - t0).count();
+      if (it + 1 == iterations) result = std::move(copy);
+    }
+    StepTiming timing;
+    timing.iteration_s.assign(iterations, 0.0);
+    world.all_reduce(comm::ConstBuffer{times.data(), times.size(), DType::Float64},
+                     comm::Buffer{timing.iteration_s.data(), timing.iteration_s.size(), DType::Float64}, ReduceOp::Max);
+    timing.median_s = median(timing.iteration_s);
+    outcome.total_s += timing.median_s;
+    outcome.steps.push_back(std::move(timing));
+    local = std::move(result);
+  }
+
+  // Verification (untimed): reduce the target's partial axes, compare with the expected slice.
+  std::string mine;
+  if (in_mesh) {
+    std::vector<comm::Communicator*> axis_groups;
+    for (std::size_t a = 0; a < request.mesh_shape.size(); ++a) axis_groups.push_back(step_group(groups, {a}, names));
+    try {
+      reduce_partial_axes(local, request.dst, ctx, axis_groups);
+    } catch (const Error& e) {
+      mine = e.what();  // an inexact average, a wrong shape: a verification failure, not a crash
+    }
+    if (mine.empty()) {
+      if (const auto m = first_mismatch(local, expected_local(request, ctx.coordinate, unlimited))) mine = *m;
+    }
+    if (!mine.empty()) mine = "rank " + std::to_string(rank) + " " + coord_text(ctx.coordinate) + ": " + mine;
+  }
+  const std::int64_t flags[2] = {mine.empty() ? std::numeric_limits<std::int64_t>::max() : rank,
+                                 static_cast<std::int64_t>(local.data.size())};
+  std::int64_t first = 0;
+  std::int64_t checked = 0;
+  world.all_reduce(comm::ConstBuffer{&flags[0], 1, DType::Int64}, comm::Buffer{&first, 1, DType::Int64}, ReduceOp::Min);
+  world.all_reduce(comm::ConstBuffer{&flags[1], 1, DType::Int64}, comm::Buffer{&checked, 1, DType::Int64}, ReduceOp::Sum);
+  outcome.elements_checked = checked;
+  outcome.verified = first == std::numeric_limits<std::int64_t>::max();
+  if (!outcome.verified) {
+    std::array<char, 1024> text{};
+    if (rank == first) std::copy_n(mine.begin(), std::min(mine.size(), text.size() - 1), text.begin());
+    world.broadcast(comm::Buffer{text.data(), text.size(), DType::Int8}, static_cast<int>(first));
+    outcome.mismatch = std::string(text.data());
+  }
+  return outcome;
+}
+
+}  // namespace meshloom::launcher

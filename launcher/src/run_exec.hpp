@@ -1,0 +1,66 @@
+// `meshloom-launch run` on live ranks: executes a planned redistribution for real through the communicators of
+// build_mesh_groups (engine executor), times every step, and verifies every element of every rank.
+//
+// Each rank builds only its own buffer (initial_local of the request's source at its mesh coordinate). Step by
+// step, every rank runs the step `iterations` times on fresh copies of its buffer, each run started together
+// (a world barrier) and timed on every rank; an iteration's time is the slowest rank's, and the step's time the
+// median over the iterations. The last copy goes on to the next step. At the end the target's Partial axes are
+// reduced and every rank compares its buffer with expected_local of the target; rank 0 learns the first
+// mismatch (lowest rank).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "meshloom/comm/communicator.hpp"
+#include "meshloom/comm/mesh_groups.hpp"
+#include "meshloom/dtype.hpp"
+#include "meshloom/plan/cost_model.hpp"
+#include "meshloom/plan/plan.hpp"
+#include "meshloom/plan/planner.hpp"
+
+namespace meshloom::launcher {
+
+struct RunSettings {
+  std::int64_t iterations = 5;
+  DType dtype = DType::Float64;  // float64 or int64
+  // Test hook (MESHLOOM_RUN_TEST_EXIT="RANK:STEP"): world rank RANK calls std::_Exit(3) before step STEP.
+  std::optional<std::pair<int, std::size_t>> test_exit;
+};
+
+struct StepTiming {
+  std::vector<double> iteration_s;  // per iteration, the slowest rank's seconds
+  double median_s = 0;
+};
+
+struct RunOutcome {
+  std::vector<StepTiming> steps;
+  double total_s = 0;  // sum of the steps' medians
+  bool verified = false;
+  std::string mismatch;  // rank 0: the first mismatch ("rank 3 (1,1): element [0,1] ...") when not verified
+  std::int64_t elements_checked = 0;
+};
+
+// The communicator of a step on `axes` (ascending): the own axis for one, the flattened group named by joining the
+// axis names with "_" for several. nullptr when this rank is outside the mesh; KeyError when no such group exists.
+[[nodiscard]] comm::Communicator* step_group(const comm::MeshGroups& groups, const std::vector<std::size_t>& axes,
+                                             const std::vector<std::string>& names);
+
+// Runs `plan` (collective over `world`; every rank passes the same request and plan). `names` names the mesh axes
+// as build_mesh_groups did. Ranks of world outside the mesh (world rank >= mesh size) only join the world's
+// barriers and reductions. Throws on a failure of a collective (the caller aborts the job).
+[[nodiscard]] RunOutcome execute_plan(comm::Communicator& world, const comm::MeshGroups& groups,
+                                      const std::vector<std::string>& names, const PlanRequest& request,
+                                      const Plan& plan, const RunSettings& settings);
+
+// The predicted cost of every step of `plan` under `model`: each step priced as the planner prices the path's
+// edges it covers (a merged step: the sum of its edges), at the request's coordinate.
+[[nodiscard]] std::vector<double> price_steps(const PlanRequest& request, const Plan& plan, const CostModel& model);
+
+// The median of `values` (the mean of the middle two for an even count); 0 for none.
+[[nodiscard]] double median(std::vector<double> values);
+
+}  // namespace meshloom::launcher

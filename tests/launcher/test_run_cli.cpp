@@ -1,0 +1,104 @@
+// `meshloom-launch run` as users run it: mpirun -np 4 (label mpi). A run prints the table with measured times and
+// the verification line and writes its JSON Lines; --compare says which plan was fastest; a mesh larger than the
+// world fails on every rank before any collective (exit 2); a rank that dies mid-run ends the job non-zero within
+// the timeout.
+#include <gtest/gtest.h>
+
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#ifndef MESHLOOM_MPIEXEC
+#error "MESHLOOM_MPIEXEC must name mpirun"
+#endif
+
+#include "launch_support.hpp"
+
+namespace {
+
+using meshloom::test::Launched;
+using meshloom::test::quoted;
+using meshloom::test::slurp;
+
+const meshloom::test::ScratchDir scratch("meshloom_run_cli_");
+
+std::filesystem::path temp_dir() { return scratch.path(); }
+
+// `mpirun -np <np> meshloom-launch run <args>` with stdout captured and stderr read back from a file.
+Launched mpirun(int np, const std::string& args, const std::string& env = "") {
+  ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+  ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  std::filesystem::create_directories(temp_dir());
+  const auto err_path = temp_dir() / "stderr.txt";
+  Launched r = meshloom::test::run_shell(env + " timeout 60 " + quoted(MESHLOOM_MPIEXEC) +
+                                         " --allow-run-as-root --oversubscribe -np " + std::to_string(np) + " " +
+                                         meshloom::test::launch_command("run " + args) + " 2>" +
+                                         quoted(err_path.string()));
+  r.err = slurp(err_path);
+  return r;
+}
+
+TEST(RunCli, VerifiesAndReportsMeasuredBesidePredicted) {
+  const auto jsonl = temp_dir() / "run.jsonl";
+  const Launched r = mpirun(4, "--mesh 2,2 --tensor 7,5,3 --src 'P(sum)S(0)' --dst 'S(1)R' --iterations 3 --jsonl '" +
+                                   jsonl.string() + "'");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("verified: every element of every rank equals the target"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("predicted comm"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("predicted fixed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("measured"), std::string::npos) << r.out;
+  std::ifstream in(jsonl);
+  std::string line;
+  int steps = 0;
+  int summaries = 0;
+  while (std::getline(in, line)) {
+    const auto j = nlohmann::json::parse(line);
+    if (j.at("type") == "step") {
+      ++steps;
+      EXPECT_EQ(j.at("iterations_us").size(), 3U);
+      EXPECT_GE(j.at("measured_us").get<double>(), 0.0);
+      EXPECT_TRUE(j.at("predicted").contains("comm"));
+    } else if (j.at("type") == "summary") {
+      ++summaries;
+      EXPECT_TRUE(j.at("verified").get<bool>());
+    }
+  }
+  EXPECT_GE(steps, 1);
+  EXPECT_EQ(summaries, 1);
+}
+
+TEST(RunCli, CompareRunsEveryDistinctPlanAndNamesTheFastest) {
+  const Launched r = mpirun(4, "--mesh 2,2 --tensor 8,8 --src 'S(0)S(1)' --dst 'S(1)S(0)' --compare --iterations 1");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("fastest measured: plan "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("models that predicted the fastest plan: "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("verification FAILED"), std::string::npos) << r.out;
+}
+
+TEST(RunCli, AMeshLargerThanTheWorldFailsOnEveryRankBeforeAnyCollective) {
+  const Launched r = mpirun(4, "--mesh 2,2,2 --tensor 8,8 --src 'S(0)RR' --dst RRR");
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("needs 8 ranks but the MPI world has 4"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+  const Launched bad = mpirun(4, "--mesh 2,2 --tensor 8,8 --src 'S(0)R' --dst RR --iterations 0");
+  EXPECT_EQ(bad.status, 2) << bad.out << bad.err;
+  EXPECT_NE(bad.err.find("--iterations"), std::string::npos) << bad.err;
+}
+
+TEST(RunCli, ARankThatDiesMidRunEndsTheJobNonZero) {
+  const auto start = std::chrono::steady_clock::now();
+  const Launched r = mpirun(4, "--mesh 2,2 --tensor 8,8 --src 'S(0)S(1)' --dst RR --timeout 5 --iterations 1",
+                            "MESHLOOM_RUN_TEST_EXIT=1:1");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NE(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.status, 124) << "the job hung until the outer timeout";
+  EXPECT_LT(seconds, 40.0);
+}
+
+}  // namespace
