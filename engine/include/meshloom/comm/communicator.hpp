@@ -10,8 +10,9 @@
 // Buffers are typed by meshloom::DType and addressed by Buffer: a pointer the backend understands (host memory for
 // MPI, device memory for NCCL) plus an element count. A backend that cannot reduce a dtype (float8 on MPI, say)
 // throws ValueError naming it. Every operation is collective over the communicator and
-// blocking from the caller's view; a backend honours a per-operation timeout and then throws TimeoutError
-// (after which the job must abort: collectives cannot be cancelled portably).
+// blocking from the caller's view; a backend honours a per-operation timeout and then throws TimeoutError. A
+// TimeoutError is fatal: the timed-out operation may still read or write its buffers, so the caller must not
+// free them or communicate again, only report and abort() (collectives cannot be cancelled portably).
 #pragma once
 
 #include <chrono>

@@ -22,7 +22,9 @@
 // avg axes' sizes (exactly, or a RuntimeError); max, min and product reduce with their own op.
 //
 // What travels is float64 or int64 (ExecutionContext::dtype): the simulator's integer values, exact in both
-// (float64 holds integers up to 2^53 exactly; a larger value is a ValueError before any collective).
+// (float64 holds integers up to 2^53 exactly; a larger value is a ValueError, raised by the step that meets it on
+// the rank that holds it, so callers keep tensors below 2^53 elements' worth of values for float64). int64
+// reductions wrap on overflow, as MPI's do: the values stay far below that for any tensor a run can hold.
 #pragma once
 
 #include <cstddef>
@@ -80,9 +82,9 @@ struct ExecutionContext {
 // Performs `step` on this rank's buffer. `group` is the communicator of the step's axes (of the flattened group
 // for a merged step), in group order; it may be nullptr for a local step (chunk, replicate_to_partial,
 // shard_to_partial). Collective over the group for a communicating step. RuntimeError when the buffer's shape is
-// not its shape in step.before, when the group does not match the step (size, this rank's index), for an inexact
-// average or an int64 overflow of a reduction's result; ValueError for a dtype other than float64 or int64 and for
-// a value float64 cannot hold exactly; the communicator's errors (TimeoutError, ...) pass through.
+// not its shape in step.before, when the group does not match the step (size, this rank's index), and for an
+// inexact average; ValueError for a dtype other than float64 or int64 and for a value float64 cannot hold
+// exactly; the communicator's errors (TimeoutError, ...) pass through.
 void execute_step(LocalTensor& local, const PlanStep& step, const ExecutionContext& context, comm::Communicator* group);
 
 // Reduces every Partial axis of `target` in ascending axis order (an all_reduce with that axis' op on
