@@ -27,6 +27,7 @@
 #include "meshloom/error.hpp"
 #include "meshloom/io/atomic_file.hpp"
 #include "meshloom/plan/cost_model.hpp"
+#include "mpi_command.hpp"
 #include "sizes.hpp"
 #include "text_format.hpp"
 
@@ -40,10 +41,6 @@ struct BenchCliOptions {
   std::vector<std::string> flatten;
   bool check = false;
 };
-
-// Exit statuses: 0 ok, 1 a check found wrong elements, 2 an error.
-constexpr int kExitError = 2;
-constexpr int kAbortCode = 3;
 
 struct MeshChoice {
   MeshSpec spec;
@@ -134,15 +131,7 @@ BenchSettings parse_settings(const BenchCliOptions& o, const CLI::App& cmd) {
     if (!op) raise(ErrorKind::ValueError, "--op \"" + o.op + "\": unknown reduce op (expected sum, avg, max, min, product)");
     s.op = *op;
   }
-  if (given("--timeout")) {
-    try {
-      std::size_t used = 0;
-      s.timeout_s = std::stod(o.timeout, &used);
-      if (used != o.timeout.size()) throw std::invalid_argument("trailing text");
-    } catch (const std::exception&) {
-      raise(ErrorKind::ValueError, "--timeout \"" + o.timeout + "\": not a number of seconds");
-    }
-  }
+  if (given("--timeout")) s.timeout_s = parse_timeout_seconds(o.timeout);
   s.check = o.check;
   if (given("--jsonl")) s.jsonl = o.jsonl;
   return s;
@@ -166,12 +155,6 @@ void report_error(int rank, const std::string& what, JsonlSink& sink, const std:
   } else if (jsonl) {
     (void)JsonlSink::append(*jsonl, record);
   }
-}
-
-std::string what_of(const std::exception& e) {
-  if (dynamic_cast<const Error*>(&e) != nullptr) return e.what();
-  if (dynamic_cast<const comm::TimeoutError*>(&e) != nullptr) return std::string("TimeoutError: ") + e.what();
-  return std::string("RuntimeError: ") + e.what();
 }
 
 // Writes the calibration of a sweep on this (lead) rank and prints its fit table. Returns an exit status.
@@ -255,29 +238,17 @@ int run_live(const BenchCliOptions& o, const CLI::App& cmd, const std::string& c
     }
     // One exchange tells every rank whether any rank failed (the same error everywhere, usually; an unreadable
     // --jsonl file on rank 0 alone, say, must not leave the others waiting in the first collective).
-    {
-      world->set_timeout(std::chrono::milliseconds(static_cast<std::int64_t>(settings.timeout_s * 1000.0)));
-      const std::int64_t mine[2] = {local_error.empty() ? 0 : 1, lead && !local_error.empty() ? 1 : 0};
-      std::int64_t any[2] = {0, 0};
-      world->all_reduce(comm::ConstBuffer{mine, 2, DType::Int64}, comm::Buffer{any, 2, DType::Int64}, ReduceOp::Max);
-      if (any[0] != 0) {
-        if (lead && !local_error.empty()) {
-          report_error(rank, local_error, sink, std::nullopt);
-        } else if (lead) {
-          report_error(rank, "RuntimeError: another rank failed before the run (see its message)", sink, std::nullopt);
-        } else if (!local_error.empty() && any[1] == 0) {
-          std::cerr << "meshloom-launch: rank " << rank << ": error: " << local_error << "\n" << std::flush;
-        }
-        return kExitError;
-      }
+    // The sweep's timeout once every setting is valid, the default otherwise.
+    const auto report = [&](const std::string& what) { report_error(rank, what, sink, std::nullopt); };
+    if (const auto failed = agree_on_errors(
+            *world, local_error, timeout_ms(local_error.empty() ? settings.timeout_s : kDefaultTimeoutS), report)) {
+      return *failed;
     }
 
     // Collectives from here on: a failure on one rank cannot be told to the others, so it ends the job.
     try {
+      // Every group inherits the world's timeout (split passes it on).
       const comm::MeshGroups groups = comm::build_mesh_groups(*world, *mesh);
-      for (const auto& [name, c] : groups.axes) {
-        if (c) c->set_timeout(world->timeout());
-      }
       BenchOutcome outcome = run_bench(*world, groups, *mesh, settings, info, std::cout, sink);
       status = outcome.exit_code;
       if (out_path) {

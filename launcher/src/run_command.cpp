@@ -8,8 +8,8 @@
 // given --calibration) models runs, and rank 0 says which was fastest and which models predicted it.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
@@ -33,6 +33,7 @@
 #include "meshloom/mesh/device_mesh.hpp"
 #include "meshloom/plan/plan.hpp"
 #include "meshloom/plan/planner.hpp"
+#include "mpi_command.hpp"
 #include "plan_options.hpp"
 #include "run_exec.hpp"
 #include "text_format.hpp"
@@ -40,9 +41,6 @@
 namespace meshloom::launcher {
 
 namespace {
-
-constexpr int kExitError = 2;
-constexpr int kAbortCode = 3;
 
 struct RunCliOptions {
   PlanOptions plan;
@@ -61,7 +59,8 @@ struct Candidate {
 struct Prepared {
   HumanSetup human;
   RunSettings settings;
-  double timeout_s = 60;
+  double timeout_s = kDefaultTimeoutS;
+  RankBuffers buffers;  // this rank's source and expected target, built before the run
   std::vector<CostModelKind> models;  // the models predictions are shown for
   std::vector<std::unique_ptr<CostModel>> model_objects;
   std::vector<Candidate> candidates;
@@ -69,12 +68,6 @@ struct Prepared {
   std::vector<std::string> names;    // mesh axis names as the groups are named
   std::optional<DeviceMesh> mesh;
 };
-
-std::string what_of(const std::exception& e) {
-  if (dynamic_cast<const Error*>(&e) != nullptr) return e.what();
-  if (dynamic_cast<const comm::TimeoutError*>(&e) != nullptr) return std::string("TimeoutError: ") + e.what();
-  return std::string("RuntimeError: ") + e.what();
-}
 
 std::string us_text(double seconds) {
   std::ostringstream s;
@@ -84,7 +77,7 @@ std::string us_text(double seconds) {
   return s.str();
 }
 
-Prepared prepare(const RunCliOptions& o, const CLI::App& cmd, std::int64_t world_size) {
+Prepared prepare(const RunCliOptions& o, const CLI::App& cmd, std::int64_t world_size, int rank) {
   Prepared p;
   if (o.compare && cmd.count("--planner") > 0) {
     raise(ErrorKind::ValueError, "--compare runs every planner's plan; --planner cannot be combined with it");
@@ -103,14 +96,7 @@ Prepared prepare(const RunCliOptions& o, const CLI::App& cmd, std::int64_t world
   } else if (cmd.count("--itemsize") == 0) {
     s.request.itemsize = 8;  // what travels
   }
-  if (cmd.count("--timeout") > 0) {
-    char* end = nullptr;
-    p.timeout_s = std::strtod(o.timeout.c_str(), &end);
-    if (o.timeout.empty() || end != o.timeout.c_str() + o.timeout.size()) {
-      raise(ErrorKind::ValueError, "--timeout \"" + o.timeout + "\": not a number of seconds");
-    }
-  }
-  if (!std::isfinite(p.timeout_s) || p.timeout_s < 0) raise(ErrorKind::ValueError, "--timeout \"" + o.timeout + "\": must be >= 0");
+  if (cmd.count("--timeout") > 0) p.timeout_s = parse_timeout_seconds(o.timeout);
   p.settings.iterations = parse_int(o.iterations, "--iterations");
   if (p.settings.iterations < 1 || p.settings.iterations > 100000) {
     raise(ErrorKind::ValueError, "--iterations \"" + o.iterations + "\": must be in [1, 100000]");
@@ -188,6 +174,8 @@ Prepared prepare(const RunCliOptions& o, const CLI::App& cmd, std::int64_t world
     if (axes.size() > 1) (void)mesh.slice(axes).flatten();
   }
   p.mesh = mesh;
+  // This rank's buffers: a source or target that cannot be built is a usage error, agreed before the run.
+  p.buffers = rank_buffers(s.request, rank);
   return p;
 }
 
@@ -279,40 +267,25 @@ int run_live(const RunCliOptions& o, const CLI::App& cmd) {
     std::optional<Prepared> prepared;
     std::string local_error;
     try {
-      prepared = prepare(o, cmd, world->size());
+      prepared = prepare(o, cmd, world->size(), rank);
       if (lead && cmd.count("--jsonl") > 0) sink = JsonlSink(o.jsonl);
     } catch (const std::exception& e) {
       local_error = what_of(e);
     }
-    // Every rank learns whether any rank failed before the first collective of the run.
-    {
-      const double timeout_s = prepared ? prepared->timeout_s : 60.0;
-      world->set_timeout(std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000.0)));
-      const std::int64_t mine[2] = {local_error.empty() ? 0 : 1, lead && !local_error.empty() ? 1 : 0};
-      std::int64_t any[2] = {0, 0};
-      try {
-        world->all_reduce(comm::ConstBuffer{mine, 2, DType::Int64}, comm::Buffer{any, 2, DType::Int64}, ReduceOp::Max);
-      } catch (const std::exception& e) {
-        std::cerr << "meshloom-launch: rank " << rank << ": error: " << what_of(e) << "\n" << std::flush;
-        world->abort(kAbortCode);
-        return kAbortCode;
-      }
-      if (any[0] != 0) {
-        if (!local_error.empty() && (lead || any[1] == 0)) {
-          std::cerr << "meshloom-launch: rank " << rank << ": error: " << local_error << "\n" << std::flush;
-        } else if (lead) {
-          std::cerr << "meshloom-launch: rank 0: error: another rank failed before the run (see its message)\n";
-        }
-        return kExitError;
-      }
+    // Every rank learns whether any rank failed before the first collective of the run; the run's timeout once
+    // every setting is valid (prepare succeeded), the default otherwise.
+    const auto report = [rank](const std::string& what) {
+      std::cerr << "meshloom-launch: rank " << rank << ": error: " << what << "\n" << std::flush;
+    };
+    if (const auto failed = agree_on_errors(*world, local_error,
+                                            timeout_ms(prepared ? prepared->timeout_s : kDefaultTimeoutS), report)) {
+      return *failed;
     }
     // Collectives from here on: a failure on one rank cannot be told to the others, so it ends the job.
     try {
       Prepared& p = *prepared;
+      // Every group inherits the world's timeout (split passes it on).
       const comm::MeshGroups groups = comm::build_mesh_groups(*world, *p.mesh);
-      for (const auto& [name, c] : groups.axes) {
-        if (c) c->set_timeout(world->timeout());
-      }
       const PlanSetup& s = p.human.setup;
       std::ostringstream head;
       head << "run " << to_string(s.request.src) << " -> " << to_string(s.request.dst) << " on " << world->size()
@@ -336,7 +309,7 @@ int run_live(const RunCliOptions& o, const CLI::App& cmd) {
       };
       std::vector<Result> results;
       for (std::size_t k = 0; k < p.candidates.size(); ++k) {
-        RunOutcome outcome = execute_plan(*world, groups, p.names, s.request, p.candidates[k].plan, p.settings);
+        RunOutcome outcome = execute_plan(*world, groups, p.names, s.request, p.candidates[k].plan, p.settings, p.buffers);
         if (!outcome.verified) status = 1;
         std::ostringstream out;
         std::vector<double> predicted;
@@ -358,14 +331,27 @@ int run_live(const RunCliOptions& o, const CLI::App& cmd) {
             << trace(p.candidates[fastest].plan) << "\n";
         std::vector<std::string> right_models;
         for (std::size_t m = 0; m < p.models.size(); ++m) {
-          std::size_t cheapest = 0;
-          for (std::size_t k = 1; k < results.size(); ++k) {
-            if (results[k].predicted[m] < results[cheapest].predicted[m]) cheapest = k;
+          double least = results[0].predicted[m];
+          for (const auto& r : results) least = std::min(least, r.predicted[m]);
+          std::vector<std::size_t> cheapest;  // every plan at the least predicted cost
+          for (std::size_t k = 0; k < results.size(); ++k) {
+            if (results[k].predicted[m] == least) cheapest.push_back(k);
           }
-          const bool right = results[cheapest].predicted[m] == results[fastest].predicted[m];
-          out << "  " << to_string(p.models[m]) << " predicts plan " << cheapest << " cheapest ("
-              << format_plan_cost(results[cheapest].predicted[m], p.models[m]) << ")"
-              << (right ? ": the fastest" : ": not the fastest") << "\n";
+          const bool among = std::find(cheapest.begin(), cheapest.end(), fastest) != cheapest.end();
+          // A model predicted the fastest plan only when it singles that plan out as the cheapest.
+          const bool right = cheapest.size() == 1 && among;
+          const std::string cost = format_plan_cost(least, p.models[m]);
+          out << "  " << to_string(p.models[m]);
+          if (cheapest.size() == 1) {
+            out << " predicts plan " << cheapest.front() << " cheapest (" << cost << ")"
+                << (right ? ": the fastest" : ": not the fastest") << "\n";
+          } else {
+            std::vector<std::string> tied;
+            for (const auto k : cheapest) tied.push_back(std::to_string(k));
+            out << " ties between plans " << join(tied, {.separator = ", "}) << " as cheapest (" << cost << ")"
+                << (among ? ": the fastest is among them, not singled out" : ": the fastest is not among them")
+                << "\n";
+          }
           if (right) right_models.emplace_back(to_string(p.models[m]));
         }
         out << "models that predicted the fastest plan: "

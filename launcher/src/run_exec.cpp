@@ -85,23 +85,37 @@ std::vector<double> price_steps(const PlanRequest& request, const Plan& plan, co
   return costs;
 }
 
+RankBuffers rank_buffers(const PlanRequest& request, int rank) {
+  RankBuffers b;
+  b.in_mesh = rank >= 0 && rank < mesh_size(request.mesh_shape);
+  if (b.in_mesh) {
+    SimulationOptions unlimited;
+    unlimited.max_elements = std::numeric_limits<std::int64_t>::max();
+    b.coordinate = rank_coordinate(request.mesh_shape, static_cast<std::size_t>(rank));
+    b.initial = initial_local(request, b.coordinate, unlimited);
+    b.expected = expected_local(request, b.coordinate, unlimited);
+  }
+  return b;
+}
+
 RunOutcome execute_plan(comm::Communicator& world, const comm::MeshGroups& groups,
                         const std::vector<std::string>& names, const PlanRequest& request, const Plan& plan,
                         const RunSettings& settings) {
+  return execute_plan(world, groups, names, request, plan, settings, rank_buffers(request, world.rank()));
+}
+
+RunOutcome execute_plan(comm::Communicator& world, const comm::MeshGroups& groups,
+                        const std::vector<std::string>& names, const PlanRequest& request, const Plan& plan,
+                        const RunSettings& settings, const RankBuffers& buffers) {
   RunOutcome outcome;
   const int rank = world.rank();
-  const bool in_mesh = rank < mesh_size(request.mesh_shape);
+  const bool in_mesh = buffers.in_mesh;
   ExecutionContext ctx;
   ctx.mesh_shape = request.mesh_shape;
   ctx.tensor_shape = request.tensor_shape;
   ctx.dtype = settings.dtype;
-  SimulationOptions unlimited;
-  unlimited.max_elements = std::numeric_limits<std::int64_t>::max();
-  LocalTensor local;
-  if (in_mesh) {
-    ctx.coordinate = rank_coordinate(request.mesh_shape, static_cast<std::size_t>(rank));
-    local = initial_local(request, ctx.coordinate, unlimited);
-  }
+  ctx.coordinate = buffers.coordinate;
+  LocalTensor local = buffers.initial;
   const auto iterations = static_cast<std::size_t>(std::max<std::int64_t>(1, settings.iterations));
   for (std::size_t i = 0; i < plan.steps.size(); ++i) {
     const PlanStep& step = plan.steps[i];
@@ -139,7 +153,7 @@ RunOutcome execute_plan(comm::Communicator& world, const comm::MeshGroups& group
       mine = e.what();  // an inexact average, a wrong shape: a verification failure, not a crash
     }
     if (mine.empty()) {
-      if (const auto m = first_mismatch(local, expected_local(request, ctx.coordinate, unlimited))) mine = *m;
+      if (const auto m = first_mismatch(local, buffers.expected)) mine = *m;
     }
     if (!mine.empty()) mine = "rank " + std::to_string(rank) + " " + coord_text(ctx.coordinate) + ": " + mine;
   }

@@ -1,7 +1,8 @@
 // `meshloom-launch run` on live ranks: executes a planned redistribution for real through the communicators of
 // build_mesh_groups (engine executor), times every step, and verifies every element of every rank.
 //
-// Each rank builds only its own buffer (initial_local of the request's source at its mesh coordinate). Step by
+// Each rank builds only its own buffers (rank_buffers: initial_local of the request's source at its mesh
+// coordinate, expected_local of the target), before any collective. Step by
 // step, every rank runs the step `iterations` times on fresh copies of its buffer, each run started together
 // (a world barrier) and timed on every rank; an iteration's time is the slowest rank's, and the step's time the
 // median over the iterations. The last copy goes on to the next step. At the end the target's Partial axes are
@@ -21,6 +22,7 @@
 #include "meshloom/plan/cost_model.hpp"
 #include "meshloom/plan/plan.hpp"
 #include "meshloom/plan/planner.hpp"
+#include "meshloom/plan/simulator.hpp"
 
 namespace meshloom::launcher {
 
@@ -44,6 +46,19 @@ struct RunOutcome {
   std::int64_t elements_checked = 0;
 };
 
+// This rank's buffers of a run: the source (initial_local of request.src) and what it must hold at the end
+// (expected_local of request.dst) at its mesh coordinate; empty for a rank outside the mesh. Built before any
+// collective, so that an error (a source that cannot be built, say) is a usage error every rank agrees on.
+struct RankBuffers {
+  bool in_mesh = false;
+  std::vector<std::int64_t> coordinate;
+  LocalTensor initial;
+  LocalTensor expected;
+};
+
+// The buffers of world rank `rank` for `request`. ValueError as initial_local and expected_local.
+[[nodiscard]] RankBuffers rank_buffers(const PlanRequest& request, int rank);
+
 // The communicator of a step on `axes` (ascending): the own axis for one, the flattened group named by joining the
 // axis names with "_" for several. nullptr when this rank is outside the mesh; KeyError when no such group exists.
 [[nodiscard]] comm::Communicator* step_group(const comm::MeshGroups& groups, const std::vector<std::size_t>& axes,
@@ -55,6 +70,10 @@ struct RunOutcome {
 [[nodiscard]] RunOutcome execute_plan(comm::Communicator& world, const comm::MeshGroups& groups,
                                       const std::vector<std::string>& names, const PlanRequest& request,
                                       const Plan& plan, const RunSettings& settings);
+// The same with this rank's buffers built beforehand (rank_buffers of the same request and world rank).
+[[nodiscard]] RunOutcome execute_plan(comm::Communicator& world, const comm::MeshGroups& groups,
+                                      const std::vector<std::string>& names, const PlanRequest& request,
+                                      const Plan& plan, const RunSettings& settings, const RankBuffers& buffers);
 
 // The predicted cost of every step of `plan` under `model`: each step priced as the planner prices the path's
 // edges it covers (a merged step: the sum of its edges), at the request's coordinate.

@@ -186,6 +186,15 @@ TEST(BenchMpi, CalibrateWritesACalibrationTheEngineUses) {
   EXPECT_EQ(slurp(again), slurp(out));
 }
 
+TEST(BenchMpi, ABadTimeoutIsAUsageErrorNamingTheValue) {
+  for (const std::string value : {"nan", "1e300", "-1", "inf"}) {
+    const Launched r = mpirun(2, "bench --shape 2 --names dp -b 8 -e 8 --timeout " + value);
+    EXPECT_EQ(r.status, 2) << value << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find("ValueError: --timeout \"" + value + "\""), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("# axis"), std::string::npos) << r.out;
+  }
+}
+
 TEST(BenchMpi, MeshLargerThanTheWorldFailsBeforeAnyCollective) {
   const auto jsonl = temp_dir() / "bad.jsonl";
   const Launched r = mpirun(2, "bench --shape 2,2 --names dp,tp --check -b 8 -e 4K --jsonl '" + jsonl.string() + "'");

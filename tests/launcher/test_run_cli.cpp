@@ -1,7 +1,7 @@
 // `meshloom-launch run` as users run it: mpirun -np 4 (label mpi). A run prints the table with measured times and
 // the verification line and writes its JSON Lines; --compare says which plan was fastest; a mesh larger than the
-// world fails on every rank before any collective (exit 2); a rank that dies mid-run ends the job non-zero within
-// the timeout.
+// world, a source that cannot be built or a bad --timeout fails on every rank before any collective (exit 2); a
+// rank that dies mid-run ends the job non-zero within the timeout.
 #include <gtest/gtest.h>
 
 
@@ -89,6 +89,23 @@ TEST(RunCli, AMeshLargerThanTheWorldFailsOnEveryRankBeforeAnyCollective) {
   const Launched bad = mpirun(4, "--mesh 2,2 --tensor 8,8 --src 'S(0)R' --dst RR --iterations 0");
   EXPECT_EQ(bad.status, 2) << bad.out << bad.err;
   EXPECT_NE(bad.err.find("--iterations"), std::string::npos) << bad.err;
+}
+
+TEST(RunCli, ASourceThatCannotBeBuiltIsAUsageErrorOnEveryRank) {
+  // initial_local refuses the source on every rank: agreed before the run (exit 2), not an abort mid-run (exit 3).
+  const Launched r = mpirun(4, "--mesh 2,2 --tensor 4 --src 'P(product)P(sum)' --dst RR --iterations 1");
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("ValueError"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(RunCli, ABadTimeoutIsAUsageErrorNamingTheValue) {
+  for (const std::string value : {"nan", "1e300", "-1", "inf"}) {
+    const Launched r = mpirun(4, "--mesh 2,2 --tensor 8,8 --src 'S(0)R' --dst RR --iterations 1 --timeout " + value);
+    EXPECT_EQ(r.status, 2) << value << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find("--timeout \"" + value + "\""), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "") << value;
+  }
 }
 
 TEST(RunCli, ARankThatDiesMidRunEndsTheJobNonZero) {
