@@ -19,25 +19,9 @@ std::string ints(const Shape& v) {
   return s + "]";
 }
 
-std::size_t count_of(const Shape& shape) {
-  std::size_t n = 1;
-  for (const auto s : shape) n *= static_cast<std::size_t>(s);
-  return n;
-}
-
-struct Split {
-  std::size_t outer = 1;
-  std::size_t extent = 0;
-  std::size_t inner = 1;
-};
-
-Split split_at(const Shape& shape, std::size_t dim) {
-  Split s;
-  for (std::size_t d = 0; d < dim; ++d) s.outer *= static_cast<std::size_t>(shape[d]);
-  s.extent = static_cast<std::size_t>(shape[dim]);
-  for (std::size_t d = dim + 1; d < shape.size(); ++d) s.inner *= static_cast<std::size_t>(shape[d]);
-  return s;
-}
+using detail::count_of;
+using detail::split_at;
+using detail::Split;
 
 [[noreturn]] void step_error(const PlanStep& step, const std::string& what) {
   std::string axes = "[";

@@ -110,24 +110,6 @@ std::vector<std::vector<std::size_t>> make_groups(const Shape& mesh, const std::
 
 namespace detail {
 
-namespace {
-
-struct Split {
-  std::size_t outer = 1;
-  std::size_t extent = 0;
-  std::size_t inner = 1;
-};
-
-Split split_at(const Shape& shape, std::size_t dim) {
-  Split s;
-  for (std::size_t d = 0; d < dim; ++d) s.outer *= static_cast<std::size_t>(shape[d]);
-  s.extent = static_cast<std::size_t>(shape[dim]);
-  for (std::size_t d = dim + 1; d < shape.size(); ++d) s.inner *= static_cast<std::size_t>(shape[d]);
-  return s;
-}
-
-}  // namespace
-
 // [offset, offset + size) of t along dim.
 LocalTensor slice(const LocalTensor& t, std::size_t dim, std::int64_t offset, std::int64_t size) {
   LocalTensor out;
