@@ -345,6 +345,35 @@ void print_plan_table(std::ostream& out, const std::vector<std::vector<std::stri
   print_table(out, rows, right);
 }
 
+void add_plan_request_options(CLI::App& cmd, PlanOptions& o, const PlanOptionHelp& help) {
+  cmd.add_option("--mesh", o.mesh, help.mesh)->type_name("SIZES");
+  cmd.add_option("--names", o.names, "Mesh axis names, e.g. pp,dp,tp")->type_name("NAMES");
+  cmd.add_option("--tensor", o.tensor, "Global tensor shape, e.g. 8,8,8")->type_name("SIZES");
+  cmd.add_option("--src", o.src, "Source state, e.g. \"S(0)[0]S(0)[1]R\"")->type_name("STATE");
+  cmd.add_option("--dst", o.dst, "Target state, e.g. \"RS(0)R\"")->type_name("STATE");
+  cmd.add_option("--planner", o.planner, "graph (default), greedy or auto")->type_name("NAME");
+  cmd.add_option("--variant", o.variant, "R -> P edges: seed or newest (default)")->type_name("NAME");
+  cmd.add_option("--cost", o.cost, "Cost model: fixed, comm (default) or calibrated (default with --calibration)")
+      ->type_name("MODEL");
+  cmd.add_option("--weights", o.weights,
+                 "Fixed model weights, e.g. all_reduce=4,all_to_all=1,all_gather=2,reduce_scatter=2,chunk=0")
+      ->type_name("NAME=W,...");
+  cmd.add_option("--calibration", o.calibration, "Calibration file for the calibrated model")->type_name("FILE");
+  cmd.add_option("--itemsize", o.itemsize, help.itemsize)->type_name("N");
+  cmd.add_option("--dtype", o.dtype, help.dtype)->type_name("NAME");
+  cmd.add_option("--devices-per-host", o.devices_per_host, "Comm model: devices per host (default 8)")
+      ->type_name("N");
+  cmd.add_option("--flatten", o.flatten,
+                 "Axes that have a flattened group, by name or index, e.g. dp,tp (repeatable): merges their steps")
+      ->type_name("AXES")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd.add_option("--coordinate", o.coordinate, "Rank whose local shapes are shown, e.g. 0,1,0 (default all zeros)")
+      ->type_name("C");
+  cmd.add_option("--state-budget", o.state_budget, "Most states the search may settle (default 4000000)")
+      ->type_name("N");
+}
+
 void add_plan_command(CLI::App& root, int& exit_code) {
   auto o = std::make_shared<PlanOptions>();
   CLI::App* cmd = root.add_subcommand(
@@ -352,33 +381,7 @@ void add_plan_command(CLI::App& root, int& exit_code) {
               "--compare for planner against planner, or JSON Lines with --batch)");
   cmd->add_flag("--batch", o->batch,
                 "Read JSON Lines from standard input and answer one JSON line per input line (see the docs)");
-  cmd->add_option("--mesh", o->mesh, "Mesh shape, outer to inner, e.g. 2,2,2")->type_name("SIZES");
-  cmd->add_option("--names", o->names, "Mesh axis names, e.g. pp,dp,tp")->type_name("NAMES");
-  cmd->add_option("--tensor", o->tensor, "Global tensor shape, e.g. 8,8,8")->type_name("SIZES");
-  cmd->add_option("--src", o->src, "Source state, e.g. \"S(0)[0]S(0)[1]R\"")->type_name("STATE");
-  cmd->add_option("--dst", o->dst, "Target state, e.g. \"RS(0)R\"")->type_name("STATE");
-  cmd->add_option("--planner", o->planner, "graph (default), greedy or auto")->type_name("NAME");
-  cmd->add_option("--variant", o->variant, "R -> P edges: seed or newest (default)")->type_name("NAME");
-  cmd->add_option("--cost", o->cost, "Cost model: fixed, comm (default) or calibrated (default with --calibration)")
-      ->type_name("MODEL");
-  cmd->add_option("--weights", o->weights,
-                  "Fixed model weights, e.g. all_reduce=4,all_to_all=1,all_gather=2,reduce_scatter=2,chunk=0")
-      ->type_name("NAME=W,...");
-  cmd->add_option("--calibration", o->calibration, "Calibration file for the calibrated model")->type_name("FILE");
-  cmd->add_option("--itemsize", o->itemsize, "Bytes per element (default 4)")->type_name("N");
-  cmd->add_option("--dtype", o->dtype, "Element type instead of --itemsize: float32, bfloat16, float16, ...")
-      ->type_name("NAME");
-  cmd->add_option("--devices-per-host", o->devices_per_host, "Comm model: devices per host (default 8)")
-      ->type_name("N");
-  cmd->add_option("--flatten", o->flatten,
-                  "Axes that have a flattened group, by name or index, e.g. dp,tp (repeatable): merges their steps")
-      ->type_name("AXES")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  cmd->add_option("--coordinate", o->coordinate, "Rank whose local shapes are shown, e.g. 0,1,0 (default all zeros)")
-      ->type_name("C");
-  cmd->add_option("--state-budget", o->state_budget, "Most states the search may settle (default 4000000)")
-      ->type_name("N");
+  add_plan_request_options(*cmd, *o);
   cmd->add_flag("--compare", o->compare, "Plan with graph, greedy and auto and compare their costs");
   cmd->add_flag("--verify", o->verify,
                 "Run the plan on real data on a simulated cluster and check every rank's result (exit 1 if wrong)");

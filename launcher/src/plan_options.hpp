@@ -30,6 +30,15 @@ struct HumanSetup {
   std::optional<std::string> dtype;
 };
 
+// The help texts that differ between the commands taking the request options.
+struct PlanOptionHelp {
+  const char* mesh = "Mesh shape, outer to inner, e.g. 2,2,2";
+  const char* itemsize = "Bytes per element (default 4)";
+  const char* dtype = "Element type instead of --itemsize: float32, bfloat16, float16, ...";
+};
+// Registers the request options (--mesh .. --state-budget) on `cmd`, bound to `o`.
+void add_plan_request_options(CLI::App& cmd, PlanOptions& o, const PlanOptionHelp& help = {});
+
 // The request and cost model of the options `cmd` was given. `cmd` must define every option `plan` defines except
 // --batch, --compare and --verify (they are looked up with count()). ValueError naming the option otherwise.
 [[nodiscard]] HumanSetup parse_plan_options(const PlanOptions& o, const CLI::App& cmd);

@@ -378,30 +378,10 @@ void add_run_command(CLI::App& root, int& exit_code) {
   CLI::App* cmd = root.add_subcommand(
       "run", "Execute a planned redistribution for real under mpirun: verify every element and time every step "
              "beside the cost models' predictions");
-  PlanOptions& po = o->plan;
-  cmd->add_option("--mesh", po.mesh, "Mesh shape, outer to inner, e.g. 2,2,2 (at most the MPI world)")->type_name("SIZES");
-  cmd->add_option("--names", po.names, "Mesh axis names, e.g. pp,dp,tp")->type_name("NAMES");
-  cmd->add_option("--tensor", po.tensor, "Global tensor shape, e.g. 8,8,8")->type_name("SIZES");
-  cmd->add_option("--src", po.src, "Source state, e.g. \"S(0)[0]S(0)[1]R\"")->type_name("STATE");
-  cmd->add_option("--dst", po.dst, "Target state, e.g. \"RS(0)R\"")->type_name("STATE");
-  cmd->add_option("--planner", po.planner, "graph (default), greedy or auto")->type_name("NAME");
-  cmd->add_option("--variant", po.variant, "R -> P edges: seed or newest (default)")->type_name("NAME");
-  cmd->add_option("--cost", po.cost, "Cost model: fixed, comm (default) or calibrated (default with --calibration)")
-      ->type_name("MODEL");
-  cmd->add_option("--weights", po.weights, "Fixed model weights, e.g. all_reduce=4,chunk=0")->type_name("NAME=W,...");
-  cmd->add_option("--calibration", po.calibration, "Calibration file for the calibrated model")->type_name("FILE");
-  cmd->add_option("--itemsize", po.itemsize, "Bytes per element the models price (default 8, what travels)")
-      ->type_name("N");
-  cmd->add_option("--dtype", po.dtype, "What travels: float64 (default) or int64")->type_name("NAME");
-  cmd->add_option("--devices-per-host", po.devices_per_host, "Comm model: devices per host (default 8)")->type_name("N");
-  cmd->add_option("--flatten", po.flatten, "Axes that have a flattened group, e.g. dp,tp (repeatable): merges steps")
-      ->type_name("AXES")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  cmd->add_option("--coordinate", po.coordinate, "Rank whose local shapes the table shows (default all zeros)")
-      ->type_name("C");
-  cmd->add_option("--state-budget", po.state_budget, "Most states the search may settle (default 4000000)")
-      ->type_name("N");
+  add_plan_request_options(*cmd, o->plan,
+                           {.mesh = "Mesh shape, outer to inner, e.g. 2,2,2 (at most the MPI world)",
+                            .itemsize = "Bytes per element the models price (default 8, what travels)",
+                            .dtype = "What travels: float64 (default) or int64"});
   cmd->add_option("--timeout", o->timeout, "Per-operation timeout in seconds (default 60; 0 = none)")->type_name("S");
   cmd->add_option("--iterations", o->iterations, "Timed runs of every step on fresh copies (default 5; median)")
       ->type_name("N");
