@@ -1,6 +1,7 @@
 #include "meshloom/plan/executor.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <utility>
 
@@ -39,13 +40,17 @@ struct Wire {
   std::vector<std::int64_t> ints;
   std::vector<double> doubles;
 
-  Wire(DType t, std::vector<std::int64_t> values) : dtype(t), ints(std::move(values)) {
+  // The values on the wire. A value float64 cannot hold exactly is a ValueError, or, with `problem`, the first
+  // such is described there and the value travels rounded (verification keeps every rank in the collective).
+  Wire(DType t, std::vector<std::int64_t> values, std::string* problem = nullptr) : dtype(t), ints(std::move(values)) {
     if (dtype == DType::Float64) {
       doubles.reserve(ints.size());
       for (const auto v : ints) {
         if (v > kMaxExactDouble || v < -kMaxExactDouble) {
-          raise(ErrorKind::ValueError, "executor: the value " + std::to_string(v) +
-                                           " cannot travel as float64 exactly (|v| > 2^53); use int64");
+          const std::string what = "executor: the value " + std::to_string(v) +
+                                   " cannot travel as float64 exactly (|v| > 2^53); use int64";
+          if (problem == nullptr) raise(ErrorKind::ValueError, what);
+          if (problem->empty()) *problem = "ValueError: " + what;
         }
         doubles.push_back(static_cast<double>(v));
       }
@@ -234,7 +239,8 @@ std::vector<std::vector<std::int64_t>> group_members(const std::vector<std::int6
 
 // ---- Execution ---------------------------------------------------------------------------------------------------
 
-void execute_step(LocalTensor& local, const PlanStep& step, const ExecutionContext& ctx, comm::Communicator* group) {
+void execute_step(LocalTensor& local, const PlanStep& step, const ExecutionContext& ctx, comm::Communicator* group,
+                  StepProfile* profile) {
   const Shape& mesh = ctx.mesh_shape;
   if (ctx.dtype != DType::Float64 && ctx.dtype != DType::Int64) {
     raise(ErrorKind::ValueError, "executor: data travels as float64 or int64, not " + std::string(to_string(ctx.dtype)));
@@ -274,6 +280,17 @@ void execute_step(LocalTensor& local, const PlanStep& step, const ExecutionConte
                            " of " + std::to_string(n));
     }
   }
+  // Runs one collective of the step, timed from issue to completion (synchronize: NCCL queues on a stream).
+  const auto timed = [&](auto&& collective) {
+    if (profile != nullptr && profile->before_collective) profile->before_collective();
+    const auto t0 = std::chrono::steady_clock::now();
+    collective();
+    group->synchronize();
+    if (profile != nullptr) {
+      profile->collective_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+  };
+  if (profile != nullptr) profile->collective_s = 0;
   switch (step.collective) {
     case Collective::AllGather: {
       const std::size_t d = dim_of(step.from.dim());
@@ -281,7 +298,7 @@ void execute_step(LocalTensor& local, const PlanStep& step, const ExecutionConte
       for (const auto& s : shapes) block = std::max(block, count_of(s));
       const Wire in(ctx.dtype, pack_blocks(local, d, {ChunkExtent{local.shape[d], 0}}, d, block));
       Wire out(ctx.dtype, block * members.size());
-      group->all_gather(in.cbuf(), out.buf());
+      timed([&] { group->all_gather(in.cbuf(), out.buf()); });
       bool exact = true;
       local = unpack_blocks(out.values(1, exact), block, shapes, d);
       break;
@@ -289,7 +306,7 @@ void execute_step(LocalTensor& local, const PlanStep& step, const ExecutionConte
     case Collective::AllReduce: {
       const Reduction r = reduction_of(step, mesh);
       Wire wire(ctx.dtype, local.data);
-      group->all_reduce(wire.cbuf(), wire.buf(), r.op);
+      timed([&] { group->all_reduce(wire.cbuf(), wire.buf(), r.op); });
       local.data = reduced_values(step, wire, r);
       break;
     }
@@ -307,7 +324,7 @@ void execute_step(LocalTensor& local, const PlanStep& step, const ExecutionConte
       const std::size_t block = count_of(piece_shape);
       const Wire in(ctx.dtype, pack_blocks(local, d, pieces, d, block));
       Wire out(ctx.dtype, block);
-      group->reduce_scatter(in.cbuf(), out.buf(), r.op);
+      timed([&] { group->reduce_scatter(in.cbuf(), out.buf(), r.op); });
       Shape kept = local.shape;
       kept[d] = pieces[static_cast<std::size_t>(j)].size;
       local = unpack_blocks(reduced_values(step, out, r), block, {kept}, d);
@@ -336,7 +353,7 @@ void execute_step(LocalTensor& local, const PlanStep& step, const ExecutionConte
       }
       const Wire in(ctx.dtype, pack_blocks(local, b, pieces, a, block));
       Wire out(ctx.dtype, block * members.size());
-      group->all_to_all(in.cbuf(), out.buf());
+      timed([&] { group->all_to_all(in.cbuf(), out.buf()); });
       bool exact = true;
       local = unpack_blocks(out.values(1, exact), block, received, a);
       break;
@@ -374,21 +391,39 @@ void execute_step(LocalTensor& local, const PlanStep& step, const ExecutionConte
   }
 }
 
-void reduce_partial_axes(LocalTensor& local, const State& target, const ExecutionContext& ctx,
-                         const std::vector<comm::Communicator*>& axis_groups) {
+std::optional<std::string> reduce_partial_axes(LocalTensor& local, const State& target, const ExecutionContext& ctx,
+                                               const std::vector<comm::Communicator*>& axis_groups) {
+  const Shape mine = local_shape(target, ctx.tensor_shape, ctx.mesh_shape, ctx.coordinate);
+  if (local.shape != mine || local.data.size() != count_of(mine)) {
+    raise(ErrorKind::RuntimeError, "reduce_partial_axes: the buffer has shape " + ints(local.shape) + " but " +
+                                       to_string(target) + " gives " + ints(mine));
+  }
+  std::string problem;  // the first value problem
   for (std::size_t a = 0; a < target.ndim(); ++a) {
     const Placement& p = target.placement(a);
     if (!p.is_partial()) continue;
-    if (a >= axis_groups.size()) raise(ErrorKind::ValueError, "reduce_partial_axes: no communicator for axis " + std::to_string(a));
+    if (a >= axis_groups.size() || axis_groups[a] == nullptr) {
+      raise(ErrorKind::ValueError, "reduce_partial_axes: no communicator for axis " + std::to_string(a));
+    }
     PlanStep step;
     step.axes = {a};
     step.collective = Collective::AllReduce;
     step.from = p;
     step.to = Placement::replicate();
     step.before = target;
-    // The shape does not change on P -> R; check it against the target itself.
-    execute_step(local, step, ctx, axis_groups[a]);
+    const Reduction r = reduction_of(step, ctx.mesh_shape);
+    Wire wire(ctx.dtype, local.data, &problem);
+    axis_groups[a]->all_reduce(wire.cbuf(), wire.buf(), r.op);
+    bool exact = true;
+    local.data = wire.values(r.divisor, exact);
+    if (!exact && problem.empty()) {
+      problem = "RuntimeError: executor: all_reduce " + to_string(p) + " -> R on axis " + std::to_string(a) + ": " +
+                (r.divisor == 1 ? std::string("a reduced value is not an integer float64 can hold exactly")
+                                : "the average is not exact (a sum is not a multiple of " + std::to_string(r.divisor) + ")");
+    }
   }
+  if (problem.empty()) return std::nullopt;
+  return problem;
 }
 
 std::optional<std::string> first_mismatch(const LocalTensor& actual, const LocalTensor& expected) {

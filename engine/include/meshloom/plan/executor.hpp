@@ -29,6 +29,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -79,19 +80,36 @@ struct ExecutionContext {
 
 // ---- Execution -----------------------------------------------------------------------------------------------
 
+// What one execute_step spent inside its communicator: the collective alone (issued, then synchronize()d), apart
+// from packing, padding, unpacking and the int64/float64 conversion around it. Zero for a local step.
+struct StepProfile {
+  // Called by every member right before the collective is issued, when set: a barrier of the step's group there
+  // keeps a peer still packing out of this rank's collective time.
+  std::function<void()> before_collective;
+  double collective_s = 0;
+};
+
 // Performs `step` on this rank's buffer. `group` is the communicator of the step's axes (of the flattened group
 // for a merged step), in group order; it may be nullptr for a local step (chunk, replicate_to_partial,
 // shard_to_partial). Collective over the group for a communicating step. RuntimeError when the buffer's shape is
 // not its shape in step.before, when the group does not match the step (size, this rank's index), and for an
 // inexact average; ValueError for a dtype other than float64 or int64 and for a value float64 cannot hold
-// exactly; the communicator's errors (TimeoutError, ...) pass through.
-void execute_step(LocalTensor& local, const PlanStep& step, const ExecutionContext& context, comm::Communicator* group);
+// exactly; the communicator's errors (TimeoutError, ...) pass through. With `profile`, the time spent in the
+// collective is stored there.
+void execute_step(LocalTensor& local, const PlanStep& step, const ExecutionContext& context, comm::Communicator* group,
+                  StepProfile* profile = nullptr);
 
 // Reduces every Partial axis of `target` in ascending axis order (an all_reduce with that axis' op on
 // axis_groups[axis], one communicator per mesh axis), so that every rank holds what it must hold in `target`
 // once its partial axes are reduced: expected_local's slice. A no-op for a target without Partial axes.
-void reduce_partial_axes(LocalTensor& local, const State& target, const ExecutionContext& context,
-                         const std::vector<comm::Communicator*>& axis_groups);
+// For verification: every rank runs the same collectives whatever its values. A value problem (an average that
+// is not exact, a value float64 cannot carry exactly) does not stop the reductions: the first one is returned,
+// nullopt when there is none. Throws before any collective only when local's shape is not target's at this
+// rank's coordinate (RuntimeError) or a communicator is missing (ValueError): callers agree on the shapes first,
+// since a rank that throws leaves its group's other members waiting in the collective.
+[[nodiscard]] std::optional<std::string> reduce_partial_axes(LocalTensor& local, const State& target,
+                                                             const ExecutionContext& context,
+                                                             const std::vector<comm::Communicator*>& axis_groups);
 
 // The first difference between a rank's buffer and what it should hold: "shape [2,3], expected [3,3]" or
 // "element [0,1] (flat index 1): expected 11, got 13"; nullopt when they are equal.
