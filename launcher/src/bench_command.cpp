@@ -3,8 +3,6 @@
 // MPI needed) and fits the contract's calibration file (calibrate_fit.cpp, calibrate_io.cpp).
 #include <CLI/CLI.hpp>
 
-#include <unistd.h>
-
 #include <chrono>
 #include <exception>
 #include <filesystem>
@@ -137,26 +135,6 @@ BenchSettings parse_settings(const BenchCliOptions& o, const CLI::App& cmd) {
   return s;
 }
 
-std::string host_name() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
-  return buf;
-}
-
-// The error on this rank: stderr (every rank, prefixed), and a JSON Lines error record.
-void report_error(int rank, const std::string& what, JsonlSink& sink, const std::optional<std::filesystem::path>& jsonl) {
-  std::cerr << "meshloom-launch: rank " << rank << ": error: " << what << "\n" << std::flush;
-  const std::string record = error_record(rank, what);
-  if (sink.is_open()) {
-    try {
-      sink.write(record);
-    } catch (const std::exception&) {
-    }
-  } else if (jsonl) {
-    (void)JsonlSink::append(*jsonl, record);
-  }
-}
-
 // Writes the calibration of a sweep on this (lead) rank and prints its fit table. Returns an exit status.
 int write_calibration(const BenchSweep& sweep, const std::filesystem::path& out_path, std::ostream& out) {
   const CalibrationReport report = calibrate_sweep(sweep);
@@ -199,6 +177,7 @@ int run_live(const BenchCliOptions& o, const CLI::App& cmd, const std::string& c
       }
       const MeshChoice choice = parse_mesh_choice(o, cmd);
       settings = parse_settings(o, cmd);
+      settings.fault = test_fault_from_env();
       const std::int64_t world_size = world->size();
       std::int64_t needed = 1;
       for (const auto s : choice.spec.shape) {
@@ -239,7 +218,7 @@ int run_live(const BenchCliOptions& o, const CLI::App& cmd, const std::string& c
     // One exchange tells every rank whether any rank failed (the same error everywhere, usually; an unreadable
     // --jsonl file on rank 0 alone, say, must not leave the others waiting in the first collective).
     // The sweep's timeout once every setting is valid, the default otherwise.
-    const auto report = [&](const std::string& what) { report_error(rank, what, sink, std::nullopt); };
+    const auto report = [&](const std::string& what) { report_rank_error(rank, what, sink, std::nullopt); };
     if (const auto failed = agree_on_errors(
             *world, local_error, timeout_ms(local_error.empty() ? settings.timeout_s : kDefaultTimeoutS), report)) {
       return *failed;
@@ -257,7 +236,7 @@ int run_live(const BenchCliOptions& o, const CLI::App& cmd, const std::string& c
           try {
             written = write_calibration(outcome.sweep, *out_path, std::cout);
           } catch (const std::exception& e) {
-            report_error(rank, what_of(e), sink, std::nullopt);
+            report_rank_error(rank, what_of(e), sink, std::nullopt);
             written = 1;
           }
         }
@@ -268,7 +247,7 @@ int run_live(const BenchCliOptions& o, const CLI::App& cmd, const std::string& c
         if (any != 0) status = kExitError;
       }
     } catch (const std::exception& e) {
-      report_error(rank, what_of(e), sink, jsonl);
+      report_rank_error(rank, what_of(e), sink, jsonl);
       world->abort(kAbortCode);
       return kAbortCode;
     }

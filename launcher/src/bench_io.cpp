@@ -5,8 +5,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <exception>
+#include <iostream>
 #include <utility>
 
+#include "bench_format.hpp"
 #include "meshloom/error.hpp"
 
 namespace meshloom::launcher {
@@ -74,6 +77,27 @@ bool JsonlSink::append(const std::filesystem::path& path, const std::string& rec
   ok = ::fsync(fd) == 0 && ok;
   ok = ::close(fd) == 0 && ok;
   return ok;
+}
+
+void report_rank_error(int rank, const std::string& what, JsonlSink& sink,
+                       const std::optional<std::filesystem::path>& jsonl) noexcept {
+  try {
+    std::cerr << "meshloom-launch: rank " << rank << ": error: " << what << "\n" << std::flush;
+    const std::string record = error_record(rank, what);
+    if (sink.is_open()) {
+      sink.write(record);
+    } else if (jsonl) {
+      (void)JsonlSink::append(*jsonl, record);
+    }
+  } catch (const std::exception&) {
+    // The stream cannot take the record (a full disk, say): stderr already has the error.
+  }
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
 }
 
 }  // namespace meshloom::launcher

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 namespace meshloom::launcher {
@@ -32,5 +33,14 @@ private:
   int fd_ = -1;
   std::filesystem::path path_;
 };
+
+// Reports an error of this rank: to stderr ("meshloom-launch: rank R: error: ..."), and as an error record of the
+// JSON Lines stream: written to `sink` when this rank holds it open, else appended to `jsonl` when given (ranks
+// other than the writer, once the run has started). Never throws.
+void report_rank_error(int rank, const std::string& what, JsonlSink& sink,
+                       const std::optional<std::filesystem::path>& jsonl) noexcept;
+
+// This machine's host name for the records ("unknown" when gethostname fails).
+[[nodiscard]] std::string host_name();
 
 }  // namespace meshloom::launcher

@@ -402,6 +402,7 @@ BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups
           too_small.push_back(size);
           continue;
         }
+        if (s.fault) s.fault->maybe_fire(world.rank(), done);
         if (lead) {
           progress.show(done, axis + " " + std::string(to_string(collective)) + " " + format_size(size));
         }

@@ -17,6 +17,7 @@
 #include "meshloom/comm/communicator.hpp"
 #include "meshloom/comm/mesh_groups.hpp"
 #include "meshloom/mesh/device_mesh.hpp"
+#include "test_fault.hpp"
 
 namespace meshloom::launcher {
 
@@ -32,6 +33,7 @@ struct BenchSettings {
   double timeout_s = 60;  // per operation; 0 = none
   std::optional<std::filesystem::path> jsonl;
   bool print_tables = true;
+  std::optional<TestFault> fault;  // MESHLOOM_TEST_FAULT: unit = result row (0-based, in sweep order)
 };
 
 // The axes of `mesh` the sweep runs (settings.axes, or every own axis then every flattened axis), split into those

@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
+#include <functional>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -26,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_io.hpp"
+#include "meshloom/backends/mpi_runtime.hpp"
 #include "commands.hpp"
 #include "meshloom/backends/mpi_communicator.hpp"
 #include "meshloom/comm/mesh_groups.hpp"
@@ -36,6 +39,7 @@
 #include "mpi_command.hpp"
 #include "plan_options.hpp"
 #include "run_exec.hpp"
+#include "test_fault.hpp"
 #include "text_format.hpp"
 
 namespace meshloom::launcher {
@@ -101,13 +105,7 @@ Prepared prepare(const RunCliOptions& o, const CLI::App& cmd, std::int64_t world
   if (p.settings.iterations < 1 || p.settings.iterations > 100000) {
     raise(ErrorKind::ValueError, "--iterations \"" + o.iterations + "\": must be in [1, 100000]");
   }
-  if (const char* hook = std::getenv("MESHLOOM_RUN_TEST_EXIT")) {
-    const auto parts = split(hook, ':');
-    if (parts.size() == 2) {
-      p.settings.test_exit = std::make_pair(static_cast<int>(parse_int(parts[0], "MESHLOOM_RUN_TEST_EXIT")),
-                                            static_cast<std::size_t>(parse_int(parts[1], "MESHLOOM_RUN_TEST_EXIT")));
-    }
-  }
+  p.settings.fault = test_fault_from_env();
   // The mesh against the world, before anything else runs.
   const auto& shape = s.request.mesh_shape;
   std::int64_t needed = 1;
@@ -181,60 +179,132 @@ Prepared prepare(const RunCliOptions& o, const CLI::App& cmd, std::int64_t world
 
 std::string shape_text(const std::vector<std::int64_t>& v) { return "[" + join(v, {.separator = ", "}) + "]"; }
 
-nlohmann::json predictions_json(const Prepared& p, const std::vector<std::vector<double>>& costs, std::size_t step) {
-  nlohmann::json j = nlohmann::json::object();
-  for (std::size_t m = 0; m < p.models.size(); ++m) j[std::string(to_string(p.models[m]))] = costs[m][step];
+// What every model predicts for every step of a plan, and in total.
+struct PlanCosts {
+  std::vector<std::vector<double>> steps;  // [model][step]
+  std::vector<double> totals;              // [model]
+};
+
+PlanCosts price_plan(const Prepared& p, const Plan& plan) {
+  PlanCosts c;
+  for (const auto& model : p.model_objects) {
+    c.steps.push_back(price_steps(p.human.setup.request, plan, *model));
+    double total = 0;
+    for (const auto v : c.steps.back()) total += v;
+    c.totals.push_back(total);
+  }
+  return c;
+}
+
+nlohmann::ordered_json per_model(const Prepared& p, const std::function<double(std::size_t)>& value) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (std::size_t m = 0; m < p.models.size(); ++m) j[std::string(to_string(p.models[m]))] = value(m);
   return j;
 }
 
-// The plan's table with predictions and measurements; writes the records. Returns the total predicted per model.
-std::vector<double> report_plan(std::ostream& out, const Prepared& p, const Candidate& c, std::size_t index,
-                                const RunOutcome& outcome, JsonlSink& sink) {
+std::vector<double> micros(const std::vector<double>& seconds) {
+  std::vector<double> out;
+  out.reserve(seconds.size());
+  for (const auto s : seconds) out.push_back(s * 1e6);
+  return out;
+}
+
+// ---- JSON Lines records of a run: config, then per plan: plan, step..., summary; compare; or error -----------
+
+nlohmann::ordered_json config_json(const Prepared& p, const comm::Communicator& world) {
   const PlanSetup& s = p.human.setup;
-  std::vector<std::vector<double>> costs;
-  for (const auto& model : p.model_objects) costs.push_back(price_steps(s.request, c.plan, *model));
+  std::vector<std::string> models;
+  for (const auto kind : p.models) models.emplace_back(to_string(kind));
+  return {{"type", "config"},
+          {"command", "run"},
+          {"backend", std::string(world.backend())},
+          {"world", world.size()},
+          {"mesh", {{"shape", s.request.mesh_shape}, {"names", p.names}}},
+          {"tensor_shape", s.request.tensor_shape},
+          {"src", to_string(s.request.src)},
+          {"dst", to_string(s.request.dst)},
+          {"dtype", p.settings.dtype == DType::Float64 ? "float64" : "int64"},
+          {"itemsize", s.request.itemsize},
+          {"models", models},
+          {"plans", p.candidates.size()},
+          {"iterations", p.settings.iterations},
+          {"timeout_s", p.timeout_s},
+          {"versions", {{"meshloom", MESHLOOM_VERSION}, {"mpi", mpi::runtime_info().library}}},
+          {"host", host_name()}};
+}
+
+nlohmann::ordered_json plan_json(const Prepared& p, const Candidate& c, std::size_t index, const PlanCosts& costs) {
+  return {{"type", "plan"},          {"plan", index},
+          {"trace", trace(c.plan)},  {"proposed_by", c.proposed_by},
+          {"steps", c.plan.steps.size()},
+          {"predicted", per_model(p, [&](std::size_t m) { return costs.totals[m]; })}};
+}
+
+nlohmann::ordered_json step_json(const Prepared& p, const Candidate& c, std::size_t index, const PlanCosts& costs,
+                         std::size_t i, const StepTiming& t) {
+  const PlanStep& step = c.plan.steps[i];
+  return {{"type", "step"},
+          {"plan", index},
+          {"step", i},
+          {"axes", step.axes},
+          {"collective", to_string(step.collective)},
+          {"merged", step.merged},
+          {"from", to_string(step.from)},
+          {"to", to_string(step.to)},
+          {"logical_shape", step.logical_shape},
+          {"bytes", step.bytes},
+          {"predicted", per_model(p, [&](std::size_t m) { return costs.steps[m][i]; })},
+          {"measured_us", t.collective_median_s * 1e6},
+          {"iterations_us", micros(t.collective_iteration_s)},
+          {"step_us", t.median_s * 1e6},
+          {"step_iterations_us", micros(t.iteration_s)}};
+}
+
+nlohmann::ordered_json summary_json(const Prepared& p, const Candidate& c, std::size_t index, const PlanCosts& costs,
+                            const RunOutcome& outcome) {
+  nlohmann::ordered_json j = {{"type", "summary"},
+                      {"plan", index},
+                      {"ok", outcome.verified},
+                      {"trace", trace(c.plan)},
+                      {"proposed_by", c.proposed_by},
+                      {"verified", outcome.verified},
+                      {"measured_us", outcome.collective_total_s * 1e6},
+                      {"step_us", outcome.total_s * 1e6},
+                      {"predicted", per_model(p, [&](std::size_t m) { return costs.totals[m]; })},
+                      {"elements_checked", outcome.elements_checked}};
+  if (!outcome.verified) j["mismatch"] = outcome.mismatch;
+  return j;
+}
+
+// The plan's table: every step with the models' predictions, the collective's measured time (what the models
+// predict) and the whole step's; then the trace and the verification.
+void print_plan(std::ostream& out, const Prepared& p, const Candidate& c, const PlanCosts& costs,
+                const RunOutcome& outcome) {
+  const PlanSetup& s = p.human.setup;
   std::vector<std::string> header = {"step", "axis", "collective", "from -> to", "logical shape", "bytes"};
   for (const auto kind : p.models) header.push_back("predicted " + std::string(to_string(kind)));
   header.emplace_back("measured");
+  header.emplace_back("whole step");
   std::vector<std::vector<std::string>> rows = {header};
   std::vector<bool> right = {true, false, false, false, false, true};
-  for (std::size_t m = 0; m < p.models.size(); ++m) right.push_back(true);
-  right.push_back(true);
-  std::vector<double> totals(p.models.size(), 0.0);
+  right.resize(header.size(), true);
   for (std::size_t i = 0; i < c.plan.steps.size(); ++i) {
     const PlanStep& step = c.plan.steps[i];
     std::vector<std::string> row = {std::to_string(i), plan_axes_label(step.axes, s.names),
                                     std::string(to_string(step.collective)) + (step.merged ? " (merged)" : ""),
                                     to_string(step.from) + " -> " + to_string(step.to), shape_text(step.logical_shape),
                                     std::to_string(step.bytes)};
-    for (std::size_t m = 0; m < p.models.size(); ++m) {
-      row.push_back(format_plan_cost(costs[m][i], p.models[m]));
-      totals[m] += costs[m][i];
-    }
+    for (std::size_t m = 0; m < p.models.size(); ++m) row.push_back(format_plan_cost(costs.steps[m][i], p.models[m]));
+    row.push_back(us_text(outcome.steps[i].collective_median_s));
     row.push_back(us_text(outcome.steps[i].median_s));
     rows.push_back(std::move(row));
-    nlohmann::json rec = {{"type", "step"},
-                          {"plan", index},
-                          {"step", i},
-                          {"axes", step.axes},
-                          {"collective", to_string(step.collective)},
-                          {"merged", step.merged},
-                          {"from", to_string(step.from)},
-                          {"to", to_string(step.to)},
-                          {"logical_shape", step.logical_shape},
-                          {"bytes", step.bytes},
-                          {"predicted", predictions_json(p, costs, i)},
-                          {"measured_us", outcome.steps[i].median_s * 1e6}};
-    std::vector<double> iters;
-    for (const auto t : outcome.steps[i].iteration_s) iters.push_back(t * 1e6);
-    rec["iterations_us"] = iters;
-    sink.write(rec.dump());
   }
   if (c.plan.steps.empty()) {
     out << "no steps: the source already is the target\n";
   } else {
     std::vector<std::string> total = {"total", "", "", "", "", ""};
-    for (std::size_t m = 0; m < p.models.size(); ++m) total.push_back(format_plan_cost(totals[m], p.models[m]));
+    for (std::size_t m = 0; m < p.models.size(); ++m) total.push_back(format_plan_cost(costs.totals[m], p.models[m]));
+    total.push_back(us_text(outcome.collective_total_s));
     total.push_back(us_text(outcome.total_s));
     rows.push_back(std::move(total));
     print_plan_table(out, rows, right);
@@ -245,15 +315,70 @@ std::vector<double> report_plan(std::ostream& out, const Prepared& p, const Cand
   } else {
     out << "verification FAILED: " << outcome.mismatch << "\n";
   }
-  nlohmann::json predicted = nlohmann::json::object();
-  for (std::size_t m = 0; m < p.models.size(); ++m) predicted[std::string(to_string(p.models[m]))] = totals[m];
-  nlohmann::json summary = {{"type", "summary"},        {"plan", index},
-                            {"trace", trace(c.plan)},   {"proposed_by", c.proposed_by},
-                            {"verified", outcome.verified}, {"measured_us", outcome.total_s * 1e6},
-                            {"predicted", predicted},   {"elements_checked", outcome.elements_checked}};
-  if (!outcome.verified) summary["mismatch"] = outcome.mismatch;
-  sink.write(summary.dump());
-  return totals;
+}
+
+// --compare: which plan was fastest (by its collectives, what the models predict) and which models predicted it.
+void print_comparison(std::ostream& out, const Prepared& p, const std::vector<RunOutcome>& outcomes,
+                      const std::vector<PlanCosts>& costs, JsonlSink& sink) {
+  for (const auto& r : p.refused) out << "refused: " << r << "\n";
+  std::size_t fastest = 0;
+  for (std::size_t k = 1; k < outcomes.size(); ++k) {
+    if (outcomes[k].collective_total_s < outcomes[fastest].collective_total_s) fastest = k;
+  }
+  out << "fastest measured: plan " << fastest << " (" << us_text(outcomes[fastest].collective_total_s)
+      << " in collectives): " << trace(p.candidates[fastest].plan) << "\n";
+  std::vector<std::string> right_models;
+  for (std::size_t m = 0; m < p.models.size(); ++m) {
+    double least = costs[0].totals[m];
+    for (const auto& c : costs) least = std::min(least, c.totals[m]);
+    std::vector<std::size_t> cheapest;  // every plan at the least predicted cost
+    for (std::size_t k = 0; k < costs.size(); ++k) {
+      if (costs[k].totals[m] == least) cheapest.push_back(k);
+    }
+    const bool among = std::find(cheapest.begin(), cheapest.end(), fastest) != cheapest.end();
+    // A model predicted the fastest plan only when it singles that plan out as the cheapest.
+    const bool right = cheapest.size() == 1 && among;
+    const std::string cost = format_plan_cost(least, p.models[m]);
+    out << "  " << to_string(p.models[m]);
+    if (cheapest.size() == 1) {
+      out << " predicts plan " << cheapest.front() << " cheapest (" << cost << ")"
+          << (right ? ": the fastest" : ": not the fastest") << "\n";
+    } else {
+      std::vector<std::string> tied;
+      for (const auto k : cheapest) tied.push_back(std::to_string(k));
+      out << " ties between plans " << join(tied, {.separator = ", "}) << " as cheapest (" << cost << ")"
+          << (among ? ": the fastest is among them, not singled out" : ": the fastest is not among them") << "\n";
+    }
+    if (right) right_models.emplace_back(to_string(p.models[m]));
+  }
+  out << "models that predicted the fastest plan: "
+      << (right_models.empty() ? std::string("none") : join(right_models, {.separator = ", "})) << "\n";
+  sink.write(nlohmann::ordered_json{{"type", "compare"},
+                            {"fastest_plan", fastest},
+                            {"fastest_measured_us", outcomes[fastest].collective_total_s * 1e6},
+                            {"models_predicting_fastest", right_models}}
+                 .dump());
+}
+
+std::string run_header(const RunCliOptions& o, const Prepared& p, const comm::Communicator& world) {
+  const PlanSetup& s = p.human.setup;
+  std::ostringstream head;
+  head << "run " << to_string(s.request.src) << " -> " << to_string(s.request.dst) << " on " << world.size() << " "
+       << world.backend() << " ranks\n  mesh " << plan_mesh_text(s) << ", tensor " << shape_text(s.request.tensor_shape)
+       << ", " << (p.settings.dtype == DType::Float64 ? "float64" : "int64") << " (itemsize " << s.request.itemsize
+       << " for the models), " << p.settings.iterations << " iterations per step (median of the slowest rank)\n";
+  if (!o.compare) {
+    const PlannerKind used = resolve_planner(s.request);
+    head << "  planner " << to_string(s.request.planner);
+    if (s.request.planner == PlannerKind::Auto) head << " (= " << to_string(used) << ")";
+    head << ", variant " << to_string(s.request.variant) << ", cost model " << plan_model_text(s) << "\n";
+  } else {
+    head << "  compare: " << p.candidates.size() << " distinct plans from graph, greedy, auto under";
+    for (const auto kind : p.models) head << " " << to_string(kind);
+    head << "\n";
+  }
+  head << "  measured: the collective alone; whole step: with packing, padding and unpacking\n\n";
+  return head.str();
 }
 
 int run_live(const RunCliOptions& o, const CLI::App& cmd) {
@@ -264,19 +389,19 @@ int run_live(const RunCliOptions& o, const CLI::App& cmd) {
     const int rank = world->rank();
     const bool lead = rank == 0;
     JsonlSink sink;
+    std::optional<std::filesystem::path> jsonl;
+    if (cmd.count("--jsonl") > 0) jsonl = o.jsonl;
     std::optional<Prepared> prepared;
     std::string local_error;
     try {
+      if (lead && jsonl) sink = JsonlSink(*jsonl);
       prepared = prepare(o, cmd, world->size(), rank);
-      if (lead && cmd.count("--jsonl") > 0) sink = JsonlSink(o.jsonl);
     } catch (const std::exception& e) {
       local_error = what_of(e);
     }
     // Every rank learns whether any rank failed before the first collective of the run; the run's timeout once
     // every setting is valid (prepare succeeded), the default otherwise.
-    const auto report = [rank](const std::string& what) {
-      std::cerr << "meshloom-launch: rank " << rank << ": error: " << what << "\n" << std::flush;
-    };
+    const auto report = [&](const std::string& what) { report_rank_error(rank, what, sink, std::nullopt); };
     if (const auto failed = agree_on_errors(*world, local_error,
                                             timeout_ms(prepared ? prepared->timeout_s : kDefaultTimeoutS), report)) {
       return *failed;
@@ -286,84 +411,38 @@ int run_live(const RunCliOptions& o, const CLI::App& cmd) {
       Prepared& p = *prepared;
       // Every group inherits the world's timeout (split passes it on).
       const comm::MeshGroups groups = comm::build_mesh_groups(*world, *p.mesh);
-      const PlanSetup& s = p.human.setup;
-      std::ostringstream head;
-      head << "run " << to_string(s.request.src) << " -> " << to_string(s.request.dst) << " on " << world->size()
-           << " MPI ranks\n  mesh " << plan_mesh_text(s) << ", tensor " << shape_text(s.request.tensor_shape) << ", "
-           << (p.settings.dtype == DType::Float64 ? "float64" : "int64") << " (itemsize " << s.request.itemsize
-           << " for the models), " << p.settings.iterations << " iterations per step (median of the slowest rank)\n";
-      if (!o.compare) {
-        const PlannerKind used = resolve_planner(s.request);
-        head << "  planner " << to_string(s.request.planner);
-        if (s.request.planner == PlannerKind::Auto) head << " (= " << to_string(used) << ")";
-        head << ", variant " << to_string(s.request.variant) << ", cost model " << plan_model_text(s) << "\n\n";
-      } else {
-        head << "  compare: " << p.candidates.size() << " distinct plans from graph, greedy, auto under";
-        for (const auto kind : p.models) head << " " << to_string(kind);
-        head << "\n\n";
+      if (lead) {
+        sink.write(config_json(p, *world).dump());
+        std::cout << run_header(o, p, *world) << std::flush;
       }
-      if (lead) std::cout << head.str() << std::flush;
-      struct Result {
-        RunOutcome outcome;
-        std::vector<double> predicted;
-      };
-      std::vector<Result> results;
+      std::vector<RunOutcome> outcomes;
+      std::vector<PlanCosts> costs;
       for (std::size_t k = 0; k < p.candidates.size(); ++k) {
-        RunOutcome outcome = execute_plan(*world, groups, p.names, s.request, p.candidates[k].plan, p.settings, p.buffers);
+        const Candidate& c = p.candidates[k];
+        costs.push_back(price_plan(p, c.plan));
+        if (lead) sink.write(plan_json(p, c, k, costs.back()).dump());
+        const StepObserver stream = [&](std::size_t i, const StepTiming& t) {
+          if (lead) sink.write(step_json(p, c, k, costs.back(), i, t).dump());
+        };
+        RunOutcome outcome = execute_plan(*world, groups, p.names, p.human.setup.request, c.plan, p.settings,
+                                          p.buffers, stream);
         if (!outcome.verified) status = 1;
-        std::ostringstream out;
-        std::vector<double> predicted;
-        if (o.compare) out << "plan " << k << " (proposed by " << join(p.candidates[k].proposed_by, {.separator = ", "}) << ")\n";
         if (lead) {
-          predicted = report_plan(out, p, p.candidates[k], k, outcome, sink);
+          sink.write(summary_json(p, c, k, costs.back(), outcome).dump());
+          std::ostringstream out;
+          if (o.compare) out << "plan " << k << " (proposed by " << join(c.proposed_by, {.separator = ", "}) << ")\n";
+          print_plan(out, p, c, costs.back(), outcome);
           std::cout << out.str() << (o.compare ? "\n" : "") << std::flush;
         }
-        results.push_back({std::move(outcome), std::move(predicted)});
+        outcomes.push_back(std::move(outcome));
       }
       if (o.compare && lead) {
         std::ostringstream out;
-        for (const auto& r : p.refused) out << "refused: " << r << "\n";
-        std::size_t fastest = 0;
-        for (std::size_t k = 1; k < results.size(); ++k) {
-          if (results[k].outcome.total_s < results[fastest].outcome.total_s) fastest = k;
-        }
-        out << "fastest measured: plan " << fastest << " (" << us_text(results[fastest].outcome.total_s) << "): "
-            << trace(p.candidates[fastest].plan) << "\n";
-        std::vector<std::string> right_models;
-        for (std::size_t m = 0; m < p.models.size(); ++m) {
-          double least = results[0].predicted[m];
-          for (const auto& r : results) least = std::min(least, r.predicted[m]);
-          std::vector<std::size_t> cheapest;  // every plan at the least predicted cost
-          for (std::size_t k = 0; k < results.size(); ++k) {
-            if (results[k].predicted[m] == least) cheapest.push_back(k);
-          }
-          const bool among = std::find(cheapest.begin(), cheapest.end(), fastest) != cheapest.end();
-          // A model predicted the fastest plan only when it singles that plan out as the cheapest.
-          const bool right = cheapest.size() == 1 && among;
-          const std::string cost = format_plan_cost(least, p.models[m]);
-          out << "  " << to_string(p.models[m]);
-          if (cheapest.size() == 1) {
-            out << " predicts plan " << cheapest.front() << " cheapest (" << cost << ")"
-                << (right ? ": the fastest" : ": not the fastest") << "\n";
-          } else {
-            std::vector<std::string> tied;
-            for (const auto k : cheapest) tied.push_back(std::to_string(k));
-            out << " ties between plans " << join(tied, {.separator = ", "}) << " as cheapest (" << cost << ")"
-                << (among ? ": the fastest is among them, not singled out" : ": the fastest is not among them")
-                << "\n";
-          }
-          if (right) right_models.emplace_back(to_string(p.models[m]));
-        }
-        out << "models that predicted the fastest plan: "
-            << (right_models.empty() ? std::string("none") : join(right_models, {.separator = ", "})) << "\n";
-        nlohmann::json rec = {{"type", "compare"}, {"fastest_plan", fastest},
-                              {"fastest_measured_us", results[fastest].outcome.total_s * 1e6},
-                              {"models_predicting_fastest", right_models}};
-        sink.write(rec.dump());
+        print_comparison(out, p, outcomes, costs, sink);
         std::cout << out.str() << std::flush;
       }
     } catch (const std::exception& e) {
-      std::cerr << "meshloom-launch: rank " << rank << ": error: " << what_of(e) << "\n" << std::flush;
+      report_rank_error(rank, what_of(e), sink, jsonl);
       world->abort(kAbortCode);
       return kAbortCode;
     }
@@ -387,7 +466,9 @@ void add_run_command(CLI::App& root, int& exit_code) {
       ->type_name("N");
   cmd->add_flag("--compare", o->compare,
                 "Run every distinct plan of graph, greedy and auto under every model and say which was fastest");
-  cmd->add_option("--jsonl", o->jsonl, "Write one JSON record per step and a summary to FILE (fsynced)")
+  cmd->add_option("--jsonl", o->jsonl,
+                  "Write JSON Lines to FILE as the run goes: config, then per plan a plan record, one per step, a "
+                  "summary (fsynced per record)")
       ->type_name("FILE");
   cmd->callback([o, cmd, &exit_code] { exit_code = run_live(*o, *cmd); });
 }

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <cstdlib>
 #include <limits>
 #include <utility>
 
@@ -106,7 +105,7 @@ RunOutcome execute_plan(comm::Communicator& world, const comm::MeshGroups& group
 
 RunOutcome execute_plan(comm::Communicator& world, const comm::MeshGroups& groups,
                         const std::vector<std::string>& names, const PlanRequest& request, const Plan& plan,
-                        const RunSettings& settings, const RankBuffers& buffers) {
+                        const RunSettings& settings, const RankBuffers& buffers, const StepObserver& observer) {
   RunOutcome outcome;
   const int rank = world.rank();
   const bool in_mesh = buffers.in_mesh;
@@ -119,44 +118,62 @@ RunOutcome execute_plan(comm::Communicator& world, const comm::MeshGroups& group
   const auto iterations = static_cast<std::size_t>(std::max<std::int64_t>(1, settings.iterations));
   for (std::size_t i = 0; i < plan.steps.size(); ++i) {
     const PlanStep& step = plan.steps[i];
-    if (settings.test_exit && settings.test_exit->first == rank && settings.test_exit->second == i) std::_Exit(3);
+    if (settings.fault) settings.fault->maybe_fire(rank, static_cast<std::int64_t>(i));
     comm::Communicator* group = in_mesh ? step_group(groups, step.axes, names) : nullptr;
-    std::vector<double> times(iterations, 0.0);
+    // times[it] is the whole step, times[iterations + it] the collective alone.
+    std::vector<double> times(2 * iterations, 0.0);
     LocalTensor result;
     for (std::size_t it = 0; it < iterations; ++it) {
       LocalTensor copy = local;
+      StepProfile profile;
+      if (group != nullptr) profile.before_collective = [group] { group->barrier(); };
       world.barrier();
       const auto t0 = std::chrono::steady_clock::now();
-      if (in_mesh) execute_step(copy, step, ctx, group);
+      if (in_mesh) execute_step(copy, step, ctx, group, &profile);
       const auto t1 = std::chrono::steady_clock::now();
       times[it] = std::chrono::duration<double>(t1 - t0).count();
+      times[iterations + it] = profile.collective_s;
       if (it + 1 == iterations) result = std::move(copy);
     }
-    StepTiming timing;
-    timing.iteration_s.assign(iterations, 0.0);
+    std::vector<double> slowest(times.size(), 0.0);
     world.all_reduce(comm::ConstBuffer{times.data(), times.size(), DType::Float64},
-                     comm::Buffer{timing.iteration_s.data(), timing.iteration_s.size(), DType::Float64}, ReduceOp::Max);
+                     comm::Buffer{slowest.data(), slowest.size(), DType::Float64}, ReduceOp::Max);
+    StepTiming timing;
+    const auto middle = slowest.begin() + static_cast<std::ptrdiff_t>(iterations);
+    timing.iteration_s.assign(slowest.begin(), middle);
+    timing.collective_iteration_s.assign(middle, slowest.end());
     timing.median_s = median(timing.iteration_s);
+    timing.collective_median_s = median(timing.collective_iteration_s);
     outcome.total_s += timing.median_s;
+    outcome.collective_total_s += timing.collective_median_s;
+    if (observer) observer(i, timing);
     outcome.steps.push_back(std::move(timing));
     local = std::move(result);
   }
 
-  // Verification (untimed): reduce the target's partial axes, compare with the expected slice.
+  // Verification (untimed). First every rank learns whether every rank holds the target's shape: a rank that
+  // does not must not enter the partial reductions (its count would differ), and neither may its peers.
+  const bool shape_ok = !in_mesh || local.shape == buffers.expected.shape;
+  const std::int64_t shape_flag = shape_ok ? 1 : 0;
+  std::int64_t all_shapes_ok = 0;
+  world.all_reduce(comm::ConstBuffer{&shape_flag, 1, DType::Int64}, comm::Buffer{&all_shapes_ok, 1, DType::Int64},
+                   ReduceOp::Min);
   std::string mine;
   if (in_mesh) {
-    std::vector<comm::Communicator*> axis_groups;
-    for (std::size_t a = 0; a < request.mesh_shape.size(); ++a) axis_groups.push_back(step_group(groups, {a}, names));
-    try {
-      reduce_partial_axes(local, request.dst, ctx, axis_groups);
-    } catch (const Error& e) {
-      mine = e.what();  // an inexact average, a wrong shape: a verification failure, not a crash
-    }
-    if (mine.empty()) {
-      if (const auto m = first_mismatch(local, buffers.expected)) mine = *m;
-    }
+    if (!shape_ok) {
+      mine = *first_mismatch(local, buffers.expected);
+    } else if (all_shapes_ok == 1) {
+      std::vector<comm::Communicator*> axis_groups;
+      for (std::size_t a = 0; a < request.mesh_shape.size(); ++a) axis_groups.push_back(step_group(groups, {a}, names));
+      // Every rank runs the same reductions; an inexact average is a verification failure, not a crash.
+      if (const auto problem = reduce_partial_axes(local, request.dst, ctx, axis_groups)) mine = *problem;
+      if (mine.empty()) {
+        if (const auto m = first_mismatch(local, buffers.expected)) mine = *m;
+      }
+    }  // else another rank's shape is wrong: that rank reports, this one is not checked further
     if (!mine.empty()) mine = "rank " + std::to_string(rank) + " " + coord_text(ctx.coordinate) + ": " + mine;
   }
+  // The lowest rank with a finding.
   const std::int64_t flags[2] = {mine.empty() ? std::numeric_limits<std::int64_t>::max() : rank,
                                  static_cast<std::int64_t>(local.data.size())};
   std::int64_t first = 0;

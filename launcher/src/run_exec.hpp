@@ -2,16 +2,19 @@
 // build_mesh_groups (engine executor), times every step, and verifies every element of every rank.
 //
 // Each rank builds only its own buffers (rank_buffers: initial_local of the request's source at its mesh
-// coordinate, expected_local of the target), before any collective. Step by
-// step, every rank runs the step `iterations` times on fresh copies of its buffer, each run started together
-// (a world barrier) and timed on every rank; an iteration's time is the slowest rank's, and the step's time the
-// median over the iterations. The last copy goes on to the next step. At the end the target's Partial axes are
-// reduced and every rank compares its buffer with expected_local of the target; rank 0 learns the first
-// mismatch (lowest rank).
+// coordinate, expected_local of the target), before any collective. Step by step, every rank runs the step
+// `iterations` times on fresh copies of its buffer, each run started together (a world barrier) and timed on every
+// rank twice: the whole step (packing, padding, the int64/float64 conversion, the collective, unpacking) and the
+// collective alone (issued to completed, StepProfile). An iteration's time is the slowest rank's, a step's time the
+// median over the iterations; the cost models predict the collective, so that is what they are compared with. The
+// last copy goes on to the next step. At the end every rank checks that its buffer has the target's shape (one
+// world reduction, so that no rank enters a reduction its peers skip), the target's Partial axes are reduced, and
+// every rank compares its buffer with expected_local of the target; rank 0 learns the first mismatch (lowest rank).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,28 +26,34 @@
 #include "meshloom/plan/plan.hpp"
 #include "meshloom/plan/planner.hpp"
 #include "meshloom/plan/simulator.hpp"
+#include "test_fault.hpp"
 
 namespace meshloom::launcher {
 
 struct RunSettings {
   std::int64_t iterations = 5;
   DType dtype = DType::Float64;  // float64 or int64
-  // Test hook (MESHLOOM_RUN_TEST_EXIT="RANK:STEP"): world rank RANK calls std::_Exit(3) before step STEP.
-  std::optional<std::pair<int, std::size_t>> test_exit;
+  std::optional<TestFault> fault;  // MESHLOOM_TEST_FAULT: unit = step index
 };
 
 struct StepTiming {
-  std::vector<double> iteration_s;  // per iteration, the slowest rank's seconds
+  std::vector<double> iteration_s;             // per iteration, the slowest rank's seconds for the whole step
+  std::vector<double> collective_iteration_s;  // per iteration, the slowest rank's seconds in the collective
   double median_s = 0;
+  double collective_median_s = 0;
 };
 
 struct RunOutcome {
   std::vector<StepTiming> steps;
-  double total_s = 0;  // sum of the steps' medians
+  double total_s = 0;             // sum of the steps' medians
+  double collective_total_s = 0;  // sum of the steps' collective medians
   bool verified = false;
   std::string mismatch;  // rank 0: the first mismatch ("rank 3 (1,1): element [0,1] ...") when not verified
   std::int64_t elements_checked = 0;
 };
+
+// Called on every rank as each step's timing is known (every rank holds the same timing).
+using StepObserver = std::function<void(std::size_t step, const StepTiming& timing)>;
 
 // This rank's buffers of a run: the source (initial_local of request.src) and what it must hold at the end
 // (expected_local of request.dst) at its mesh coordinate; empty for a rank outside the mesh. Built before any
@@ -70,10 +79,12 @@ struct RankBuffers {
 [[nodiscard]] RunOutcome execute_plan(comm::Communicator& world, const comm::MeshGroups& groups,
                                       const std::vector<std::string>& names, const PlanRequest& request,
                                       const Plan& plan, const RunSettings& settings);
-// The same with this rank's buffers built beforehand (rank_buffers of the same request and world rank).
+// The same with this rank's buffers built beforehand (rank_buffers of the same request and world rank), and
+// `observer` told of every step as it is measured (the launcher streams its records).
 [[nodiscard]] RunOutcome execute_plan(comm::Communicator& world, const comm::MeshGroups& groups,
                                       const std::vector<std::string>& names, const PlanRequest& request,
-                                      const Plan& plan, const RunSettings& settings, const RankBuffers& buffers);
+                                      const Plan& plan, const RunSettings& settings, const RankBuffers& buffers,
+                                      const StepObserver& observer = {});
 
 // The predicted cost of every step of `plan` under `model`: each step priced as the planner prices the path's
 // edges it covers (a merged step: the sum of its edges), at the request's coordinate.

@@ -4,6 +4,7 @@
 // collective.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -40,11 +41,11 @@ Launched run_capturing_stderr(const std::string& command) {
   return r;
 }
 
-// mpirun -np <np> meshloom-launch <args>, under a time limit.
-Launched mpirun(int np, const std::string& args) {
+// mpirun -np <np> meshloom-launch <args>, under a time limit; `env` prefixes the command (VAR=value ...).
+Launched mpirun(int np, const std::string& args, const std::string& env = "") {
   ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
   ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  return run_capturing_stderr("timeout 60 " + meshloom::test::quoted(MESHLOOM_MPIEXEC) +
+  return run_capturing_stderr(env + " timeout 60 " + meshloom::test::quoted(MESHLOOM_MPIEXEC) +
                               " --allow-run-as-root --oversubscribe -np " + std::to_string(np) + " " +
                               meshloom::test::launch_command(args));
 }
@@ -211,5 +212,37 @@ TEST(BenchMpi, MeshLargerThanTheWorldFailsBeforeAnyCollective) {
   EXPECT_NE(w.status, 0);
   EXPECT_NE(w.err.find("--world 4 but the MPI world has 2 ranks"), std::string::npos) << w.err;
 }
+
+// A rank that stops making progress (MESHLOOM_TEST_FAULT=hang, before the third result row) or dies (exit): the
+// others' collective times out or fails, the job ends non-zero well within the outer limit, and the stream holds
+// the config and the rows measured before, every line whole.
+void expect_fault_ends_the_job(const std::string& fault, bool names_timeout) {
+  const auto jsonl = temp_dir() / "fault.jsonl";
+  std::filesystem::remove(jsonl);
+  const auto start = std::chrono::steady_clock::now();
+  const Launched r = mpirun(4,
+                            "bench --shape 2,2 --names dp,tp --collectives all_reduce -b 8 -e 64 -w 1 -n 2 "
+                            "--timeout 2 --jsonl '" + jsonl.string() + "'",
+                            "MESHLOOM_TEST_FAULT=" + fault);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NE(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.status, 124) << "the job hung until the outer timeout";
+  EXPECT_LT(seconds, 40.0);
+  if (names_timeout) {
+    EXPECT_NE(r.err.find("TimeoutError"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("did not complete within the timeout of 2000 ms"), std::string::npos) << r.err;
+  }
+  std::vector<json> recs;
+  ASSERT_NO_THROW(recs = records(jsonl)) << slurp(jsonl);
+  ASSERT_GE(recs.size(), 3U) << slurp(jsonl);
+  EXPECT_EQ(recs[0]["type"], "config");
+  EXPECT_EQ(recs[1]["type"], "result");
+  EXPECT_EQ(recs[2]["type"], "result");
+  for (const auto& j : recs) EXPECT_NE(j["type"], "summary");
+}
+
+TEST(BenchMpi, ARankThatHangsIsReportedByTheTimeoutAndTheJobAborts) { expect_fault_ends_the_job("hang:3:2", true); }
+
+TEST(BenchMpi, ARankThatDiesEndsTheJobNonZeroAndKeepsTheStreamValid) { expect_fault_ends_the_job("exit:1:2", false); }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // `meshloom-launch run` as users run it: mpirun -np 4 (label mpi). A run prints the table with measured times and
 // the verification line and writes its JSON Lines; --compare says which plan was fastest; a mesh larger than the
 // world, a source that cannot be built or a bad --timeout fails on every rank before any collective (exit 2); a
-// rank that dies mid-run ends the job non-zero within the timeout.
+// rank that dies or hangs mid-run (MESHLOOM_TEST_FAULT, test_fault.hpp) ends the job non-zero within the timeout
+// and leaves a valid JSON Lines stream.
 #include <gtest/gtest.h>
 
 
@@ -53,24 +54,35 @@ TEST(RunCli, VerifiesAndReportsMeasuredBesidePredicted) {
   EXPECT_NE(r.out.find("predicted comm"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("predicted fixed"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("measured"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("whole step"), std::string::npos) << r.out;
+  // The stream: config, plan, its steps in order, summary.
   std::ifstream in(jsonl);
-  std::string line;
-  int steps = 0;
-  int summaries = 0;
-  while (std::getline(in, line)) {
-    const auto j = nlohmann::json::parse(line);
-    if (j.at("type") == "step") {
-      ++steps;
-      EXPECT_EQ(j.at("iterations_us").size(), 3U);
-      EXPECT_GE(j.at("measured_us").get<double>(), 0.0);
-      EXPECT_TRUE(j.at("predicted").contains("comm"));
-    } else if (j.at("type") == "summary") {
-      ++summaries;
-      EXPECT_TRUE(j.at("verified").get<bool>());
-    }
+  std::vector<nlohmann::json> recs;
+  for (std::string line; std::getline(in, line);) recs.push_back(nlohmann::json::parse(line));
+  ASSERT_GE(recs.size(), 4U);
+  EXPECT_EQ(recs.front().at("type"), "config");
+  EXPECT_EQ(recs.front().at("world"), 4);
+  EXPECT_EQ(recs.front().at("src"), "P(sum)S(0)");
+  EXPECT_EQ(recs.front().at("plans"), 1);
+  EXPECT_EQ(recs[1].at("type"), "plan");
+  const auto steps = recs[1].at("steps").get<std::size_t>();
+  ASSERT_EQ(recs.size(), steps + 3);
+  for (std::size_t i = 0; i < steps; ++i) {
+    const auto& j = recs[2 + i];
+    EXPECT_EQ(j.at("type"), "step");
+    EXPECT_EQ(j.at("step"), i);
+    EXPECT_EQ(j.at("iterations_us").size(), 3U);
+    EXPECT_EQ(j.at("step_iterations_us").size(), 3U);
+    // The collective is part of the whole step, iteration by iteration (both are the slowest rank's).
+    EXPECT_GE(j.at("measured_us").get<double>(), 0.0);
+    EXPECT_GE(j.at("step_us").get<double>(), j.at("measured_us").get<double>());
+    EXPECT_TRUE(j.at("predicted").contains("comm"));
   }
-  EXPECT_GE(steps, 1);
-  EXPECT_EQ(summaries, 1);
+  const auto& summary = recs.back();
+  EXPECT_EQ(summary.at("type"), "summary");
+  EXPECT_TRUE(summary.at("ok").get<bool>());
+  EXPECT_TRUE(summary.at("verified").get<bool>());
+  EXPECT_EQ(summary.at("trace"), recs[1].at("trace"));
 }
 
 TEST(RunCli, CompareRunsEveryDistinctPlanAndNamesTheFastest) {
@@ -108,14 +120,67 @@ TEST(RunCli, ABadTimeoutIsAUsageErrorNamingTheValue) {
   }
 }
 
-TEST(RunCli, ARankThatDiesMidRunEndsTheJobNonZero) {
+TEST(RunCli, ARankThatDiesMidRunEndsTheJobNonZeroAndKeepsTheStreamValid) {
+  const auto jsonl = temp_dir() / "killed.jsonl";
   const auto start = std::chrono::steady_clock::now();
-  const Launched r = mpirun(4, "--mesh 2,2 --tensor 8,8 --src 'S(0)S(1)' --dst RR --timeout 5 --iterations 1",
-                            "MESHLOOM_RUN_TEST_EXIT=1:1");
+  const Launched r = mpirun(4,
+                            "--mesh 2,2 --tensor 8,8 --src 'S(0)S(1)' --dst RR --timeout 5 --iterations 1 --jsonl '" +
+                                jsonl.string() + "'",
+                            "MESHLOOM_TEST_FAULT=exit:1:1");
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_NE(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.status, 124) << "the job hung until the outer timeout";
   EXPECT_LT(seconds, 40.0);
+  // What was written before the failure is whole: every line parses, config first, step 0 measured.
+  std::ifstream in(jsonl);
+  std::vector<nlohmann::json> recs;
+  for (std::string line; std::getline(in, line);) {
+    ASSERT_NO_THROW(recs.push_back(nlohmann::json::parse(line))) << line;
+  }
+  ASSERT_GE(recs.size(), 3U);
+  EXPECT_EQ(recs[0].at("type"), "config");
+  EXPECT_EQ(recs[1].at("type"), "plan");
+  EXPECT_EQ(recs[2].at("type"), "step");
+  EXPECT_EQ(recs[2].at("step"), 0);
+  for (const auto& j : recs) EXPECT_NE(j.at("type"), "summary");
+}
+
+TEST(RunCli, ARankThatHangsIsReportedByTheTimeoutAndTheJobAborts) {
+  // Rank 2 stops before step 1: its peers' next collective times out, names itself, and the job aborts (exit 3)
+  // long before the outer limit, with an error record in the stream.
+  const auto jsonl = temp_dir() / "hung.jsonl";
+  const auto start = std::chrono::steady_clock::now();
+  const Launched r = mpirun(4,
+                            "--mesh 2,2 --tensor 8,8 --src 'S(0)S(1)' --dst RR --timeout 2 --iterations 1 --jsonl '" +
+                                jsonl.string() + "'",
+                            "MESHLOOM_TEST_FAULT=hang:2:1");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NE(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.status, 124) << "the job hung until the outer timeout";
+  EXPECT_LT(seconds, 40.0);
+  EXPECT_NE(r.err.find("TimeoutError"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("did not complete within the timeout of 2000 ms"), std::string::npos) << r.err;
+  std::ifstream in(jsonl);
+  std::vector<nlohmann::json> recs;
+  for (std::string line; std::getline(in, line);) {
+    ASSERT_NO_THROW(recs.push_back(nlohmann::json::parse(line))) << line;
+  }
+  ASSERT_FALSE(recs.empty());
+  EXPECT_EQ(recs.front().at("type"), "config");
+  bool error = false;
+  for (const auto& j : recs) {
+    if (j.at("type") != "error") continue;
+    error = true;
+    EXPECT_NE(j.at("message").get<std::string>().find("TimeoutError"), std::string::npos) << j.dump();
+  }
+  EXPECT_TRUE(error) << slurp(jsonl);
+}
+
+TEST(RunCli, AMalformedFaultHookIsAUsageError) {
+  const Launched r = mpirun(4, "--mesh 2,2 --tensor 8,8 --src 'S(0)R' --dst RR --iterations 1",
+                            "MESHLOOM_TEST_FAULT=crash:1");
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("MESHLOOM_TEST_FAULT=\"crash:1\""), std::string::npos) << r.err;
 }
 
 }  // namespace
