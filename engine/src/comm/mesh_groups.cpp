@@ -101,7 +101,7 @@ Communicator* MeshGroups::get(const std::string& axis) const {
   return it->second.get();
 }
 
-MeshGroups build_mesh_groups(Communicator& world, const DeviceMesh& mesh) {
+void check_same_mesh(Communicator& world, const DeviceMesh& mesh) {
   // 1. Every rank's fingerprint, before anything that could make ranks diverge.
   const std::uint64_t mine = mesh_fingerprint(mesh);
   const auto n = static_cast<std::size_t>(world.size());
@@ -134,6 +134,9 @@ MeshGroups build_mesh_groups(Communicator& world, const DeviceMesh& mesh) {
                                      std::to_string(world.size()) + " ranks");
   }
 
+}
+
+MeshGroups split_mesh_groups(Communicator& world, const DeviceMesh& mesh) {
   // 3. One split per axis.
   MeshGroups groups;
   const std::int64_t me = world.rank();
@@ -152,6 +155,11 @@ MeshGroups build_mesh_groups(Communicator& world, const DeviceMesh& mesh) {
     groups.axes.emplace(axis.name, world.split(color, key, axis.name));
   }
   return groups;
+}
+
+MeshGroups build_mesh_groups(Communicator& world, const DeviceMesh& mesh) {
+  check_same_mesh(world, mesh);
+  return split_mesh_groups(world, mesh);
 }
 
 }  // namespace meshloom::comm

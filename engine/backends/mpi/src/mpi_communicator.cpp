@@ -306,6 +306,20 @@ int MpiCommunicator::size() const noexcept { return impl_->size; }
 const std::string& MpiCommunicator::name() const noexcept { return impl_->name; }
 int MpiCommunicator::world_rank() const noexcept { return impl_->world_rank; }
 
+MpiCommunicator::NodePlace MpiCommunicator::node_place() {
+  auto& im = *impl_;
+  MPI_Comm node = MPI_COMM_NULL;
+  check(MPI_Comm_split_type(im.comm, MPI_COMM_TYPE_SHARED, im.rank, MPI_INFO_NULL, &node),
+        im.where() + ": MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)");
+  NodePlace place;
+  const int rc_rank = MPI_Comm_rank(node, &place.rank);
+  const int rc_size = MPI_Comm_size(node, &place.size);
+  MPI_Comm_free(&node);
+  check(rc_rank, im.where() + ": MPI_Comm_rank(node)");
+  check(rc_size, im.where() + ": MPI_Comm_size(node)");
+  return place;
+}
+
 void MpiCommunicator::all_reduce(comm::ConstBuffer in, comm::Buffer out, ReduceOp op) {
   const std::string what = "all_reduce";
   auto& im = *impl_;

@@ -44,4 +44,10 @@ struct MeshGroups {
 // the axis name.
 [[nodiscard]] MeshGroups build_mesh_groups(Communicator& world, const DeviceMesh& mesh);
 
+// The two halves of build_mesh_groups, for a backend whose communicators do not take host buffers (NCCL): the
+// fingerprint exchange and the world-size check on a host communicator over the same ranks (the MPI world) ...
+void check_same_mesh(Communicator& control, const DeviceMesh& mesh);
+// ... then the splits of that backend's world communicator. Every rank must have passed check_same_mesh.
+[[nodiscard]] MeshGroups split_mesh_groups(Communicator& world, const DeviceMesh& mesh);
+
 }  // namespace meshloom::comm

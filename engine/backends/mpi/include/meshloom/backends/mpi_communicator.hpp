@@ -83,6 +83,14 @@ public:
   [[nodiscard]] std::string_view backend() const noexcept override { return "mpi"; }
   // This process's rank in MPI_COMM_WORLD (what error messages name).
   [[nodiscard]] int world_rank() const noexcept;
+  // This rank's index among the ranks of this communicator that share its node (MPI_Comm_split_type with
+  // MPI_COMM_TYPE_SHARED, ordered by rank), and how many there are: which GPU a rank takes. Collective over this
+  // communicator. RuntimeError when MPI fails.
+  struct NodePlace {
+    int rank = 0;
+    int size = 1;
+  };
+  [[nodiscard]] NodePlace node_place();
 
   void all_reduce(comm::ConstBuffer in, comm::Buffer out, ReduceOp op) override;
   void all_gather(comm::ConstBuffer in, comm::Buffer out) override;
