@@ -17,6 +17,7 @@
 #include "bench_io.hpp"
 #include "bench_run.hpp"
 #include "calibrate_io.hpp"
+#include "live_backend.hpp"
 #include "commands.hpp"
 #include "meshloom/backends/mpi_communicator.hpp"
 #include "meshloom/backends/mpi_runtime.hpp"
@@ -35,7 +36,7 @@ namespace {
 
 struct BenchCliOptions {
   std::string design, shape, names, world, axes, collectives, min_bytes, max_bytes, step_factor, warmup, iters, dtype,
-      op, timeout, jsonl, out, from;
+      op, timeout, jsonl, out, from, backend = "mpi";
   std::vector<std::string> flatten;
   bool check = false;
 };
@@ -178,6 +179,7 @@ int run_live(const BenchCliOptions& o, const CLI::App& cmd, const std::string& c
       const MeshChoice choice = parse_mesh_choice(o, cmd);
       settings = parse_settings(o, cmd);
       settings.fault = test_fault_from_env();
+      check_backend_name(o.backend);
       const std::int64_t world_size = world->size();
       std::int64_t needed = 1;
       for (const auto s : choice.spec.shape) {
@@ -201,10 +203,10 @@ int run_live(const BenchCliOptions& o, const CLI::App& cmd, const std::string& c
       // An unnamed --shape names its axes "0", "1", ... (what the JSON Lines and the calibration call them).
       mesh = build_mesh(choice.spec, world_size);
       const AxisSelection axes = select_axes(*mesh, settings.axes);
-      validate_bench_settings(settings, *mesh, axes);
+      validate_bench_settings(settings, *mesh, axes, o.backend);
 
       info.command = command;
-      info.backend = std::string(world->backend());
+      info.backend = o.backend;
       info.world = world_size;
       info.mesh_shape = mesh->shape();
       info.mesh_names = choice.spec.names;
@@ -224,11 +226,24 @@ int run_live(const BenchCliOptions& o, const CLI::App& cmd, const std::string& c
       return *failed;
     }
 
+    // The backend: nccl finds a GPU on every rank (agreed) and bootstraps its world through MPI.
+    std::unique_ptr<LiveBackend> backend;
+    std::string backend_error;
+    try {
+      backend = open_backend(o.backend, *world, timeout_ms(settings.timeout_s));
+      if (o.backend != "mpi") info.backend_library = backend->describe();
+    } catch (const std::exception& e) {
+      backend_error = what_of(e);
+    }
+    if (const auto failed = agree_on_errors(*world, backend_error, timeout_ms(settings.timeout_s), report)) {
+      return *failed;
+    }
+
     // Collectives from here on: a failure on one rank cannot be told to the others, so it ends the job.
     try {
       // Every group inherits the world's timeout (split passes it on).
-      const comm::MeshGroups groups = comm::build_mesh_groups(*world, *mesh);
-      BenchOutcome outcome = run_bench(*world, groups, *mesh, settings, info, std::cout, sink);
+      const comm::MeshGroups groups = backend->groups(*mesh, LiveBackend::Buffers::Native);
+      BenchOutcome outcome = run_bench(*world, groups, *mesh, settings, info, std::cout, sink, backend.get());
       status = outcome.exit_code;
       if (out_path) {
         int written = 0;
@@ -259,7 +274,7 @@ int run_from_file(const BenchCliOptions& o, const CLI::App& cmd) {
   try {
     for (const char* name : {"--design", "--shape", "--names", "--world", "--flatten", "--axes", "--collectives",
                              "--minbytes", "--maxbytes", "--stepfactor", "--warmup-iters", "--iters", "--dtype", "--op",
-                             "--timeout", "--jsonl", "--check"}) {
+                             "--timeout", "--jsonl", "--check", "--backend"}) {
       if (cmd.count(name) > 0) {
         raise(ErrorKind::ValueError, std::string("--from reads a finished bench run; ") + name +
                                          " cannot be combined with it");
@@ -299,6 +314,10 @@ void add_sweep_options(CLI::App* cmd, BenchCliOptions& o) {
       ->type_name("OP");
   cmd->add_flag("--check", o.check, "Check every result against the exact expected output (untimed); count wrong elements");
   cmd->add_option("--timeout", o.timeout, "Per-operation timeout in seconds (default 60; 0 = none)")->type_name("S");
+  cmd->add_option("--backend", o.backend,
+                  "Where the collectives run: mpi (host memory, default) or nccl (one GPU per rank); this build has " +
+                      available_backends())
+      ->type_name("NAME");
   cmd->add_option("--jsonl", o.jsonl, "Write the JSON Lines records (config, result, summary | error) to FILE")
       ->type_name("FILE");
 }

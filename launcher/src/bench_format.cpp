@@ -165,6 +165,7 @@ std::string config_record(const BenchRunInfo& info) {
   j["check"] = info.check;
   j["timeout_s"] = info.timeout_s;
   j["versions"] = {{"meshloom", info.meshloom_version}, {"mpi", info.mpi_library}};
+  if (!info.backend_library.empty()) j["versions"][info.backend] = info.backend_library;
   j["host"] = info.host;
   return dump(j);
 }

@@ -81,6 +81,7 @@ struct BenchResult {
 struct BenchRunInfo {
   std::string command = "bench";  // "bench" or "calibrate"
   std::string backend = "mpi";
+  std::string backend_library;  // the nccl backend's "NCCL 2.28.9, CUDA runtime ..."; empty for mpi
   std::int64_t world = 0;
   std::vector<std::int64_t> mesh_shape;
   std::vector<std::string> mesh_names;

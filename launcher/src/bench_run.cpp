@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <type_traits>
 #include <utility>
 
@@ -118,11 +119,25 @@ bool same_reduced(const Bytes& buf, std::size_t element, ReduceOp op, std::int64
   return std::memcmp(&got, &want, sizeof(T)) == 0;
 }
 
-// The buffers of one collective at one size on one rank.
+// The buffers of one collective at one size on one rank: host bytes (filled and checked here), and, for a backend
+// whose memory is not the host's, its copies of them (what the collective is given).
 struct Buffers {
   Bytes in, out;
   SizeCounts counts;
   std::size_t item = 0;
+  std::unique_ptr<BackendBuffer> device_in, device_out;
+
+  [[nodiscard]] void* in_data() { return device_in ? device_in->data() : in.data(); }
+  [[nodiscard]] void* out_data() { return device_out ? device_out->data() : out.data(); }
+  // Host -> backend memory (before the timed region), and the output back (after it).
+  void upload() {
+    if (device_in) device_in->upload(in.data(), in.size());
+    if (device_out) device_out->upload(out.data(), out.size());
+  }
+  void download() {
+    if (device_in) device_in->download(in.data(), in.size());  // broadcast works in place
+    if (device_out) device_out->download(out.data(), out.size());
+  }
 };
 
 // Fills the inputs (and poisons the outputs) with the known data of `collective` for local rank `me` of n.
@@ -196,14 +211,14 @@ std::int64_t count_wrong(const Buffers& b, BenchCollective collective, DType dty
 }
 
 void run_once(comm::Communicator& c, BenchCollective collective, Buffers& b, DType dtype, ReduceOp op) {
-  const comm::ConstBuffer in{b.in.data(), usize(b.counts.in_count), dtype};
-  const comm::Buffer out{b.out.data(), usize(b.counts.out_count), dtype};
+  const comm::ConstBuffer in{b.in_data(), usize(b.counts.in_count), dtype};
+  const comm::Buffer out{b.out_data(), usize(b.counts.out_count), dtype};
   switch (collective) {
     case BenchCollective::AllReduce: c.all_reduce(in, out, op); break;
     case BenchCollective::AllGather: c.all_gather(in, out); break;
     case BenchCollective::ReduceScatter: c.reduce_scatter(in, out, op); break;
     case BenchCollective::AllToAll: c.all_to_all(in, out); break;
-    case BenchCollective::Broadcast: c.broadcast(comm::Buffer{b.in.data(), usize(b.counts.in_count), dtype}, 0); break;
+    case BenchCollective::Broadcast: c.broadcast(comm::Buffer{b.in_data(), usize(b.counts.in_count), dtype}, 0); break;
   }
 }
 
@@ -287,7 +302,8 @@ AxisSelection select_axes(const DeviceMesh& mesh, const std::vector<std::string>
   return sel;
 }
 
-void validate_bench_settings(const BenchSettings& s, const DeviceMesh& mesh, const AxisSelection& axes) {
+void validate_bench_settings(const BenchSettings& s, const DeviceMesh& mesh, const AxisSelection& axes,
+                             const std::string& backend) {
   if (s.collectives.empty()) raise(ErrorKind::ValueError, "--collectives: no collective given");
   if (s.sizes.empty()) raise(ErrorKind::ValueError, "no message size to run");
   if (s.iters < 1) raise(ErrorKind::ValueError, "-n " + std::to_string(s.iters) + ": at least 1 iteration");
@@ -296,15 +312,17 @@ void validate_bench_settings(const BenchSettings& s, const DeviceMesh& mesh, con
     raise(ErrorKind::ValueError, "--timeout " + std::to_string(s.timeout_s) + ": seconds in 0..1000000 (0 = none)");
   }
   for (const auto c : s.collectives) {
-    if (reduces(c) && !reducible(s.dtype)) {
-      raise(ErrorKind::ValueError, "--dtype " + std::string(to_string(s.dtype)) + ": the mpi backend cannot reduce it (" +
+    if (reduces(c) && !reducible(s.dtype) && (backend == "mpi" || s.check)) {
+      raise(ErrorKind::ValueError, "--dtype " + std::string(to_string(s.dtype)) + ": " +
+                                       (backend == "mpi" ? "the mpi backend cannot reduce it ("
+                                                         : "--check cannot predict its reduction (") +
                                        std::string(to_string(c)) +
                                        "); use float32, float64, int32, int64, int8 or uint8, or leave "
                                        "all_reduce and reduce_scatter out of --collectives");
     }
   }
   const std::int64_t item = itemsize(s.dtype);
-  for (const auto& axis : axes.run) {
+  for (const auto& axis : backend == "mpi" ? axes.run : std::vector<std::string>{}) {
     const std::int64_t n = mesh.size(AxisRef{axis});
     for (const auto c : s.collectives) {
       const auto counts = size_counts(c, s.sizes.back(), item, n);
@@ -319,7 +337,9 @@ void validate_bench_settings(const BenchSettings& s, const DeviceMesh& mesh, con
 }
 
 BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups, const DeviceMesh& mesh,
-                       const BenchSettings& s, BenchRunInfo info, std::ostream& out, JsonlSink& sink) {
+                       const BenchSettings& s, BenchRunInfo info, std::ostream& out, JsonlSink& sink,
+                       LiveBackend* backend) {
+  const bool staged = backend != nullptr && !backend->host_memory();
   const auto started = Clock::now();
   const bool lead = world.rank() == 0;
   const AxisSelection axes = select_axes(mesh, s.axes);
@@ -347,7 +367,9 @@ BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups
     sink.write(config_record(info));
     if (s.print_tables) {
       std::string h;
-      h += "# meshloom-launch " + info.command + ": backend " + info.backend + " (" + info.mpi_library + "), world " +
+      h += "# meshloom-launch " + info.command + ": backend " + info.backend + " (" +
+           (info.backend_library.empty() ? info.mpi_library : info.backend_library + "; " + info.mpi_library) +
+           "), world " +
            std::to_string(info.world) + ", host " + info.host + ", meshloom " + info.meshloom_version + "\n";
       h += "# mesh " + mesh_text(mesh) + ", layout " + to_string(mesh.layout());
       if (!mesh.flattened_names().empty()) h += ", flattened " + join(mesh.flattened_names(), {.separator = ", "});
@@ -412,6 +434,11 @@ BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups
           b.in.resize(usize(b.counts.in_count) * b.item);
           b.out.resize(collective == BenchCollective::Broadcast ? 0 : usize(b.counts.out_count) * b.item);
           fill(b, collective, s.dtype, s.op, me, n);
+          if (staged) {
+            b.device_in = backend->allocate(b.in.size());
+            if (!b.out.empty()) b.device_out = backend->allocate(b.out.size());
+            b.upload();
+          }
         }
         world.barrier();
         if (c != nullptr) {
@@ -431,8 +458,10 @@ BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups
         if (s.check) {
           if (c != nullptr) {
             fill(b, collective, s.dtype, s.op, me, n);
+            b.upload();
             run_once(*c, collective, b, s.dtype, s.op);
             c->synchronize();
+            b.download();
             local_wrong = count_wrong(b, collective, s.dtype, s.op, me, n);
           }
           local_wrong = sum_over_world(world, local_wrong);

@@ -14,6 +14,7 @@
 #include "bench_format.hpp"
 #include "bench_io.hpp"
 #include "calibrate_io.hpp"
+#include "live_backend.hpp"
 #include "meshloom/comm/communicator.hpp"
 #include "meshloom/comm/mesh_groups.hpp"
 #include "meshloom/mesh/device_mesh.hpp"
@@ -47,21 +48,25 @@ struct AxisSelection {
 // The axis names of `mesh` ("0", "1", ... when unnamed).
 [[nodiscard]] std::vector<std::string> axis_names(const DeviceMesh& mesh);
 
-// Checks what every rank can check alone, before any collective: the dtype can be reduced when a reducing
-// collective is asked for, every buffer fits in MPI's int counts. ValueError naming the value otherwise.
-void validate_bench_settings(const BenchSettings& settings, const DeviceMesh& mesh, const AxisSelection& axes);
+// Checks what every rank can check alone, before any collective: the backend ("mpi" or "nccl") can reduce the dtype
+// when a reducing collective is asked for (mpi: not float16, bfloat16 or float8) and --check can predict its
+// result, every buffer fits in MPI's int counts (mpi). ValueError naming the value otherwise.
+void validate_bench_settings(const BenchSettings& settings, const DeviceMesh& mesh, const AxisSelection& axes,
+                             const std::string& backend = "mpi");
 
 struct BenchOutcome {
   int exit_code = 0;  // 0, or 1 when a check found wrong elements
   BenchSweep sweep;   // rank 0: the results, for calibrate
 };
 
-// Runs the sweep on every rank of `world` (collective over it) with the groups build_mesh_groups made of `mesh`.
-// `info` carries the configuration record's fields that are not in `settings` (versions, host, world, mesh).
-// Rank 0 writes the tables to `out`, the records to `sink` (open on rank 0 only) and the progress bar to stderr
-// when it is a terminal. Throws on a failure (the caller reports it and aborts the job).
+// Runs the sweep on every rank of `world` (the control communicator: host buffers; collective over it) with the
+// groups `backend` made of `mesh` (LiveBackend::groups with Buffers::Native); the collectives' buffers come from
+// backend.allocate when it is not host memory (inputs uploaded before the timed region, outputs downloaded after
+// it for --check). `info` carries the configuration record's fields that are not in `settings` (versions, host,
+// world, mesh). Rank 0 writes the tables to `out`, the records to `sink` (open on rank 0 only) and the progress
+// bar to stderr when it is a terminal. Throws on a failure (the caller reports it and aborts the job).
 [[nodiscard]] BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups, const DeviceMesh& mesh,
                                      const BenchSettings& settings, BenchRunInfo info, std::ostream& out,
-                                     JsonlSink& sink);
+                                     JsonlSink& sink, LiveBackend* backend = nullptr);
 
 }  // namespace meshloom::launcher

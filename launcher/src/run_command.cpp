@@ -28,7 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_io.hpp"
-#include "meshloom/backends/mpi_runtime.hpp"
+#include "live_backend.hpp"
 #include "commands.hpp"
 #include "meshloom/backends/mpi_communicator.hpp"
 #include "meshloom/comm/mesh_groups.hpp"
@@ -52,6 +52,7 @@ struct RunCliOptions {
   std::string iterations = "5";
   bool compare = false;
   std::string jsonl;
+  std::string backend = "mpi";
 };
 
 // One plan to run, and who proposed it.
@@ -106,6 +107,7 @@ Prepared prepare(const RunCliOptions& o, const CLI::App& cmd, std::int64_t world
     raise(ErrorKind::ValueError, "--iterations \"" + o.iterations + "\": must be in [1, 100000]");
   }
   p.settings.fault = test_fault_from_env();
+  check_backend_name(o.backend);
   // The mesh against the world, before anything else runs.
   const auto& shape = s.request.mesh_shape;
   std::int64_t needed = 1;
@@ -211,13 +213,13 @@ std::vector<double> micros(const std::vector<double>& seconds) {
 
 // ---- JSON Lines records of a run: config, then per plan: plan, step..., summary; compare; or error -----------
 
-nlohmann::ordered_json config_json(const Prepared& p, const comm::Communicator& world) {
+nlohmann::ordered_json config_json(const Prepared& p, const comm::Communicator& world, const LiveBackend& backend) {
   const PlanSetup& s = p.human.setup;
   std::vector<std::string> models;
   for (const auto kind : p.models) models.emplace_back(to_string(kind));
   return {{"type", "config"},
           {"command", "run"},
-          {"backend", std::string(world.backend())},
+          {"backend", std::string(backend.name())},
           {"world", world.size()},
           {"mesh", {{"shape", s.request.mesh_shape}, {"names", p.names}}},
           {"tensor_shape", s.request.tensor_shape},
@@ -229,7 +231,7 @@ nlohmann::ordered_json config_json(const Prepared& p, const comm::Communicator& 
           {"plans", p.candidates.size()},
           {"iterations", p.settings.iterations},
           {"timeout_s", p.timeout_s},
-          {"versions", {{"meshloom", MESHLOOM_VERSION}, {"mpi", mpi::runtime_info().library}}},
+          {"versions", {{"meshloom", MESHLOOM_VERSION}, {std::string(backend.name()), backend.describe()}}},
           {"host", host_name()}};
 }
 
@@ -360,11 +362,12 @@ void print_comparison(std::ostream& out, const Prepared& p, const std::vector<Ru
                  .dump());
 }
 
-std::string run_header(const RunCliOptions& o, const Prepared& p, const comm::Communicator& world) {
+std::string run_header(const RunCliOptions& o, const Prepared& p, const comm::Communicator& world,
+                       const LiveBackend& backend) {
   const PlanSetup& s = p.human.setup;
   std::ostringstream head;
   head << "run " << to_string(s.request.src) << " -> " << to_string(s.request.dst) << " on " << world.size() << " "
-       << world.backend() << " ranks\n  mesh " << plan_mesh_text(s) << ", tensor " << shape_text(s.request.tensor_shape)
+       << backend.name() << " ranks (" << backend.describe() << ")\n  mesh " << plan_mesh_text(s) << ", tensor " << shape_text(s.request.tensor_shape)
        << ", " << (p.settings.dtype == DType::Float64 ? "float64" : "int64") << " (itemsize " << s.request.itemsize
        << " for the models), " << p.settings.iterations << " iterations per step (median of the slowest rank)\n";
   if (!o.compare) {
@@ -377,7 +380,8 @@ std::string run_header(const RunCliOptions& o, const Prepared& p, const comm::Co
     for (const auto kind : p.models) head << " " << to_string(kind);
     head << "\n";
   }
-  head << "  measured: the collective alone; whole step: with packing, padding and unpacking\n\n";
+  head << "  measured: the collective alone" << (backend.host_memory() ? "" : " (with its host-device copies)")
+       << "; whole step: with packing, padding and unpacking\n\n";
   return head.str();
 }
 
@@ -406,14 +410,25 @@ int run_live(const RunCliOptions& o, const CLI::App& cmd) {
                                             timeout_ms(prepared ? prepared->timeout_s : kDefaultTimeoutS), report)) {
       return *failed;
     }
+    // The backend: nccl finds a GPU on every rank (agreed) and bootstraps its world through MPI.
+    std::unique_ptr<LiveBackend> backend;
+    std::string backend_error;
+    try {
+      backend = open_backend(o.backend, *world, timeout_ms(prepared->timeout_s));
+    } catch (const std::exception& e) {
+      backend_error = what_of(e);
+    }
+    if (const auto failed = agree_on_errors(*world, backend_error, timeout_ms(prepared->timeout_s), report)) {
+      return *failed;
+    }
     // Collectives from here on: a failure on one rank cannot be told to the others, so it ends the job.
     try {
       Prepared& p = *prepared;
-      // Every group inherits the world's timeout (split passes it on).
-      const comm::MeshGroups groups = comm::build_mesh_groups(*world, *p.mesh);
+      // Every group inherits the world's timeout (split passes it on). The executor computes on the host.
+      const comm::MeshGroups groups = backend->groups(*p.mesh, LiveBackend::Buffers::Host);
       if (lead) {
-        sink.write(config_json(p, *world).dump());
-        std::cout << run_header(o, p, *world) << std::flush;
+        sink.write(config_json(p, *world, *backend).dump());
+        std::cout << run_header(o, p, *world, *backend) << std::flush;
       }
       std::vector<RunOutcome> outcomes;
       std::vector<PlanCosts> costs;
@@ -464,6 +479,10 @@ void add_run_command(CLI::App& root, int& exit_code) {
   cmd->add_option("--timeout", o->timeout, "Per-operation timeout in seconds (default 60; 0 = none)")->type_name("S");
   cmd->add_option("--iterations", o->iterations, "Timed runs of every step on fresh copies (default 5; median)")
       ->type_name("N");
+  cmd->add_option("--backend", o->backend,
+                  "Where the collectives run: mpi (default) or nccl (one GPU per rank, host data staged through the "
+                  "device); this build has " + available_backends())
+      ->type_name("NAME");
   cmd->add_flag("--compare", o->compare,
                 "Run every distinct plan of graph, greedy and auto under every model and say which was fastest");
   cmd->add_option("--jsonl", o->jsonl,

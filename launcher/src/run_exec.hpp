@@ -5,7 +5,8 @@
 // coordinate, expected_local of the target), before any collective. Step by step, every rank runs the step
 // `iterations` times on fresh copies of its buffer, each run started together (a world barrier) and timed on every
 // rank twice: the whole step (packing, padding, the int64/float64 conversion, the collective, unpacking) and the
-// collective alone (issued to completed, StepProfile). An iteration's time is the slowest rank's, a step's time the
+// collective alone (issued to completed, StepProfile), which starts on a second world barrier so that every group
+// runs it at the same time, as bench does. An iteration's time is the slowest rank's, a step's time the
 // median over the iterations; the cost models predict the collective, so that is what they are compared with. The
 // last copy goes on to the next step. At the end every rank checks that its buffer has the target's shape (one
 // world reduction, so that no rank enters a reduction its peers skip), the target's Partial axes are reduced, and

@@ -1,0 +1,87 @@
+#include "live_backend.hpp"
+
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "meshloom/backends/mpi_runtime.hpp"
+#include "meshloom/error.hpp"
+
+namespace meshloom::launcher {
+
+#ifdef MESHLOOM_HAVE_NCCL
+// live_backend_nccl.cpp
+[[nodiscard]] std::unique_ptr<LiveBackend> open_nccl_backend(mpi::MpiCommunicator& world,
+                                                             std::chrono::milliseconds timeout);
+#endif
+
+namespace {
+
+class HostBuffer final : public BackendBuffer {
+public:
+  explicit HostBuffer(std::size_t bytes) : bytes_(bytes) {}
+  void* data() noexcept override { return bytes_.data(); }
+  void upload(const void* host, std::size_t n) override { std::memcpy(bytes_.data(), host, checked(n)); }
+  void download(void* host, std::size_t n) const override { std::memcpy(host, bytes_.data(), checked(n)); }
+
+private:
+  [[nodiscard]] std::size_t checked(std::size_t n) const {
+    if (n > bytes_.size()) {
+      raise(ErrorKind::ValueError, "a copy of " + std::to_string(n) + " bytes into a host buffer of " +
+                                       std::to_string(bytes_.size()));
+    }
+    return n;
+  }
+  std::vector<std::byte> bytes_;
+};
+
+class MpiBackend final : public LiveBackend {
+public:
+  explicit MpiBackend(mpi::MpiCommunicator& world) : world_(world) {}
+  std::string_view name() const noexcept override { return "mpi"; }
+  std::string describe() const override { return mpi::runtime_info().library; }
+  bool host_memory() const noexcept override { return true; }
+  comm::MeshGroups groups(const DeviceMesh& mesh, Buffers /*buffers*/) override {
+    return comm::build_mesh_groups(world_, mesh);
+  }
+  std::unique_ptr<BackendBuffer> allocate(std::size_t bytes) override { return std::make_unique<HostBuffer>(bytes); }
+
+private:
+  mpi::MpiCommunicator& world_;
+};
+
+}  // namespace
+
+std::string available_backends() {
+#ifdef MESHLOOM_HAVE_NCCL
+  return "mpi, nccl";
+#else
+  return "mpi";
+#endif
+}
+
+void check_backend_name(const std::string& name) {
+  if (name == "mpi") return;
+  if (name == "nccl") {
+#ifdef MESHLOOM_HAVE_NCCL
+    return;
+#else
+    raise(ErrorKind::ValueError, "--backend nccl: this meshloom-launch was built without NCCL (CUDA and NCCL were "
+                                 "not found at configure time); available: " + available_backends());
+#endif
+  }
+  raise(ErrorKind::ValueError, "--backend \"" + name + "\": expected one of " + available_backends());
+}
+
+std::unique_ptr<LiveBackend> open_backend(const std::string& name, mpi::MpiCommunicator& world,
+                                          std::chrono::milliseconds timeout) {
+  check_backend_name(name);
+#ifdef MESHLOOM_HAVE_NCCL
+  if (name == "nccl") return open_nccl_backend(world, timeout);
+#else
+  (void)timeout;
+#endif
+  return std::make_unique<MpiBackend>(world);
+}
+
+}  // namespace meshloom::launcher

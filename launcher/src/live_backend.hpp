@@ -1,0 +1,68 @@
+// The backend a live command (bench, calibrate, run) moves its data on. The MPI world always carries the control
+// traffic: the agreement on errors, the barriers that start timed regions, the reductions of timings and checks,
+// the check that every rank holds the same mesh. The backend's communicators carry the collectives being measured:
+//
+//   --backend mpi    groups are MPI_Comm_split of the world (build_mesh_groups); buffers are host memory.
+//   --backend nccl   local rank r of a node takes GPU r mod (GPUs of the node); an NCCL world is bootstrapped
+//                    through an MPI broadcast of its unique id, and the groups are ncclCommSplit of it (one split per
+//                    axis, as with MPI); buffers are device memory. Built only where CUDA and NCCL were found.
+//
+// bench allocates its buffers through allocate() (device memory on nccl: what nccl-tests times). run's executor
+// works on host buffers: groups(mesh, Buffers::Host) gives nccl communicators that copy each collective's input to
+// the device and its output back (its measured collective then includes those copies; bench has the pure figure).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "meshloom/backends/mpi_communicator.hpp"
+#include "meshloom/comm/mesh_groups.hpp"
+#include "meshloom/mesh/device_mesh.hpp"
+
+namespace meshloom::launcher {
+
+// Bytes in a backend's memory.
+class BackendBuffer {
+public:
+  virtual ~BackendBuffer() = default;
+  // What the backend's communicators are given.
+  [[nodiscard]] virtual void* data() noexcept = 0;
+  // Copies n bytes from the host into the start of the buffer, or from it to the host.
+  virtual void upload(const void* host, std::size_t n) = 0;
+  virtual void download(void* host, std::size_t n) const = 0;
+};
+
+class LiveBackend {
+public:
+  enum class Buffers { Native, Host };
+
+  virtual ~LiveBackend() = default;
+  [[nodiscard]] virtual std::string_view name() const noexcept = 0;
+  // For headers and records: "Open MPI v4.1.4, ..." or "NCCL 2.28.9, CUDA runtime 13000, GPU 0 of 8 on this node".
+  [[nodiscard]] virtual std::string describe() const = 0;
+  // Whether allocate() gives host memory (the communicators then take host buffers directly).
+  [[nodiscard]] virtual bool host_memory() const noexcept = 0;
+  // The communicators of every axis and flattened axis of `mesh`: the mesh check on the MPI world, then one
+  // split per axis. With Buffers::Host the communicators take host buffers whatever the backend. Collective over
+  // the world.
+  [[nodiscard]] virtual comm::MeshGroups groups(const DeviceMesh& mesh, Buffers buffers) = 0;
+  [[nodiscard]] virtual std::unique_ptr<BackendBuffer> allocate(std::size_t bytes) = 0;
+};
+
+// The backends this build of meshloom-launch has: "mpi", or "mpi, nccl".
+[[nodiscard]] std::string available_backends();
+
+// Opens backend `name` over `world` (collective over it, after every rank agreed that its settings are valid).
+// "mpi": at once. "nccl": every rank learns whether every rank has a GPU before any NCCL call (a RuntimeError on
+// every rank naming the ranks without one otherwise), then the NCCL world is created under `timeout` (zero: none).
+// ValueError naming the value for another name, or for nccl in a build without it.
+[[nodiscard]] std::unique_ptr<LiveBackend> open_backend(const std::string& name, mpi::MpiCommunicator& world,
+                                                        std::chrono::milliseconds timeout);
+
+// Checks `name` without opening anything (what every rank can check alone, before any collective).
+void check_backend_name(const std::string& name);
+
+}  // namespace meshloom::launcher
