@@ -1,12 +1,13 @@
 // What the launcher's end-to-end tests share: running the built meshloom-launch (or mpirun over it) through the
-// shell with its output captured, and a per-process scratch directory removed when the test program ends.
-// MESHLOOM_LAUNCH_PATH must name the meshloom-launch binary.
+// shell with its output captured (or mpirun over it, where MESHLOOM_MPIEXEC names mpirun), and a per-process
+// scratch directory removed when the test program ends. MESHLOOM_LAUNCH_PATH must name the meshloom-launch binary.
 #pragma once
 
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -94,5 +95,22 @@ public:
 private:
   std::string prefix_;
 };
+
+#ifdef MESHLOOM_MPIEXEC
+// `mpirun -np <np> meshloom-launch <args>` (run as root allowed, oversubscribed) under `timeout <limit_s>`, with
+// stdout captured and stderr read back from a file in `scratch`; `env` prefixes the command (VAR=value ...).
+inline Launched mpirun_launch(const ScratchDir& scratch, int np, const std::string& args, const std::string& env = "",
+                              int limit_s = 60) {
+  ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+  ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  std::filesystem::create_directories(scratch.path());
+  const auto err_path = scratch.path() / "stderr.txt";
+  Launched r = run_shell(env + " timeout " + std::to_string(limit_s) + " " + quoted(MESHLOOM_MPIEXEC) +
+                         " --allow-run-as-root --oversubscribe -np " + std::to_string(np) + " " + launch_command(args) +
+                         " 2>" + quoted(err_path.string()));
+  r.err = slurp(err_path);
+  return r;
+}
+#endif
 
 }  // namespace meshloom::test

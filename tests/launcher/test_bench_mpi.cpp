@@ -43,11 +43,7 @@ Launched run_capturing_stderr(const std::string& command) {
 
 // mpirun -np <np> meshloom-launch <args>, under a time limit; `env` prefixes the command (VAR=value ...).
 Launched mpirun(int np, const std::string& args, const std::string& env = "") {
-  ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-  ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  return run_capturing_stderr(env + " timeout 60 " + meshloom::test::quoted(MESHLOOM_MPIEXEC) +
-                              " --allow-run-as-root --oversubscribe -np " + std::to_string(np) + " " +
-                              meshloom::test::launch_command(args));
+  return meshloom::test::mpirun_launch(scratch, np, args, env);
 }
 
 Launched launch(const std::string& args) { return run_capturing_stderr(meshloom::test::launch_command(args)); }

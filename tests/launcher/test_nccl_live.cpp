@@ -22,18 +22,7 @@ using meshloom::test::slurp;
 
 const meshloom::test::ScratchDir scratch("meshloom_nccl_live_");
 
-Launched mpirun(int np, const std::string& args) {
-  ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-  ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  std::filesystem::create_directories(scratch.path());
-  const auto err_path = scratch.path() / "stderr.txt";
-  Launched r = meshloom::test::run_shell("timeout 120 " + meshloom::test::quoted(MESHLOOM_MPIEXEC) +
-                                         " --allow-run-as-root --oversubscribe -np " + std::to_string(np) + " " +
-                                         meshloom::test::launch_command(args) + " 2>" +
-                                         meshloom::test::quoted(err_path.string()));
-  r.err = slurp(err_path);
-  return r;
-}
+Launched mpirun(int np, const std::string& args) { return meshloom::test::mpirun_launch(scratch, np, args, "", 120); }
 
 // What `meshloom-launch info --json` says: whether NCCL is built and how many GPUs CUDA sees.
 struct NcclInfo {

@@ -24,25 +24,15 @@
 namespace {
 
 using meshloom::test::Launched;
-using meshloom::test::quoted;
 using meshloom::test::slurp;
 
 const meshloom::test::ScratchDir scratch("meshloom_run_cli_");
 
 std::filesystem::path temp_dir() { return scratch.path(); }
 
-// `mpirun -np <np> meshloom-launch run <args>` with stdout captured and stderr read back from a file.
+// `mpirun -np <np> meshloom-launch run <args>`.
 Launched mpirun(int np, const std::string& args, const std::string& env = "") {
-  ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-  ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  std::filesystem::create_directories(temp_dir());
-  const auto err_path = temp_dir() / "stderr.txt";
-  Launched r = meshloom::test::run_shell(env + " timeout 60 " + quoted(MESHLOOM_MPIEXEC) +
-                                         " --allow-run-as-root --oversubscribe -np " + std::to_string(np) + " " +
-                                         meshloom::test::launch_command("run " + args) + " 2>" +
-                                         quoted(err_path.string()));
-  r.err = slurp(err_path);
-  return r;
+  return meshloom::test::mpirun_launch(scratch, np, "run " + args, env);
 }
 
 TEST(RunCli, VerifiesAndReportsMeasuredBesidePredicted) {
