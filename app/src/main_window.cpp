@@ -14,11 +14,14 @@
 #include <QTreeWidget>
 
 #include <exception>
+#include <stdexcept>
 #include <string>
 
 #include "mesh_geometry.hpp"
 #include "mesh_grid_item.hpp"
 #include "mesh_view.hpp"
+#include "meshloom/design/export.hpp"
+#include "meshloom/io/atomic_file.hpp"
 #include "meshloom/plan/state.hpp"
 
 namespace meshloom::app {
@@ -53,6 +56,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   QAction* open = file->addAction(tr("&Open..."), this, &MainWindow::open_dialog);
   open->setShortcut(QKeySequence::Open);
+  QMenu* export_menu = file->addMenu(tr("&Export"));
+  QAction* export_torch =
+      export_menu->addAction(tr("&PyTorch code..."), this, [this] { export_dialog(CodeKind::PyTorch); });
+  export_torch->setToolTip(tr("init_device_mesh with the axis names, the _flatten calls and the tensors' placements"));
+  export_menu->addAction(tr("&JAX code..."), this, [this] { export_dialog(CodeKind::Jax); })
+      ->setToolTip(tr("jax.sharding.Mesh with the axis names and the tensors' PartitionSpecs"));
   file->addSeparator();
   QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
   quit->setShortcut(QKeySequence::Quit);
@@ -90,6 +99,33 @@ void MainWindow::open_dialog() {
                                                     tr("Meshloom designs (*.meshloom.json);;JSON (*.json)"));
   if (path.isEmpty()) return;
   if (!open_design(path)) QMessageBox::warning(this, tr("Cannot open design"), last_error_);
+}
+
+bool MainWindow::export_code(CodeKind kind, const QString& path) {
+  try {
+    if (!design_) throw std::runtime_error("no design is open");
+    const std::string code = kind == CodeKind::PyTorch ? export_pytorch(*design_) : export_jax(*design_);
+    write_file_atomically(path.toStdString(), code);
+    last_error_.clear();
+    statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+    return true;
+  } catch (const std::exception& e) {
+    last_error_ = QString::fromUtf8(e.what());
+    statusBar()->showMessage(last_error_);
+    return false;
+  }
+}
+
+void MainWindow::export_dialog(CodeKind kind) {
+  if (!design_) return;
+  const QFileInfo here(path_);
+  const QString suggested =
+      here.absoluteDir().filePath(q(design_->name) + (kind == CodeKind::PyTorch ? "_mesh.py" : "_jax_mesh.py"));
+  const QString path = QFileDialog::getSaveFileName(
+      this, kind == CodeKind::PyTorch ? tr("Export PyTorch code") : tr("Export JAX code"), suggested,
+      tr("Python (*.py)"));
+  if (path.isEmpty()) return;
+  if (!export_code(kind, path)) QMessageBox::warning(this, tr("Cannot export"), last_error_);
 }
 
 void MainWindow::show_design(const Design& design, const DeviceMesh& mesh) {

@@ -28,6 +28,12 @@ public:
   // Loads a design file and shows it. Returns false and leaves the window as it was on error, with the
   // error text in last_error().
   bool open_design(const QString& path);
+
+  // The design's mesh as code (the engine's export_pytorch / export_jax), written atomically to `path`.
+  // Returns false with the error in last_error() (and the status bar) when there is no design or the file
+  // cannot be written; an existing file then keeps its old content.
+  enum class CodeKind { PyTorch, Jax };
+  bool export_code(CodeKind kind, const QString& path);
   [[nodiscard]] const QString& last_error() const noexcept { return last_error_; }
   [[nodiscard]] const std::optional<Design>& design() const noexcept { return design_; }
   [[nodiscard]] const MeshGridItem* grid() const noexcept { return grid_; }
@@ -35,6 +41,7 @@ public:
 
 private:
   void open_dialog();
+  void export_dialog(CodeKind kind);
   void show_design(const Design& design, const DeviceMesh& mesh);
   QGraphicsScene* scene_ = nullptr;
   MeshView* view_ = nullptr;

@@ -8,6 +8,7 @@
 #include <QtTest>
 
 #include "main_window.hpp"
+#include "meshloom/design/export.hpp"
 #include "mesh_geometry.hpp"
 #include "mesh_grid_item.hpp"
 
@@ -43,6 +44,29 @@ private slots:
     QVERIFY(g.cells[1].left() > g.cells[0].right());
     QCOMPARE(g.cells[4].left(), g.cells[0].left());
     QVERIFY(g.cells[4].top() > g.cells[0].bottom());
+  }
+
+  void export_writes_the_engines_code_and_refuses_what_it_cannot_write() {
+    MainWindow w;
+    QTemporaryDir tmp;
+    QVERIFY(!w.export_code(MainWindow::CodeKind::PyTorch, tmp.filePath(QStringLiteral("none.py"))));
+    QVERIFY2(w.last_error().contains(QStringLiteral("no design")), qPrintable(w.last_error()));
+    QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/torchtitan-4d.meshloom.json")));
+    const auto read = [](const QString& path) {
+      QFile f(path);
+      return f.open(QIODevice::ReadOnly) ? f.readAll().toStdString() : std::string("<unreadable>");
+    };
+    const QString torch = tmp.filePath(QStringLiteral("mesh.py"));
+    QVERIFY2(w.export_code(MainWindow::CodeKind::PyTorch, torch), qPrintable(w.last_error()));
+    QCOMPARE(read(torch), meshloom::export_pytorch(*w.design()));
+    const QString jax = tmp.filePath(QStringLiteral("jax_mesh.py"));
+    QVERIFY2(w.export_code(MainWindow::CodeKind::Jax, jax), qPrintable(w.last_error()));
+    QCOMPARE(read(jax), meshloom::export_jax(*w.design()));
+    // A directory that does not exist: refused, naming the path.
+    const QString nowhere = tmp.filePath(QStringLiteral("missing/dir/mesh.py"));
+    QVERIFY(!w.export_code(MainWindow::CodeKind::PyTorch, nowhere));
+    QVERIFY2(w.last_error().contains(QStringLiteral("missing/dir/mesh.py")), qPrintable(w.last_error()));
+    QVERIFY(!QFile::exists(nowhere));
   }
 
   void a_bad_file_is_refused_and_the_window_keeps_its_design() {
