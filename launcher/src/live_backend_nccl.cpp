@@ -3,7 +3,6 @@
 // Compiled only where CUDA and NCCL were found (MESHLOOM_HAVE_NCCL).
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
