@@ -615,25 +615,38 @@ std::string torch_dtype_name(DType dtype) {
   }
 }
 
+// parsed = parse(script), or a test failure with the parser's message.
+template <class Parse, class Script>
+void parse_or_fail(Parse parse, const std::string& script, Script& parsed) {
+  try {
+    parsed = parse(script);
+  } catch (const ParseError& e) {
+    FAIL() << e.what();
+  }
+}
+
+// The mesh a script declares against the design's: its shape and names, and the rank count it limits itself to,
+// which is the mesh's when the mesh is smaller than the world and none otherwise.
+void expect_declared_mesh(const Design& design, const std::vector<std::int64_t>& shape,
+                          const std::vector<std::string>& names, const std::optional<std::int64_t>& limited) {
+  ASSERT_EQ(shape, design.mesh.shape);
+  ASSERT_EQ(names, design.mesh.names);
+  std::int64_t ranks = 1;
+  for (std::int64_t size : design.mesh.shape) ranks *= size;
+  if (ranks < design.world) {
+    ASSERT_EQ(limited, ranks);
+  } else {
+    ASSERT_EQ(limited, std::nullopt);
+  }
+}
+
 // Parses the PyTorch script of `design`, rebuilds its mesh and checks it against the design.
 void check_pytorch(const Design& design) {
   const std::string script = export_pytorch(design);
   SCOPED_TRACE(script);
   TorchScript parsed;
-  try {
-    parsed = parse_torch(script);
-  } catch (const ParseError& e) {
-    FAIL() << e.what();
-  }
-  ASSERT_EQ(parsed.shape, design.mesh.shape);
-  ASSERT_EQ(parsed.names, design.mesh.names);
-  std::int64_t ranks = 1;
-  for (std::int64_t size : design.mesh.shape) ranks *= size;
-  if (ranks < design.world) {
-    ASSERT_EQ(parsed.own_world, ranks);
-  } else {
-    ASSERT_EQ(parsed.own_world, std::nullopt);
-  }
+  ASSERT_NO_FATAL_FAILURE(parse_or_fail(parse_torch, script, parsed));
+  ASSERT_NO_FATAL_FAILURE(expect_declared_mesh(design, parsed.shape, parsed.names, parsed.own_world));
   // Rebuild as the script does: init_device_mesh, then mesh[axes]._flatten(name).
   const DeviceMesh mesh = DeviceMesh::init(parsed.shape, parsed.names, parsed.own_world.value_or(design.world));
   std::set<std::string> variables = {"mesh", "torch", "dist", "os", "rank", "tensors", "init_device_mesh",
@@ -803,20 +816,8 @@ void check_jax(const Design& design) {
   const std::string script = export_jax(design);
   SCOPED_TRACE(script);
   JaxScript parsed;
-  try {
-    parsed = parse_jax(script);
-  } catch (const ParseError& e) {
-    FAIL() << e.what();
-  }
-  ASSERT_EQ(parsed.shape, design.mesh.shape);
-  ASSERT_EQ(parsed.names, design.mesh.names);
-  std::int64_t ranks = 1;
-  for (std::int64_t size : design.mesh.shape) ranks *= size;
-  if (ranks < design.world) {
-    ASSERT_EQ(parsed.device_count, ranks);
-  } else {
-    ASSERT_EQ(parsed.device_count, std::nullopt);
-  }
+  ASSERT_NO_FATAL_FAILURE(parse_or_fail(parse_jax, script, parsed));
+  ASSERT_NO_FATAL_FAILURE(expect_declared_mesh(design, parsed.shape, parsed.names, parsed.device_count));
   // A PartitionSpec entry of several axes splits a dim over them as mesh[axes]._flatten() groups ranks.
   const DeviceMesh mesh = DeviceMesh::init(parsed.shape, parsed.names, design.world);
   ASSERT_EQ(parsed.flattened.size(), design.mesh.flattened.size());
