@@ -30,6 +30,7 @@
 #include "meshloom/mesh/device_mesh.hpp"
 #include "meshloom/plan/state.hpp"
 #include "support/expect_error.hpp"
+#include "support/random_state.hpp"
 
 #ifndef MESHLOOM_EXAMPLES_DIR
 #error "MESHLOOM_EXAMPLES_DIR must name resources/examples"
@@ -870,22 +871,7 @@ TEST(Export, BundledExamplesRebuildTheSameMesh) {
 
 // ---- Random valid designs ------------------------------------------------------------------------------------
 
-class Random {
-public:
-  explicit Random(std::uint32_t seed) : engine_(seed) {}
-  std::int64_t between(std::int64_t lo, std::int64_t hi) {
-    return std::uniform_int_distribution<std::int64_t>(lo, hi)(engine_);
-  }
-  std::size_t index(std::size_t n) { return static_cast<std::size_t>(between(0, static_cast<std::int64_t>(n) - 1)); }
-  bool chance(int percent) { return between(1, 100) <= percent; }
-  template <class T>
-  const T& pick(const std::vector<T>& v) { return v[index(v.size())]; }
-  template <class T>
-  void shuffle(std::vector<T>& v) { std::shuffle(v.begin(), v.end(), engine_); }
-
-private:
-  std::mt19937 engine_;
-};
+using testing::Random;
 
 // Hostile text for the name (one line) and description: line breaks of every kind, controls, bidi overrides,
 // Python that must stay inside comments, and a coding declaration.
@@ -963,31 +949,8 @@ Design random_design(Random& rng) {
     const std::int64_t rank = rng.between(0, 3);
     for (std::int64_t k = 0; k < rank; ++k) t.shape.push_back(rng.between(1, 12));
     t.dtype = rng.pick(dtypes);
-    auto random_state = [&rng, rank, ndim] {
-      std::vector<Placement> placements;
-      for (std::size_t a = 0; a < ndim; ++a) {
-        const std::int64_t kind = rng.between(0, 2);
-        if (kind == 1 && rank > 0) {
-          placements.push_back(Placement::shard(rng.between(0, rank - 1)));
-        } else if (kind == 2) {
-          placements.push_back(Placement::partial(rng.chance(50) ? ReduceOp::Sum : ReduceOp::Avg));
-        } else {
-          placements.push_back(Placement::replicate());
-        }
-      }
-      std::map<std::int64_t, std::vector<std::size_t>> order;
-      for (std::size_t a = 0; a < ndim; ++a) {
-        if (placements[a].is_shard()) order[placements[a].dim()].push_back(a);
-      }
-      std::vector<ShardOrderEntry> entries;
-      for (auto& [dim, axes] : order) {
-        if (rng.chance(50)) rng.shuffle(axes);
-        entries.push_back({dim, axes});
-      }
-      return State(placements, entries);
-    };
-    t.src = random_state();
-    t.dst = random_state();
+    t.src = testing::random_state(rng, ndim, rank, ReduceOp::Avg);
+    t.dst = testing::random_state(rng, ndim, rank, ReduceOp::Avg);
     d.tensors.push_back(std::move(t));
   }
   return d;
