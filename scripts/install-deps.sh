@@ -7,7 +7,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
-  qt6-base-dev libqcustomplot-dev libgl1-mesa-dev fonts-dejavu-core
+  qt6-base-dev qt6-svg-dev libqcustomplot-dev libgl1-mesa-dev fonts-dejavu-core
   libopenmpi-dev openmpi-bin
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev
