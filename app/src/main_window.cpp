@@ -1,32 +1,56 @@
 #include "main_window.hpp"
 
 #include <QAction>
+#include <QActionGroup>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QGraphicsScene>
-#include <QGraphicsView>
 #include <QHeaderView>
+#include <QItemSelectionModel>
 #include <QKeySequence>
+#include <QLabel>
+#include <QListView>
 #include <QMenuBar>
-#include <QMessageBox>
+#include <QPalette>
+#include <QSettings>
 #include <QStatusBar>
+#include <QStyle>
+#include <QStyleFactory>
 #include <QTreeWidget>
+#include <QUndoStack>
+#include <QVBoxLayout>
 
 #include <exception>
 #include <stdexcept>
 #include <string>
 
+#include "axes_model.hpp"
+#include "canvas_export.hpp"
+#include "design_document.hpp"
 #include "mesh_geometry.hpp"
 #include "mesh_grid_item.hpp"
+#include "mesh_panel.hpp"
 #include "mesh_view.hpp"
+#include "meshloom/design/edit.hpp"
 #include "meshloom/design/export.hpp"
 #include "meshloom/io/atomic_file.hpp"
 #include "meshloom/plan/state.hpp"
+#include "meshloom/presets/presets.hpp"
+#include "preset_dialog.hpp"
+#include "rank_panel.hpp"
+#include "slice_model.hpp"
 
 namespace meshloom::app {
 
 namespace {
+
+constexpr int kMaxRecent = 8;
+constexpr int kAutosaveMs = 30'000;
+const char* const kRecentKey = "recent_files";
 
 QString join_ints(const std::vector<std::int64_t>& values, const char* sep = " x ") {
   QStringList parts;
@@ -36,91 +60,385 @@ QString join_ints(const std::vector<std::int64_t>& values, const char* sep = " x
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
+QDockWidget* dock(QMainWindow* window, const QString& title, const QString& name, QWidget* widget,
+                  Qt::DockWidgetArea area) {
+  auto* d = new QDockWidget(title, window);
+  d->setObjectName(name);
+  d->setWidget(widget);
+  window->addDockWidget(area, d);
+  return d;
+}
+
+QPalette dark_palette() {
+  QPalette p;
+  const QColor window(0x2b, 0x2d, 0x31);
+  const QColor base(0x1f, 0x21, 0x24);
+  const QColor text(0xe6, 0xe6, 0xe6);
+  p.setColor(QPalette::Window, window);
+  p.setColor(QPalette::WindowText, text);
+  p.setColor(QPalette::Base, base);
+  p.setColor(QPalette::AlternateBase, QColor(0x2f, 0x32, 0x37));
+  p.setColor(QPalette::ToolTipBase, window);
+  p.setColor(QPalette::ToolTipText, text);
+  p.setColor(QPalette::Text, text);
+  p.setColor(QPalette::Button, window);
+  p.setColor(QPalette::ButtonText, text);
+  p.setColor(QPalette::BrightText, QColor(0xff, 0x6e, 0x6e));
+  p.setColor(QPalette::Mid, QColor(0x55, 0x58, 0x5e));
+  p.setColor(QPalette::Dark, QColor(0x18, 0x19, 0x1b));
+  p.setColor(QPalette::Highlight, QColor(0x3d, 0x8e, 0xe6));
+  p.setColor(QPalette::HighlightedText, Qt::white);
+  p.setColor(QPalette::Link, QColor(0x6c, 0xb4, 0xff));
+  p.setColor(QPalette::PlaceholderText, QColor(0x90, 0x90, 0x90));
+  for (auto role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText}) {
+    p.setColor(QPalette::Disabled, role, QColor(0x80, 0x80, 0x80));
+  }
+  return p;
+}
+
 }  // namespace
 
-MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+MainWindow::MainWindow(QWidget* parent, const QString& autosave_dir) : QMainWindow(parent) {
+  doc_ = new DesignDocument(this);
+  axes_ = new AxesModel(doc_, this);
+  slice_ = new SliceModel(this);
+  autosave_ = new Autosave(doc_, autosave_dir.isEmpty() ? Autosave::default_dir() : autosave_dir, kAutosaveMs, this);
+
   scene_ = new QGraphicsScene(this);
   view_ = new MeshView(scene_, this);
   setCentralWidget(view_);
+  build_docks();
+  build_menus();
 
-  summary_ = new QTreeWidget(this);
-  summary_->setColumnCount(2);
-  summary_->setHeaderLabels({tr("Item"), tr("Value")});
-  summary_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  summary_->setMinimumWidth(380);
-  auto* dock = new QDockWidget(tr("Design"), this);
-  dock->setObjectName(QStringLiteral("design_dock"));
-  dock->setWidget(summary_);
-  addDockWidget(Qt::LeftDockWidgetArea, dock);
+  connect(doc_, &DesignDocument::design_changed, this, [this] {
+    rebuild_canvas();
+    refresh_overview();
+    refresh_slice();
+  });
+  connect(doc_, &DesignDocument::path_changed, this, &MainWindow::update_title);
+  connect(doc_, &DesignDocument::modified_changed, this, &MainWindow::update_title);
+  connect(axes_, &AxesModel::picked_changed, this, &MainWindow::refresh_slice);
+  connect(autosave_, &Autosave::failed, this, [this](const QString& message) { statusBar()->showMessage(message); });
+  connect(view_, &MeshView::cell_clicked, this, [this](std::optional<std::size_t> cell) {
+    select_rank(cell && grid_ ? std::optional<std::int64_t>(grid_->rank_at(*cell)) : std::nullopt);
+  });
+  connect(view_, &MeshView::cell_hovered, this, [this](std::optional<std::size_t> cell) {
+    hovered_rank_ = cell && grid_ ? std::optional<std::int64_t>(grid_->rank_at(*cell)) : std::nullopt;
+    rank_panel_->show_rank(hovered_rank_ ? hovered_rank_ : selected_rank_);
+  });
 
+  unsaved_prompt_ = [this](const QString& name) {
+    return QMessageBox::warning(this, tr("Unsaved changes"), tr("%1 has unsaved changes. Save them?").arg(name),
+                                QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+  };
+
+  resize(1280, 820);
+  rebuild_canvas();
+  refresh_overview();
+  refresh_slice();
+  update_title();
+}
+
+const Design& MainWindow::design() const { return doc_->design(); }
+
+void MainWindow::build_docks() {
+  mesh_panel_ = new MeshPanel(doc_, axes_, this);
+  QDockWidget* mesh_dock = dock(this, tr("Mesh"), QStringLiteral("mesh_dock"), mesh_panel_, Qt::LeftDockWidgetArea);
+
+  auto* slice_widget = new QWidget(this);
+  slice_summary_ = new QLabel(slice_widget);
+  slice_summary_->setWordWrap(true);
+  slice_error_ = new QLabel(slice_widget);
+  slice_error_->setWordWrap(true);
+  slice_error_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  groups_ = new QListView(slice_widget);
+  groups_->setModel(slice_);
+  groups_->setUniformItemSizes(true);
+  groups_->setToolTip(tr("Every group of the slice; select one to emphasise it on the canvas."));
+  auto* slice_layout = new QVBoxLayout(slice_widget);
+  slice_layout->addWidget(slice_summary_);
+  slice_layout->addWidget(slice_error_);
+  slice_layout->addWidget(groups_, 1);
+  QDockWidget* slice_dock = dock(this, tr("Slice"), QStringLiteral("slice_dock"), slice_widget, Qt::RightDockWidgetArea);
+  connect(groups_->selectionModel(), &QItemSelectionModel::currentChanged, this, [this](const QModelIndex& current) {
+    if (grid_) grid_->set_emphasised_group(current.isValid() ? current.row() : -1);
+  });
+
+  rank_panel_ = new RankPanel(doc_, this);
+  QDockWidget* rank_dock = dock(this, tr("Rank"), QStringLiteral("rank_dock"), rank_panel_, Qt::RightDockWidgetArea);
+
+  overview_ = new QTreeWidget(this);
+  overview_->setColumnCount(2);
+  overview_->setHeaderLabels({tr("Item"), tr("Value")});
+  overview_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  QDockWidget* overview_dock = dock(this, tr("Overview"), QStringLiteral("overview_dock"), overview_, Qt::RightDockWidgetArea);
+  tabifyDockWidget(rank_dock, overview_dock);
+  rank_dock->raise();
+  resizeDocks({slice_dock, rank_dock}, {320, 320}, Qt::Vertical);
+  resizeDocks({mesh_dock, slice_dock}, {470, 360}, Qt::Horizontal);
+}
+
+void MainWindow::build_menus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
-  QAction* open = file->addAction(tr("&Open..."), this, &MainWindow::open_dialog);
-  open->setShortcut(QKeySequence::Open);
+  file->addAction(tr("&New"), this, &MainWindow::new_dialog)->setShortcut(QKeySequence::New);
+  file->addAction(tr("&Open..."), this, &MainWindow::open_dialog)->setShortcut(QKeySequence::Open);
+  recent_menu_ = file->addMenu(tr("Open &Recent"));
+  connect(recent_menu_, &QMenu::aboutToShow, this, &MainWindow::fill_recent_menu);
+  file->addAction(tr("&Save"), this, [this] { (void)save_dialog(false); })->setShortcut(QKeySequence::Save);
+  file->addAction(tr("Save &As..."), this, [this] { (void)save_dialog(true); })->setShortcut(QKeySequence::SaveAs);
   QMenu* export_menu = file->addMenu(tr("&Export"));
-  QAction* export_torch =
-      export_menu->addAction(tr("&PyTorch code..."), this, [this] { export_dialog(CodeKind::PyTorch); });
-  export_torch->setToolTip(tr("init_device_mesh with the axis names, the _flatten calls and the tensors' placements"));
-  export_menu->addAction(tr("&JAX code..."), this, [this] { export_dialog(CodeKind::Jax); })
+  export_menu->addAction(tr("&PyTorch code..."), this, [this] { export_code_dialog(CodeKind::PyTorch); })
+      ->setToolTip(tr("init_device_mesh with the axis names, the _flatten calls and the tensors' placements"));
+  export_menu->addAction(tr("&JAX code..."), this, [this] { export_code_dialog(CodeKind::Jax); })
       ->setToolTip(tr("jax.sharding.Mesh with the axis names and the tensors' PartitionSpecs"));
+  export_menu->addSeparator();
+  export_menu->addAction(tr("Canvas as P&NG..."), this, [this] { export_canvas_dialog(ImageKind::Png); })
+      ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+  export_menu->addAction(tr("Canvas as &SVG..."), this, [this] { export_canvas_dialog(ImageKind::Svg); });
   file->addSeparator();
-  QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
-  quit->setShortcut(QKeySequence::Quit);
-  QMenu* view = menuBar()->addMenu(tr("&View"));
-  QAction* fit_action = view->addAction(tr("&Fit to window"), view_, &MeshView::fit);
-  fit_action->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
-  QAction* zoom_in = view->addAction(tr("Zoom &in"), this, [this] { view_->zoom(1.25); });
-  zoom_in->setShortcut(QKeySequence::ZoomIn);
-  QAction* zoom_out = view->addAction(tr("Zoom &out"), this, [this] { view_->zoom(0.8); });
-  zoom_out->setShortcut(QKeySequence::ZoomOut);
+  file->addAction(tr("&Quit"), this, &QWidget::close)->setShortcut(QKeySequence::Quit);
 
-  setWindowTitle(tr("Meshloom"));
-  resize(1200, 800);
+  QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+  QAction* undo = doc_->undo_stack()->createUndoAction(this, tr("&Undo"));
+  undo->setShortcut(QKeySequence::Undo);
+  QAction* redo = doc_->undo_stack()->createRedoAction(this, tr("&Redo"));
+  redo->setShortcut(QKeySequence::Redo);
+  edit->addAction(undo);
+  edit->addAction(redo);
+
+  QMenu* mesh = menuBar()->addMenu(tr("&Mesh"));
+  mesh->addActions(mesh_panel_->actions_for_menu());
+  mesh->addSeparator();
+  QMenu* presets = mesh->addMenu(tr("&Presets"));
+  const struct {
+    const char* label;
+    const char* preset;
+  } entries[] = {{"&torchtitan...", "torchtitan"},         {"&OLMo-core...", "olmo_core"},
+                 {"&Megatron-LM...", "megatron"},           {"&JAX...", "jax"},
+                 {"JAX &hybrid (ICI x DCN)...", "jax_hybrid"}, {"&Llama 3 405B", "llama3_405b"},
+                 {"Llama 3 405B long &context", "llama3_405b_long_context"}};
+  for (const auto& e : entries) {
+    const QString preset = QString::fromLatin1(e.preset);
+    presets->addAction(tr(e.label), this, [this, preset] { preset_dialog(preset); });
+  }
+
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  view->addAction(tr("&Fit to window"), view_, &MeshView::fit)->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
+  view->addAction(tr("Zoom &in"), this, [this] { view_->zoom(1.25); })->setShortcut(QKeySequence::ZoomIn);
+  view->addAction(tr("Zoom &out"), this, [this] { view_->zoom(0.8); })->setShortcut(QKeySequence::ZoomOut);
+  view->addSeparator();
+  QMenu* theme = view->addMenu(tr("&Theme"));
+  auto* themes = new QActionGroup(this);
+  const int saved = QSettings().value(QStringLiteral("theme"), 0).toInt();
+  const std::pair<QString, Theme> choices[] = {
+      {tr("&System"), Theme::System}, {tr("&Light"), Theme::Light}, {tr("&Dark"), Theme::Dark}};
+  for (const auto& [label, t] : choices) {
+    QAction* a = theme->addAction(label);
+    a->setCheckable(true);
+    a->setChecked(static_cast<int>(t) == saved);
+    themes->addAction(a);
+    connect(a, &QAction::triggered, this, [t = t] {
+      QSettings().setValue(QStringLiteral("theme"), static_cast<int>(t));
+      apply_theme(t);
+    });
+  }
+  view->addSeparator();
+  for (QDockWidget* d : findChildren<QDockWidget*>()) view->addAction(d->toggleViewAction());
+
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&About Meshloom"), this, [this] {
+    QMessageBox::about(this, tr("About Meshloom"),
+                       tr("<b>Meshloom %1</b><p>Design device meshes and parallelism layouts. Slices, flattened axes "
+                          "and exported code follow PyTorch's DeviceMesh.</p><p>Documentation: docs/06-app.md in the "
+                          "source tree.</p>")
+                           .arg(QApplication::applicationVersion()));
+  });
+}
+
+void MainWindow::apply_theme(Theme theme) {
+  static const QString system_style = QApplication::style()->name();
+  if (theme == Theme::System) {
+    QApplication::setStyle(QStyleFactory::create(system_style));
+    QApplication::setPalette(QApplication::style()->standardPalette());
+    return;
+  }
+  QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
+  QApplication::setPalette(theme == Theme::Dark ? dark_palette() : QApplication::style()->standardPalette());
+}
+
+// ---- Documents --------------------------------------------------------------------------------------------
+
+void MainWindow::fail(const QString& message) {
+  last_error_ = message;
+  statusBar()->showMessage(message);
 }
 
 bool MainWindow::open_design(const QString& path) {
-  try {
-    Design design = load_design(path.toStdString());
-    const DeviceMesh mesh = build_mesh(design.mesh, design.world);
-    show_design(design, mesh);
-    design_ = std::move(design);
-    path_ = path;
-    last_error_.clear();
-    setWindowTitle(tr("%1 - Meshloom").arg(QFileInfo(path).fileName()));
-    return true;
-  } catch (const std::exception& e) {
-    last_error_ = QString::fromUtf8(e.what());
-    statusBar()->showMessage(last_error_);
+  QString error;
+  if (!doc_->open(path, &error)) {
+    fail(error);
     return false;
+  }
+  last_error_.clear();
+  remember_recent(QFileInfo(path).absoluteFilePath());
+  return true;
+}
+
+bool MainWindow::save_design(const QString& path) {
+  QString error;
+  if (!doc_->save(path, &error)) {
+    fail(error);
+    return false;
+  }
+  last_error_.clear();
+  remember_recent(QFileInfo(path).absoluteFilePath());
+  statusBar()->showMessage(tr("Saved %1").arg(path), 5000);
+  return true;
+}
+
+bool MainWindow::maybe_save() {
+  if (!doc_->is_modified()) return true;
+  switch (unsaved_prompt_(doc_->display_name())) {
+    case QMessageBox::Save: return save_dialog(false);
+    case QMessageBox::Discard: autosave_->discard(); return true;
+    default: return false;
   }
 }
 
+void MainWindow::closeEvent(QCloseEvent* event) {
+  if (maybe_save()) {
+    autosave_->discard();
+    event->accept();
+  } else {
+    event->ignore();
+  }
+}
+
+void MainWindow::new_dialog() {
+  if (!maybe_save()) return;
+  doc_->new_design();
+}
+
 void MainWindow::open_dialog() {
-  const QString path = QFileDialog::getOpenFileName(this, tr("Open design"), QFileInfo(path_).absolutePath(),
+  if (!maybe_save()) return;
+  const QString dir = doc_->path().isEmpty() ? QString() : QFileInfo(doc_->path()).absolutePath();
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open design"), dir,
                                                     tr("Meshloom designs (*.meshloom.json);;JSON (*.json)"));
   if (path.isEmpty()) return;
   if (!open_design(path)) QMessageBox::warning(this, tr("Cannot open design"), last_error_);
 }
 
-bool MainWindow::export_code(CodeKind kind, const QString& path) {
-  try {
-    if (!design_) throw std::runtime_error("no design is open");
-    const std::string code = kind == CodeKind::PyTorch ? export_pytorch(*design_) : export_jax(*design_);
-    write_file_atomically(path.toStdString(), code);
-    last_error_.clear();
-    statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
-    return true;
-  } catch (const std::exception& e) {
-    last_error_ = QString::fromUtf8(e.what());
-    statusBar()->showMessage(last_error_);
-    return false;
+bool MainWindow::save_dialog(bool save_as) {
+  QString path = doc_->path();
+  if (save_as || path.isEmpty()) {
+    const QString suggested = path.isEmpty() ? q(doc_->design().name) + QStringLiteral(".meshloom.json") : path;
+    path = QFileDialog::getSaveFileName(this, tr("Save design"), suggested, tr("Meshloom designs (*.meshloom.json)"));
+    if (path.isEmpty()) return false;
+    if (!path.endsWith(QLatin1String(".json"))) path += QStringLiteral(".meshloom.json");
+  }
+  if (save_design(path)) return true;
+  QMessageBox::warning(this, tr("Cannot save design"), last_error_);
+  return false;
+}
+
+QStringList MainWindow::recent_files() const { return QSettings().value(QString::fromLatin1(kRecentKey)).toStringList(); }
+
+void MainWindow::remember_recent(const QString& path) {
+  QStringList recent = recent_files();
+  recent.removeAll(path);
+  recent.prepend(path);
+  while (recent.size() > kMaxRecent) recent.removeLast();
+  QSettings().setValue(QString::fromLatin1(kRecentKey), recent);
+}
+
+void MainWindow::fill_recent_menu() {
+  recent_menu_->clear();
+  const QStringList recent = recent_files();
+  if (recent.isEmpty()) recent_menu_->addAction(tr("(none)"))->setEnabled(false);
+  for (int i = 0; i < recent.size(); ++i) {
+    const QString path = recent[i];
+    QAction* a = recent_menu_->addAction(QStringLiteral("&%1 %2").arg(i + 1).arg(QFileInfo(path).fileName()), this, [this, path] {
+      if (maybe_save() && !open_design(path)) QMessageBox::warning(this, tr("Cannot open design"), last_error_);
+    });
+    a->setToolTip(path);
+    a->setStatusTip(path);
   }
 }
 
-void MainWindow::export_dialog(CodeKind kind) {
-  if (!design_) return;
-  const QFileInfo here(path_);
+bool MainWindow::recover(const Autosave::Recovery& recovery) {
+  Design copy;
+  try {
+    copy = load_design(recovery.copy.toStdString());
+  } catch (const std::exception& e) {
+    fail(tr("cannot recover %1: %2").arg(recovery.copy, QString::fromUtf8(e.what())));
+    return false;
+  }
+  QString ignored;
+  if (!recovery.origin.isEmpty() && doc_->open(recovery.origin, &ignored)) {
+    (void)doc_->edit(tr("Recover autosaved changes"), [&copy](const Design&) { return copy; }, &ignored);
+  } else {
+    doc_->reset(copy, recovery.origin, /*modified=*/true);
+  }
+  Autosave::remove(recovery);
+  (void)autosave_->write_now();
+  statusBar()->showMessage(tr("Recovered unsaved changes from %1").arg(recovery.when.toString()), 8000);
+  return true;
+}
+
+void MainWindow::offer_recovery() {
+  const auto pending = Autosave::pending(autosave_->dir());
+  if (pending.empty()) return;
+  const auto& newest = pending.front();
+  const QString name = newest.origin.isEmpty() ? tr("an untitled design") : QFileInfo(newest.origin).fileName();
+  const auto answer = QMessageBox::question(
+      this, tr("Recover unsaved changes"),
+      tr("Meshloom closed without saving changes to %1 (autosaved %2). Recover them?")
+          .arg(name, newest.when.toString()),
+      QMessageBox::Yes | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Yes);
+  if (answer == QMessageBox::Yes) {
+    (void)recover(newest);
+  } else if (answer == QMessageBox::Discard) {
+    Autosave::remove(newest);
+  }
+}
+
+void MainWindow::update_title() {
+  setWindowTitle(tr("%1[*] - Meshloom").arg(doc_->display_name()));
+  setWindowModified(doc_->is_modified());
+}
+
+// ---- Export -----------------------------------------------------------------------------------------------
+
+bool MainWindow::export_code(CodeKind kind, const QString& path) {
+  try {
+    const std::string code = kind == CodeKind::PyTorch ? export_pytorch(doc_->design()) : export_jax(doc_->design());
+    write_file_atomically(path.toStdString(), code);
+  } catch (const std::exception& e) {
+    fail(QString::fromUtf8(e.what()));
+    return false;
+  }
+  last_error_.clear();
+  statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+  return true;
+}
+
+bool MainWindow::export_canvas(ImageKind kind, const QString& path) {
+  QString error;
+  const bool ok = kind == ImageKind::Png ? export_scene_png(*scene_, path, 2.0, &error)
+                                         : export_scene_svg(*scene_, path, q(doc_->design().name), &error);
+  if (!ok) {
+    fail(error);
+    return false;
+  }
+  last_error_.clear();
+  statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+  return true;
+}
+
+void MainWindow::export_code_dialog(CodeKind kind) {
+  const QString dir = doc_->path().isEmpty() ? QString() : QFileInfo(doc_->path()).absolutePath();
   const QString suggested =
-      here.absoluteDir().filePath(q(design_->name) + (kind == CodeKind::PyTorch ? "_mesh.py" : "_jax_mesh.py"));
+      QDir(dir).filePath(q(doc_->design().name) + (kind == CodeKind::PyTorch ? "_mesh.py" : "_jax_mesh.py"));
   const QString path = QFileDialog::getSaveFileName(
       this, kind == CodeKind::PyTorch ? tr("Export PyTorch code") : tr("Export JAX code"), suggested,
       tr("Python (*.py)"));
@@ -128,51 +446,129 @@ void MainWindow::export_dialog(CodeKind kind) {
   if (!export_code(kind, path)) QMessageBox::warning(this, tr("Cannot export"), last_error_);
 }
 
-void MainWindow::show_design(const Design& design, const DeviceMesh& mesh) {
+void MainWindow::export_canvas_dialog(ImageKind kind) {
+  const QString dir = doc_->path().isEmpty() ? QString() : QFileInfo(doc_->path()).absolutePath();
+  const QString suggested = QDir(dir).filePath(q(doc_->design().name) + (kind == ImageKind::Png ? ".png" : ".svg"));
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export canvas"), suggested,
+                                                    kind == ImageKind::Png ? tr("PNG image (*.png)") : tr("SVG (*.svg)"));
+  if (path.isEmpty()) return;
+  if (!export_canvas(kind, path)) QMessageBox::warning(this, tr("Cannot export"), last_error_);
+}
+
+// ---- Presets ----------------------------------------------------------------------------------------------
+
+bool MainWindow::apply_preset(const PresetRequest& request) {
+  QString error;
+  const auto mesh = build_request(request, &error);
+  if (!mesh) {
+    fail(error);
+    return false;
+  }
+  if (!doc_->edit(tr("Apply preset %1").arg(q(request.name)), [&](const Design& d) { return apply_mesh(d, *mesh); },
+                  &error)) {
+    fail(error);
+    return false;
+  }
+  last_error_.clear();
+  return true;
+}
+
+void MainWindow::preset_dialog(const QString& preset) {
+  for (const auto& info : list_presets()) {
+    if (q(info.name) == preset && info.degrees.empty()) {  // nothing to ask (Llama 3): apply it at once
+      if (!apply_preset(PresetRequest{info.name, {}})) QMessageBox::warning(this, tr("Cannot apply preset"), last_error_);
+      return;
+    }
+  }
+  PresetDialog dialog(preset, this);
+  if (dialog.exec() != QDialog::Accepted) return;
+  if (!apply_preset(dialog.request())) QMessageBox::warning(this, tr("Cannot apply preset"), last_error_);
+}
+
+// ---- Canvas, slice, overview ------------------------------------------------------------------------------
+
+void MainWindow::rebuild_canvas() {
+  const Design& design = doc_->design();
+  const DeviceMesh& mesh = doc_->mesh();
   const RankTensor instances = mesh.instances();  // the root has one instance: every rank, row-major
   std::vector<std::int64_t> hosts;
   hosts.reserve(instances.values.size());
   for (auto r : instances.values) hosts.push_back(r / design.devices_per_host);
-
+  view_->set_grid(nullptr);
   scene_->clear();
-  grid_ = new MeshGridItem(layout_mesh(mesh.shape()), instances.values, std::move(hosts));
+  grid_ = new MeshGridItem(layout_mesh(mesh.shape()), instances.values, std::move(hosts), design.mesh.names);
   scene_->addItem(grid_);
-  scene_->setSceneRect(grid_->boundingRect().adjusted(-20, -20, 20, 20));
+  scene_->setSceneRect(grid_->boundingRect().adjusted(-24, -24, 24, 24));
+  view_->set_grid(grid_);
+  if (selected_rank_ && !mesh.contains(*selected_rank_)) selected_rank_.reset();
+  hovered_rank_.reset();
+  if (selected_rank_) {
+    for (std::size_t c = 0; c < grid_->cell_count(); ++c) {
+      if (grid_->rank_at(c) == *selected_rank_) grid_->set_selected_cell(c);
+    }
+  }
+  rank_panel_->show_rank(selected_rank_);
+  const std::int64_t hosts_used = (mesh.size() + design.devices_per_host - 1) / design.devices_per_host;
+  statusBar()->showMessage(tr("%1 ranks on %2 host(s) of %3 devices").arg(mesh.size()).arg(hosts_used).arg(design.devices_per_host));
+  view_->fit();
+}
 
-  summary_->clear();
-  auto* top = new QTreeWidgetItem(summary_, {tr("Design"), q(design.name)});
+void MainWindow::set_slice(const std::vector<std::string>& axes) { axes_->set_picked(axes); }
+
+void MainWindow::refresh_slice() {
+  slice_->set_slice(doc_->mesh(), axes_->picked());
+  slice_summary_->setText(slice_->summary());
+  slice_error_->setText(slice_->error());
+  slice_error_->setVisible(!slice_->error().isEmpty());
+  const bool dark = palette().color(QPalette::Window).lightness() < 128;
+  slice_error_->setStyleSheet(QStringLiteral("color: %1;").arg(dark ? QStringLiteral("#ff8a80") : QStringLiteral("#b00020")));
+  if (!grid_) return;
+  const auto& s = slice_->slice();
+  grid_->set_groups(s.cell_group, static_cast<std::int32_t>(s.groups.size()));
+  select_rank(selected_rank_);
+}
+
+void MainWindow::select_rank(std::optional<std::int64_t> rank) {
+  if (rank && !doc_->mesh().contains(*rank)) rank.reset();
+  selected_rank_ = rank;
+  std::optional<std::size_t> cell;
+  if (grid_ && rank) {
+    for (std::size_t c = 0; c < grid_->cell_count(); ++c) {
+      if (grid_->rank_at(c) == *rank) cell = c;
+    }
+  }
+  if (grid_) grid_->set_selected_cell(cell);
+  rank_panel_->show_rank(hovered_rank_ ? hovered_rank_ : selected_rank_);
+  const int group = rank ? slice_->group_of_rank(*rank) : -1;
+  if (grid_) grid_->set_emphasised_group(group);
+  const QSignalBlocker block(groups_->selectionModel());
+  if (group >= 0) {
+    groups_->setCurrentIndex(slice_->index(group));
+    groups_->scrollTo(slice_->index(group));
+  } else {
+    groups_->clearSelection();
+  }
+}
+
+void MainWindow::refresh_overview() {
+  const Design& design = doc_->design();
+  const DeviceMesh& mesh = doc_->mesh();
+  overview_->clear();
+  auto* top = new QTreeWidgetItem(overview_, {tr("Design"), q(design.name)});
   new QTreeWidgetItem(top, {tr("World"), QString::number(design.world)});
   new QTreeWidgetItem(top, {tr("Devices per host"), QString::number(design.devices_per_host)});
   new QTreeWidgetItem(top, {tr("Mesh"), q(mesh.repr())});
   new QTreeWidgetItem(top, {tr("Layout"), q(to_string(mesh.layout()))});
-  auto* axes = new QTreeWidgetItem(summary_, {tr("Axes"), join_ints(mesh.shape())});
-  for (std::size_t i = 0; i < mesh.ndim(); ++i) {
-    const std::string& name = design.mesh.names[i];
-    new QTreeWidgetItem(axes, {q(name), tr("size %1, %2 groups")
-                                              .arg(mesh.size(AxisRef{name}))
-                                              .arg(mesh.groups(AxisRef{name}).shape[0])});
-  }
-  if (!design.mesh.flattened.empty()) {
-    auto* flat = new QTreeWidgetItem(summary_, {tr("Flattened axes"), QString()});
-    for (const auto& f : design.mesh.flattened) {
-      QStringList parts;
-      for (const auto& a : f.axes) parts << q(a);
-      new QTreeWidgetItem(flat, {q(f.name), tr("%1 (size %2)").arg(parts.join(QStringLiteral(" * "))).arg(mesh.size(AxisRef{f.name}))});
-    }
-  }
+  new QTreeWidgetItem(top, {tr("Shape"), join_ints(mesh.shape())});
   if (!design.tensors.empty()) {
-    auto* tensors = new QTreeWidgetItem(summary_, {tr("Tensors"), QString()});
+    auto* tensors = new QTreeWidgetItem(overview_, {tr("Tensors"), QString()});
     for (const auto& t : design.tensors) {
       new QTreeWidgetItem(tensors, {q(t.name), tr("%1 %2: %3 -> %4")
                                                    .arg(join_ints(t.shape), q(std::string(to_string(t.dtype))),
                                                         q(to_string(t.src)), q(to_string(t.dst)))});
     }
   }
-  summary_->expandAll();
-  const std::int64_t host_count = design.world / design.devices_per_host;
-  statusBar()->showMessage(host_count == 1 ? tr("%1 ranks on 1 host").arg(mesh.size())
-                                      : tr("%1 ranks on %2 hosts").arg(mesh.size()).arg(host_count));
-  view_->fit();
+  overview_->expandAll();
 }
 
 }  // namespace meshloom::app

@@ -1,54 +1,130 @@
-// The main window: a canvas of the design's mesh and a summary of its axes, flattened axes and tensors.
-// (The mesh designer, undo, slicing and redistribution views build on this frame.)
+// The main window: the canvas of the design's mesh in the middle; docks for the mesh designer (axes table),
+// the slice (its groups as rank lists), the rank under the mouse, and an overview of the design. Menus:
+// File (new, open, recent, save, save as, export code and canvas), Edit (undo, redo), Mesh (axis edits,
+// presets), View (zoom, fit, theme). The window is glue: the document holds the design and its history,
+// the models and panels are views over it, and every number shown comes from the engine.
 #pragma once
 
 #include <QMainWindow>
+#include <QMessageBox>
 #include <QString>
 
-#include <memory>
+#include <cstdint>
+#include <functional>
 #include <optional>
+#include <string>
+#include <vector>
 
+#include "autosave.hpp"
 #include "meshloom/design/design.hpp"
-#include "meshloom/mesh/device_mesh.hpp"
 
 class QGraphicsScene;
+class QLabel;
+class QListView;
+class QMenu;
 class QTreeWidget;
 
 namespace meshloom::app {
 
+class AxesModel;
+class DesignDocument;
 class MeshGridItem;
+class MeshPanel;
 class MeshView;
+class RankPanel;
+class SliceModel;
+struct PresetRequest;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
 
 public:
-  explicit MainWindow(QWidget* parent = nullptr);
+  // autosave_dir: where unsaved changes are copied (default Autosave::default_dir()).
+  explicit MainWindow(QWidget* parent = nullptr, const QString& autosave_dir = QString());
 
-  // Loads a design file and shows it. Returns false and leaves the window as it was on error, with the
-  // error text in last_error().
+  // Opens a design file. Returns false and leaves the window as it was on error, with the error text in
+  // last_error() (and the status bar). Does not ask about unsaved changes (open_dialog does).
   bool open_design(const QString& path);
+  // Saves to `path` (atomic). False with the error in last_error().
+  bool save_design(const QString& path);
 
   // The design's mesh as code (the engine's export_pytorch / export_jax), written atomically to `path`.
-  // Returns false with the error in last_error() (and the status bar) when there is no design or the file
-  // cannot be written; an existing file then keeps its old content.
   enum class CodeKind { PyTorch, Jax };
   bool export_code(CodeKind kind, const QString& path);
+  // The canvas as an image (PNG at 2 px per scene unit, or SVG), written atomically.
+  enum class ImageKind { Png, Svg };
+  bool export_canvas(ImageKind kind, const QString& path);
+  // Replaces the mesh by a preset's (one undoable edit). False with the framework's error in last_error().
+  bool apply_preset(const PresetRequest& request);
+  // Ticks the axes to slice by (the slice dock shows its groups or why the pick is invalid).
+  void set_slice(const std::vector<std::string>& axes);
+  // Selects a rank (its info in the rank dock, its slice group emphasised); nullopt clears.
+  void select_rank(std::optional<std::int64_t> rank);
+  // Opens an autosaved copy: on top of its original file as one undoable edit when that still loads, else
+  // as an unsaved design. The copy is removed once it is open.
+  bool recover(const Autosave::Recovery& recovery);
+  // Asks, for the newest copy left by a crashed session, whether to recover it.
+  void offer_recovery();
+
+  // What to ask before unsaved changes are dropped: Save, Discard or Cancel. Tests replace the dialog.
+  using UnsavedPrompt = std::function<QMessageBox::StandardButton(const QString& document_name)>;
+  void set_unsaved_prompt(UnsavedPrompt prompt) { unsaved_prompt_ = std::move(prompt); }
+  // Resolves unsaved changes before they would be lost: true when it is fine to go on.
+  bool maybe_save();
+
   [[nodiscard]] const QString& last_error() const noexcept { return last_error_; }
-  [[nodiscard]] const std::optional<Design>& design() const noexcept { return design_; }
+  [[nodiscard]] const Design& design() const;
+  [[nodiscard]] DesignDocument* document() const noexcept { return doc_; }
+  [[nodiscard]] AxesModel* axes_model() const noexcept { return axes_; }
+  [[nodiscard]] SliceModel* slice_model() const noexcept { return slice_; }
+  [[nodiscard]] MeshPanel* mesh_panel() const noexcept { return mesh_panel_; }
+  [[nodiscard]] RankPanel* rank_panel() const noexcept { return rank_panel_; }
+  [[nodiscard]] Autosave* autosave() const noexcept { return autosave_; }
   [[nodiscard]] const MeshGridItem* grid() const noexcept { return grid_; }
   [[nodiscard]] MeshView* view() const noexcept { return view_; }
+  [[nodiscard]] QStringList recent_files() const;
+
+  // Themes: the platform's palette, or Meshloom's light or dark palette (Fusion style).
+  enum class Theme { System, Light, Dark };
+  static void apply_theme(Theme theme);
+
+protected:
+  void closeEvent(QCloseEvent* event) override;
 
 private:
+  void build_menus();
+  void build_docks();
+  void new_dialog();
   void open_dialog();
-  void export_dialog(CodeKind kind);
-  void show_design(const Design& design, const DeviceMesh& mesh);
+  bool save_dialog(bool save_as);
+  void export_code_dialog(CodeKind kind);
+  void export_canvas_dialog(ImageKind kind);
+  void preset_dialog(const QString& preset);
+  void remember_recent(const QString& path);
+  void fill_recent_menu();
+  void rebuild_canvas();
+  void refresh_slice();
+  void refresh_overview();
+  void update_title();
+  void fail(const QString& message);
+
+  DesignDocument* doc_ = nullptr;
+  AxesModel* axes_ = nullptr;
+  SliceModel* slice_ = nullptr;
+  Autosave* autosave_ = nullptr;
   QGraphicsScene* scene_ = nullptr;
   MeshView* view_ = nullptr;
-  QTreeWidget* summary_ = nullptr;
   MeshGridItem* grid_ = nullptr;
-  std::optional<Design> design_;
-  QString path_;
+  MeshPanel* mesh_panel_ = nullptr;
+  RankPanel* rank_panel_ = nullptr;
+  QTreeWidget* overview_ = nullptr;
+  QLabel* slice_summary_ = nullptr;
+  QLabel* slice_error_ = nullptr;
+  QListView* groups_ = nullptr;
+  QMenu* recent_menu_ = nullptr;
+  std::optional<std::int64_t> selected_rank_;
+  std::optional<std::int64_t> hovered_rank_;
+  UnsavedPrompt unsaved_prompt_;
   QString last_error_;
 };
 

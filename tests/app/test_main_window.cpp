@@ -4,11 +4,13 @@
 #include <QFile>
 #include <QImage>
 #include <QProcess>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include "main_window.hpp"
 #include "meshloom/design/export.hpp"
+#include "meshloom/mesh/device_mesh.hpp"
 #include "mesh_geometry.hpp"
 #include "mesh_grid_item.hpp"
 
@@ -18,6 +20,8 @@ class MainWindowTest : public QObject {
   Q_OBJECT
 
 private slots:
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }  // settings and autosaves in ~/.qttest
+
   void every_example_draws_every_rank_once() {
     const QDir dir(QStringLiteral(MESHLOOM_EXAMPLES_DIR));
     const QStringList files = dir.entryList({QStringLiteral("*.meshloom.json")}, QDir::Files, QDir::Name);
@@ -25,7 +29,7 @@ private slots:
     for (const QString& f : files) {
       MainWindow w;
       QVERIFY2(w.open_design(dir.filePath(f)), qPrintable(f + ": " + w.last_error()));
-      const auto& design = *w.design();
+      const auto& design = w.design();
       const auto mesh = meshloom::build_mesh(design.mesh, design.world);
       const auto expected = mesh.instances();
       QCOMPARE(static_cast<qint64>(w.grid()->cell_count()), mesh.size());
@@ -47,10 +51,8 @@ private slots:
   }
 
   void export_writes_the_engines_code_and_refuses_what_it_cannot_write() {
-    MainWindow w;
     QTemporaryDir tmp;
-    QVERIFY(!w.export_code(MainWindow::CodeKind::PyTorch, tmp.filePath(QStringLiteral("none.py"))));
-    QVERIFY2(w.last_error().contains(QStringLiteral("no design")), qPrintable(w.last_error()));
+    MainWindow w(nullptr, tmp.filePath(QStringLiteral("autosave")));
     QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/torchtitan-4d.meshloom.json")));
     const auto read = [](const QString& path) {
       QFile f(path);
@@ -58,10 +60,10 @@ private slots:
     };
     const QString torch = tmp.filePath(QStringLiteral("mesh.py"));
     QVERIFY2(w.export_code(MainWindow::CodeKind::PyTorch, torch), qPrintable(w.last_error()));
-    QCOMPARE(read(torch), meshloom::export_pytorch(*w.design()));
+    QCOMPARE(read(torch), meshloom::export_pytorch(w.design()));
     const QString jax = tmp.filePath(QStringLiteral("jax_mesh.py"));
     QVERIFY2(w.export_code(MainWindow::CodeKind::Jax, jax), qPrintable(w.last_error()));
-    QCOMPARE(read(jax), meshloom::export_jax(*w.design()));
+    QCOMPARE(read(jax), meshloom::export_jax(w.design()));
     // A directory that does not exist: refused, naming the path.
     const QString nowhere = tmp.filePath(QStringLiteral("missing/dir/mesh.py"));
     QVERIFY(!w.export_code(MainWindow::CodeKind::PyTorch, nowhere));
@@ -72,7 +74,7 @@ private slots:
   void a_bad_file_is_refused_and_the_window_keeps_its_design() {
     MainWindow w;
     QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/default.meshloom.json")));
-    const auto before = *w.design();
+    const auto before = w.design();
     QTemporaryDir tmp;
     const QString bad = tmp.filePath(QStringLiteral("bad.meshloom.json"));
     QFile file(bad);
@@ -81,7 +83,7 @@ private slots:
     file.close();
     QVERIFY(!w.open_design(bad));
     QVERIFY2(w.last_error().contains(QStringLiteral("bad.meshloom.json")), qPrintable(w.last_error()));
-    QVERIFY(*w.design() == before);
+    QVERIFY(w.design() == before);
     QVERIFY(!w.open_design(tmp.filePath(QStringLiteral("missing.meshloom.json"))));
     QVERIFY(w.last_error().contains(QStringLiteral("missing.meshloom.json")));
   }
@@ -97,6 +99,30 @@ private slots:
     const QImage image(out);
     QVERIFY(!image.isNull());
     QVERIFY(image.width() >= 640 && image.height() >= 480);
+  }
+
+  void screenshot_options_name_what_they_refuse() {
+    QTemporaryDir tmp;
+    const QString design = QStringLiteral(MESHLOOM_EXAMPLES_DIR "/hsdp-2d.meshloom.json");
+    const auto run = [&](const QStringList& options) {
+      QProcess p;
+      p.start(QStringLiteral(MESHLOOM_APP_PATH), QStringList{QStringLiteral("--screenshot"), tmp.filePath(QStringLiteral("s.png"))} + options + QStringList{design});
+      p.waitForFinished(60000);
+      return std::pair{p.exitCode(), QString::fromUtf8(p.readAllStandardError())};
+    };
+    auto [code, err] = run({QStringLiteral("--slice"), QStringLiteral("dp_shard,cp")});
+    QCOMPARE(code, 2);
+    QVERIFY2(err.contains(QLatin1String("'cp'")), qPrintable(err));
+    std::tie(code, err) = run({QStringLiteral("--select"), QStringLiteral("8")});
+    QCOMPARE(code, 2);
+    QVERIFY2(err.contains(QLatin1String("--select 8")), qPrintable(err));
+    std::tie(code, err) = run({QStringLiteral("--theme"), QStringLiteral("purple")});
+    QCOMPARE(code, 2);
+    QVERIFY2(err.contains(QLatin1String("purple")), qPrintable(err));
+    std::tie(code, err) = run({QStringLiteral("--slice"), QStringLiteral("dp"), QStringLiteral("--select"), QStringLiteral("5"),
+                               QStringLiteral("--theme"), QStringLiteral("dark")});
+    QCOMPARE(code, 0);
+    QVERIFY(!QImage(tmp.filePath(QStringLiteral("s.png"))).isNull());
   }
 
   void screenshot_of_a_bad_design_fails_with_exit_2() {

@@ -1,0 +1,69 @@
+// DesignDocument: the open design, its built mesh, its file and its undo history. Every change goes through
+// edit(), which runs one of the engine's design edits (meshloom/design/edit.hpp) and pushes the result as one
+// QUndoCommand; undo and redo swap whole Design values, so the history can never drift from the engine's
+// rules. The document also keeps an autosave copy while it has unsaved changes (see autosave.hpp).
+#pragma once
+
+#include <QObject>
+#include <QString>
+
+#include <functional>
+#include <optional>
+
+#include "meshloom/design/design.hpp"
+#include "meshloom/mesh/device_mesh.hpp"
+
+class QUndoStack;
+
+namespace meshloom::app {
+
+class DesignDocument : public QObject {
+  Q_OBJECT
+
+public:
+  explicit DesignDocument(QObject* parent = nullptr);
+
+  [[nodiscard]] const Design& design() const noexcept { return design_; }
+  // The design's root mesh, built by the engine (build_mesh over the design's world).
+  [[nodiscard]] const DeviceMesh& mesh() const noexcept { return mesh_; }
+  // The file the document was opened from or saved to; empty for a new design.
+  [[nodiscard]] const QString& path() const noexcept { return path_; }
+  // The file name, or "untitled" for a new design.
+  [[nodiscard]] QString display_name() const;
+  [[nodiscard]] bool is_modified() const;
+  [[nodiscard]] QUndoStack* undo_stack() const noexcept { return undo_; }
+
+  // A new design (world 8 on one host, one axis "dp" of 8), clean, with an empty history.
+  void new_design();
+  // Opens a design file: the document changes only when it loads. Returns false with the engine's message
+  // (which names the file) in *error.
+  bool open(const QString& path, QString* error);
+  // Shows `design` as if it had been opened from `path` (empty: untitled); clears the history. When
+  // `modified`, the document starts with unsaved changes (a recovered autosave).
+  void reset(Design design, const QString& path, bool modified = false);
+  // Saves atomically to `path` (the engine's save_design) and makes it the document's path. Returns false
+  // with the cause in *error; the file and the document are unchanged then.
+  bool save(const QString& path, QString* error);
+
+  // Applies one edit: `edit` maps the current design to the next (an engine function from design/edit.hpp);
+  // the result is pushed as one undoable command named `text`. An edit that throws changes nothing and
+  // returns false with the engine's message in *error; an edit that changes nothing pushes nothing and
+  // returns true.
+  bool edit(const QString& text, const std::function<Design(const Design&)>& edit, QString* error);
+
+signals:
+  void design_changed();              // design() and mesh() hold a new value
+  void path_changed(const QString&);  // after open, save as, new
+  void modified_changed(bool modified);
+
+private:
+  friend class DesignEditCommand;
+  void set_design(Design design);  // what the undo commands call
+
+  Design design_;
+  DeviceMesh mesh_;
+  QString path_;
+  QUndoStack* undo_;
+};
+
+}  // namespace meshloom::app

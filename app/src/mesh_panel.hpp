@@ -1,0 +1,89 @@
+// MeshPanel: the mesh designer. The design's name, world and devices per host; the axes table (AxesModel) with
+// add, remove, move, flatten and unflatten; a message under the field at fault when the engine refuses an
+// edit (never a dialog storm). It is a view: every change is one of the engine's design edits, run through
+// the document as one undoable command.
+#pragma once
+
+#include <QWidget>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "meshloom/design/design.hpp"
+
+class QAction;
+class QLabel;
+class QLineEdit;
+class QSpinBox;
+class QTableView;
+
+namespace meshloom::app {
+
+class AxesModel;
+class DesignDocument;
+
+class MeshPanel : public QWidget {
+  Q_OBJECT
+
+public:
+  MeshPanel(DesignDocument* doc, AxesModel* axes, QWidget* parent = nullptr);
+
+  // The panel's actions (also in the Mesh menu), with shortcuts and tooltips.
+  [[nodiscard]] QList<QAction*> actions_for_menu() const;
+
+  // The operations behind the actions, without dialogs (the actions ask for names and sizes first). Each
+  // returns false and shows the engine's message inline when the edit is refused.
+  bool add_axis(const std::string& name, std::int64_t size);  // after the current row (at the end when none)
+  bool remove_current();                                     // the selected axis or flattened axis
+  bool move_current(int delta);                              // -1 outer, +1 inner
+  bool flatten_picked(const QString& name);                  // the ticked axes; empty name: PyTorch's default
+  bool unflatten_current(const QString& sizes, const QString& names);  // "2, 4" and "dp_replicate, dp_shard"
+  bool set_world(std::int64_t world);
+  bool set_devices_per_host(std::int64_t devices);
+  bool set_design_name(const QString& name);
+
+  void select_axis(const std::string& name);
+  [[nodiscard]] std::string current_axis() const;  // "" when no row is selected
+  [[nodiscard]] QTableView* table() const noexcept { return table_; }
+  // The inline message currently shown (empty when none): field is "name", "world", "devices", "axes".
+  [[nodiscard]] QString message(const QString& field) const;
+
+private:
+  void sync_fields();
+  void update_actions();
+  void show_message(QLabel* label, const QString& text);
+  // Runs one edit of a form field; on refusal shows the message under it and puts the design's value back.
+  bool edit_field(QLabel* message, const QString& text, const std::function<Design(const Design&)>& edit);
+  void clear_messages();
+  void add_dialog();
+  void flatten_dialog();
+  void unflatten_dialog();
+
+  DesignDocument* doc_;
+  AxesModel* axes_;
+  QLineEdit* name_ = nullptr;
+  QSpinBox* world_ = nullptr;
+  QSpinBox* devices_ = nullptr;
+  QTableView* table_ = nullptr;
+  QLabel* name_message_ = nullptr;
+  QLabel* world_message_ = nullptr;
+  QLabel* devices_message_ = nullptr;
+  QLabel* axes_message_ = nullptr;
+  QAction* add_ = nullptr;
+  QAction* remove_ = nullptr;
+  QAction* up_ = nullptr;
+  QAction* down_ = nullptr;
+  QAction* flatten_ = nullptr;
+  QAction* unflatten_ = nullptr;
+  QAction* clear_picks_ = nullptr;
+  int row_before_reset_ = -1;
+};
+
+// Parses "2, 4" / "2x4" / "2 4" into sizes; ValueError-style message naming the bad token otherwise.
+[[nodiscard]] bool parse_sizes(const QString& text, std::vector<std::int64_t>* sizes, QString* error);
+// Parses "a, b" / "a b" into names (the engine checks the names themselves).
+[[nodiscard]] std::vector<std::string> parse_names(const QString& text);
+
+}  // namespace meshloom::app
