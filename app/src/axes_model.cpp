@@ -27,34 +27,57 @@ QString layout_text(const Layout& layout) {
 }  // namespace
 
 AxesModel::AxesModel(DesignDocument* doc, QObject* parent) : QAbstractTableModel(parent), doc_(doc) {
-  reload();
+  (void)reload();
   connect(doc_, &DesignDocument::design_changed, this, [this] {
-    beginResetModel();
-    reload();
-    endResetModel();
+    // The same rows (a rename, a resize, a world change): a data change, so an open editor and the
+    // selection survive. Rows added or removed: a reset.
+    const auto& spec = doc_->design().mesh;
+    const bool same_rows = spec.names.size() + spec.flattened.size() == names_.size();
+    bool picks_changed = false;
+    if (same_rows) {
+      picks_changed = reload();
+      if (rowCount() > 0) emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
+      emit headerDataChanged(Qt::Vertical, 0, rowCount() - 1);
+    } else {
+      beginResetModel();
+      picks_changed = reload();
+      endResetModel();
+    }
+    if (picks_changed) emit picked_changed();  // after the model is whole again
   });
 }
 
-void AxesModel::reload() {
+bool AxesModel::reload() {
   const auto& spec = doc_->design().mesh;
   std::vector<std::string> now = spec.names;
   for (const auto& f : spec.flattened) now.push_back(f.name);
-  // Carry picks: a name that disappeared from the same row and a new name appeared there is a rename.
+  // A rename (the same rows, exactly one name different) carries its pick; other picks of names that are
+  // gone are dropped.
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::size_t renamed = kNone;  // the row of the one renamed name
+  if (now.size() == names_.size()) {
+    std::size_t differing = 0;
+    for (std::size_t i = 0; i < now.size(); ++i) {
+      if (now[i] != names_[i]) {
+        ++differing;
+        renamed = i;
+      }
+    }
+    if (differing != 1) renamed = kNone;
+  }
   QStringList kept;
   for (const QString& p : picked_) {
     const std::string name = p.toStdString();
     if (std::find(now.begin(), now.end(), name) != now.end()) {
       kept << p;
-    } else if (auto it = std::find(names_.begin(), names_.end(), name); it != names_.end()) {
-      const auto row = static_cast<std::size_t>(it - names_.begin());
-      const bool same_shape = now.size() == names_.size();
-      if (same_shape && std::find(names_.begin(), names_.end(), now[row]) == names_.end()) kept << q(now[row]);
+    } else if (renamed != kNone && names_[renamed] == name) {
+      kept << q(now[renamed]);
     }
   }
   const bool picks_changed = kept != picked_;
   picked_ = kept;
   names_ = std::move(now);
-  if (picks_changed) emit picked_changed();
+  return picks_changed;
 }
 
 int AxesModel::rowCount(const QModelIndex& parent) const {
@@ -120,9 +143,11 @@ QVariant AxesModel::data(const QModelIndex& index, int role) const {
           return parts.join(QStringLiteral(" × "));
         }
         case Groups: {
-          const RankTensor groups = mesh.groups(axis);
-          return groups.shape[0] == 1 ? tr("1 group of %1").arg(groups.shape[1])
-                                      : tr("%1 groups of %2").arg(groups.shape[0]).arg(groups.shape[1]);
+          // The root mesh has one instance: size / size(axis) groups of size(axis) (DeviceMesh::groups), counted
+          // without enumerating them.
+          const std::int64_t size = mesh.size(axis);
+          const std::int64_t count = mesh.size() / size;
+          return count == 1 ? tr("1 group of %1").arg(size) : tr("%1 groups of %2").arg(count).arg(size);
         }
         case LayoutColumn: {
           const std::size_t own = doc_->design().mesh.names.size();

@@ -54,7 +54,7 @@ signals:
   void picked_changed();
 
 private:
-  void reload();
+  bool reload();  // true when the picks changed
   DesignDocument* doc_;
   std::vector<std::string> names_;  // what the rows showed before the last reload (to carry picks on rename)
   QStringList picked_;

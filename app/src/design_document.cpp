@@ -42,7 +42,9 @@ private:
 DesignDocument::DesignDocument(QObject* parent)
     : QObject(parent), design_(first_design()), mesh_(build_mesh(design_.mesh, design_.world)),
       undo_(new QUndoStack(this)) {
-  connect(undo_, &QUndoStack::cleanChanged, this, [this](bool clean) { emit modified_changed(!clean); });
+  connect(undo_, &QUndoStack::cleanChanged, this, [this](bool clean) {
+    if (!resetting_) emit modified_changed(!clean);
+  });
 }
 
 QString DesignDocument::display_name() const {
@@ -67,10 +69,12 @@ bool DesignDocument::open(const QString& path, QString* error) {
 void DesignDocument::reset(Design design, const QString& path, bool modified) {
   DeviceMesh mesh = build_mesh(design.mesh, design.world);  // may throw: then nothing changes
   const bool was_modified = is_modified();
-  undo_->blockSignals(true);
+  // The stack's own signals must reach the undo and redo actions; only the relay of cleanChanged is held
+  // back, and modified_changed is emitted once below, after the new design is in place.
+  resetting_ = true;
   undo_->clear();
   if (modified) undo_->resetClean();
-  undo_->blockSignals(false);
+  resetting_ = false;
   design_ = std::move(design);
   mesh_ = std::move(mesh);
   path_ = path;

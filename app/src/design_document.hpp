@@ -64,6 +64,7 @@ private:
   DeviceMesh mesh_;
   QString path_;
   QUndoStack* undo_;
+  bool resetting_ = false;
 };
 
 }  // namespace meshloom::app

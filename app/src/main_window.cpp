@@ -14,6 +14,7 @@
 #include <QKeySequence>
 #include <QLabel>
 #include <QListView>
+#include <QLocale>
 #include <QMenuBar>
 #include <QPalette>
 #include <QSettings>
@@ -49,6 +50,7 @@ namespace meshloom::app {
 namespace {
 
 constexpr int kMaxRecent = 8;
+constexpr qlonglong kMaxDrawnRanks = qlonglong{1} << 20;  // about 50 MB of cells; far past any real cluster
 constexpr int kAutosaveMs = 30'000;
 const char* const kRecentKey = "recent_files";
 
@@ -100,6 +102,12 @@ QPalette dark_palette() {
 
 MainWindow::MainWindow(QWidget* parent, const QString& autosave_dir) : QMainWindow(parent) {
   doc_ = new DesignDocument(this);
+  // Connected before the models are made, so the canvas is rebuilt before AxesModel reports changed picks.
+  connect(doc_, &DesignDocument::design_changed, this, [this] {
+    rebuild_canvas();
+    refresh_overview();
+    refresh_slice();
+  });
   axes_ = new AxesModel(doc_, this);
   slice_ = new SliceModel(this);
   autosave_ = new Autosave(doc_, autosave_dir.isEmpty() ? Autosave::default_dir() : autosave_dir, kAutosaveMs, this);
@@ -110,11 +118,6 @@ MainWindow::MainWindow(QWidget* parent, const QString& autosave_dir) : QMainWind
   build_docks();
   build_menus();
 
-  connect(doc_, &DesignDocument::design_changed, this, [this] {
-    rebuild_canvas();
-    refresh_overview();
-    refresh_slice();
-  });
   connect(doc_, &DesignDocument::path_changed, this, &MainWindow::update_title);
   connect(doc_, &DesignDocument::modified_changed, this, &MainWindow::update_title);
   connect(axes_, &AxesModel::picked_changed, this, &MainWindow::refresh_slice);
@@ -161,7 +164,7 @@ void MainWindow::build_docks() {
   slice_layout->addWidget(groups_, 1);
   QDockWidget* slice_dock = dock(this, tr("Slice"), QStringLiteral("slice_dock"), slice_widget, Qt::RightDockWidgetArea);
   connect(groups_->selectionModel(), &QItemSelectionModel::currentChanged, this, [this](const QModelIndex& current) {
-    if (grid_) grid_->set_emphasised_group(current.isValid() ? current.row() : -1);
+    if (grid_ && !syncing_groups_) grid_->set_emphasised_group(current.isValid() ? current.row() : -1);
   });
 
   rank_panel_ = new RankPanel(doc_, this);
@@ -297,10 +300,11 @@ bool MainWindow::save_design(const QString& path) {
 }
 
 bool MainWindow::maybe_save() {
+  mesh_panel_->commit_pending();
   if (!doc_->is_modified()) return true;
   switch (unsaved_prompt_(doc_->display_name())) {
     case QMessageBox::Save: return save_dialog(false);
-    case QMessageBox::Discard: autosave_->discard(); return true;
+    case QMessageBox::Discard: return true;  // the copy goes when the changes do (new, open, close)
     default: return false;
   }
 }
@@ -329,6 +333,7 @@ void MainWindow::open_dialog() {
 }
 
 bool MainWindow::save_dialog(bool save_as) {
+  mesh_panel_->commit_pending();
   QString path = doc_->path();
   if (save_as || path.isEmpty()) {
     const QString suggested = path.isEmpty() ? q(doc_->design().name) + QStringLiteral(".meshloom.json") : path;
@@ -373,14 +378,19 @@ bool MainWindow::recover(const Autosave::Recovery& recovery) {
     fail(tr("cannot recover %1: %2").arg(recovery.copy, QString::fromUtf8(e.what())));
     return false;
   }
-  QString ignored;
-  if (!recovery.origin.isEmpty() && doc_->open(recovery.origin, &ignored)) {
-    (void)doc_->edit(tr("Recover autosaved changes"), [&copy](const Design&) { return copy; }, &ignored);
+  QString why;
+  if (!recovery.origin.isEmpty() && doc_->open(recovery.origin, &why) &&
+      doc_->edit(tr("Recover autosaved changes"), [&copy](const Design&) { return copy; }, &why)) {
+    // The recovered changes sit on top of the saved file, one undo away from it.
   } else {
     doc_->reset(copy, recovery.origin, /*modified=*/true);
   }
+  // This session's copy first; the old one goes only once the changes are safe in it.
+  if (!autosave_->write_now(&why)) {
+    fail(tr("recovered, but %1; the old copy %2 is kept").arg(why, recovery.copy));
+    return true;
+  }
   Autosave::remove(recovery);
-  (void)autosave_->write_now();
   statusBar()->showMessage(tr("Recovered unsaved changes from %1").arg(recovery.when.toString()), 8000);
   return true;
 }
@@ -436,6 +446,7 @@ bool MainWindow::export_canvas(ImageKind kind, const QString& path) {
 }
 
 void MainWindow::export_code_dialog(CodeKind kind) {
+  mesh_panel_->commit_pending();
   const QString dir = doc_->path().isEmpty() ? QString() : QFileInfo(doc_->path()).absolutePath();
   const QString suggested =
       QDir(dir).filePath(q(doc_->design().name) + (kind == CodeKind::PyTorch ? "_mesh.py" : "_jax_mesh.py"));
@@ -490,18 +501,33 @@ void MainWindow::preset_dialog(const QString& preset) {
 void MainWindow::rebuild_canvas() {
   const Design& design = doc_->design();
   const DeviceMesh& mesh = doc_->mesh();
+  if (selected_rank_ && !mesh.contains(*selected_rank_)) selected_rank_.reset();
+  hovered_rank_.reset();
+  view_->set_grid(nullptr);
+  if (mesh.size() > kMaxDrawnRanks) {
+    scene_->clear();
+    grid_ = nullptr;
+    auto* note = scene_->addSimpleText(
+        tr("This mesh has %1 ranks; the canvas draws meshes of up to %2 ranks.\nThe axes table, slices of small "
+           "axes and export still work.")
+            .arg(QLocale().toString(static_cast<qlonglong>(mesh.size())), QLocale().toString(kMaxDrawnRanks)));
+    note->setBrush(palette().color(QPalette::Text));
+    scene_->setSceneRect(note->boundingRect().adjusted(-24, -24, 24, 24));
+    rank_panel_->show_rank(selected_rank_);
+    view_->fit();
+    return;
+  }
   const RankTensor instances = mesh.instances();  // the root has one instance: every rank, row-major
   std::vector<std::int64_t> hosts;
   hosts.reserve(instances.values.size());
   for (auto r : instances.values) hosts.push_back(r / design.devices_per_host);
-  view_->set_grid(nullptr);
+  // The new item first: should it fail, the scene still holds the old one.
+  auto* grid = new MeshGridItem(layout_mesh(mesh.shape()), instances.values, std::move(hosts), design.mesh.names);
   scene_->clear();
-  grid_ = new MeshGridItem(layout_mesh(mesh.shape()), instances.values, std::move(hosts), design.mesh.names);
+  grid_ = grid;
   scene_->addItem(grid_);
   scene_->setSceneRect(grid_->boundingRect().adjusted(-24, -24, 24, 24));
   view_->set_grid(grid_);
-  if (selected_rank_ && !mesh.contains(*selected_rank_)) selected_rank_.reset();
-  hovered_rank_.reset();
   if (selected_rank_) {
     for (std::size_t c = 0; c < grid_->cell_count(); ++c) {
       if (grid_->rank_at(c) == *selected_rank_) grid_->set_selected_cell(c);
@@ -516,20 +542,24 @@ void MainWindow::rebuild_canvas() {
 void MainWindow::set_slice(const std::vector<std::string>& axes) { axes_->set_picked(axes); }
 
 void MainWindow::refresh_slice() {
-  slice_->set_slice(doc_->mesh(), axes_->picked());
+  const bool drawn = doc_->mesh().size() <= kMaxDrawnRanks;
+  slice_->set_slice(doc_->mesh(), drawn ? axes_->picked() : std::vector<std::string>{});
   slice_summary_->setText(slice_->summary());
   slice_error_->setText(slice_->error());
   slice_error_->setVisible(!slice_->error().isEmpty());
   const bool dark = palette().color(QPalette::Window).lightness() < 128;
   slice_error_->setStyleSheet(QStringLiteral("color: %1;").arg(dark ? QStringLiteral("#ff8a80") : QStringLiteral("#b00020")));
-  if (!grid_) return;
   const auto& s = slice_->slice();
-  grid_->set_groups(s.cell_group, static_cast<std::int32_t>(s.groups.size()));
+  if (grid_ && (s.cell_group.empty() || s.cell_group.size() == grid_->cell_count())) {
+    grid_->set_groups(s.cell_group, static_cast<std::int32_t>(s.groups.size()));
+  }
   select_rank(selected_rank_);
 }
 
 void MainWindow::select_rank(std::optional<std::int64_t> rank) {
-  if (rank && !doc_->mesh().contains(*rank)) rank.reset();
+  const auto in_mesh = [this](std::int64_t r) { return r >= 0 && r < doc_->design().world && doc_->mesh().contains(r); };
+  if (rank && !in_mesh(*rank)) rank.reset();
+  if (hovered_rank_ && !in_mesh(*hovered_rank_)) hovered_rank_.reset();
   selected_rank_ = rank;
   std::optional<std::size_t> cell;
   if (grid_ && rank) {
@@ -541,13 +571,14 @@ void MainWindow::select_rank(std::optional<std::int64_t> rank) {
   rank_panel_->show_rank(hovered_rank_ ? hovered_rank_ : selected_rank_);
   const int group = rank ? slice_->group_of_rank(*rank) : -1;
   if (grid_) grid_->set_emphasised_group(group);
-  const QSignalBlocker block(groups_->selectionModel());
+  syncing_groups_ = true;  // the list follows the canvas; its currentChanged must not emphasise again
   if (group >= 0) {
     groups_->setCurrentIndex(slice_->index(group));
     groups_->scrollTo(slice_->index(group));
   } else {
-    groups_->clearSelection();
+    groups_->setCurrentIndex(QModelIndex());
   }
+  syncing_groups_ = false;
 }
 
 void MainWindow::refresh_overview() {

@@ -124,6 +124,7 @@ private:
   QMenu* recent_menu_ = nullptr;
   std::optional<std::int64_t> selected_rank_;
   std::optional<std::int64_t> hovered_rank_;
+  bool syncing_groups_ = false;
   UnsavedPrompt unsaved_prompt_;
   QString last_error_;
 };

@@ -183,8 +183,18 @@ MeshPanel::MeshPanel(DesignDocument* doc, AxesModel* axes, QWidget* parent)
     update_actions();
   });
   connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, &MeshPanel::update_actions);
-  connect(doc_, &DesignDocument::design_changed, this, &MeshPanel::sync_fields);
+  connect(doc_, &DesignDocument::design_changed, this, [this] {
+    clear_messages();  // an edit that went through (or an undo, or another file) answers the last refusal
+    sync_fields();
+  });
+  for (QSpinBox* box : {world_, devices_}) box->setFocusPolicy(Qt::StrongFocus);  // no edits by scrolling past
   sync_fields();
+}
+
+void MeshPanel::commit_pending() {
+  world_->interpretText();
+  devices_->interpretText();
+  if (name_->text() != q(doc_->design().name)) (void)set_design_name(name_->text());
 }
 
 QList<QAction*> MeshPanel::actions_for_menu() const {
@@ -196,6 +206,7 @@ void MeshPanel::sync_fields() {
   const QSignalBlocker b1(name_), b2(world_), b3(devices_);
   if (!name_->hasFocus() || name_->text() != q(d.name)) name_->setText(q(d.name));
   world_->setValue(static_cast<int>(d.world));
+  world_->setSingleStep(static_cast<int>(d.devices_per_host));  // a step adds or removes a whole host
   devices_->setValue(static_cast<int>(d.devices_per_host));
   update_actions();
 }

@@ -44,6 +44,10 @@ public:
   bool set_devices_per_host(std::int64_t devices);
   bool set_design_name(const QString& name);
 
+  // Applies what is typed but not yet committed (a name being edited, a number not yet entered), as saving,
+  // exporting and closing must see it.
+  void commit_pending();
+
   void select_axis(const std::string& name);
   [[nodiscard]] std::string current_axis() const;  // "" when no row is selected
   [[nodiscard]] QTableView* table() const noexcept { return table_; }

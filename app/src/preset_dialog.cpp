@@ -76,8 +76,9 @@ QString describe_mesh(const MeshSpec& mesh) {
   for (std::size_t i = 0; i < mesh.shape.size(); ++i) axes << QStringLiteral("%1=%2").arg(q(mesh.names[i])).arg(mesh.shape[i]);
   QString text = QStringLiteral("(%1)").arg(axes.join(QStringLiteral(", ")));
   std::int64_t size = 1;
-  for (auto s : mesh.shape) size *= s;
-  text += QObject::tr(", %1 ranks").arg(size);
+  bool overflow = false;
+  for (auto s : mesh.shape) overflow = overflow || __builtin_mul_overflow(size, s, &size);
+  text += overflow ? QObject::tr(", more ranks than an int64 holds") : QObject::tr(", %1 ranks").arg(size);
   if (!mesh.flattened.empty()) {
     QStringList flat;
     for (const auto& f : mesh.flattened) flat << q(f.name);

@@ -13,6 +13,8 @@ namespace {
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
+constexpr std::int64_t kMaxListedGroup = 65536;  // larger groups are described, not enumerated
+
 QString ints(const std::vector<std::int64_t>& values, int limit = 32) {
   QStringList parts;
   for (std::size_t i = 0; i < values.size() && static_cast<int>(i) < limit; ++i) parts << QString::number(values[i]);
@@ -47,6 +49,10 @@ void RankPanel::show_rank(std::optional<std::int64_t> rank) {
   }
   const Design& design = doc_->design();
   const DeviceMesh& mesh = doc_->mesh();
+  if (*rank < 0 || *rank >= design.world) {
+    title_->setText(tr("Rank %1 is not in the world of %2 ranks.").arg(*rank).arg(design.world));
+    return;
+  }
   title_->setText(tr("<b>Rank %1</b>").arg(*rank));
   const std::int64_t host = *rank / design.devices_per_host;
   new QTreeWidgetItem(tree_, {tr("Host"), tr("%1 (device %2 of %3)")
@@ -63,10 +69,12 @@ void RankPanel::show_rank(std::optional<std::int64_t> rank) {
   new QTreeWidgetItem(tree_, {tr("Coordinate"), QStringLiteral("(%1)").arg(named.join(QStringLiteral(", ")))});
   const auto add_axis_row = [&](const std::string& name, bool flattened) {
     const AxisRef axis{name};
-    const auto group = mesh.group_of(*rank, axis);
+    const std::int64_t size = mesh.size(axis);
+    // The group itself only while it is small enough to list; its size and the local rank always.
+    const QString group = size <= kMaxListedGroup ? QStringLiteral("[%1]").arg(ints(mesh.group_of(*rank, axis)))
+                                                  : tr("(%1 ranks)").arg(size);
     auto* item = new QTreeWidgetItem(
-        tree_, {q(name), tr("local rank %1 of %2").arg(mesh.local_rank(*rank, axis)).arg(group.size()),
-                QStringLiteral("[%1]").arg(ints(group))});
+        tree_, {q(name), tr("local rank %1 of %2").arg(mesh.local_rank(*rank, axis)).arg(size), group});
     if (flattened) {
       QFont f = item->font(0);
       f.setItalic(true);

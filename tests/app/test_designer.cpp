@@ -17,6 +17,7 @@
 #include "main_window.hpp"
 #include "mesh_grid_item.hpp"
 #include "mesh_panel.hpp"
+#include "mesh_view.hpp"
 #include "meshloom/design/edit.hpp"
 #include "meshloom/design/export.hpp"
 #include "meshloom/presets/presets.hpp"
@@ -366,6 +367,64 @@ private slots:
     QVERIFY(QFile::exists(next.autosave()->copy_path()));
     QVERIFY(next.save_design(path));
     QVERIFY(!QFile::exists(next.autosave()->copy_path()));
+  }
+
+  // A slice and a hovered rank that the next edit takes away: the canvas, slice and rank dock follow the new
+  // mesh (the window reacts before the models report their changed picks), and the undo action follows too.
+  void edits_under_a_slice_and_a_hover_follow_the_new_mesh() {
+    QTemporaryDir tmp;
+    MainWindow w(nullptr, tmp.filePath(QStringLiteral("autosave")));
+    QVERIFY(w.mesh_panel()->add_axis("tp", 2));  // untitled (dp=8) -> (dp=8, tp=2), 16 ranks
+    QCOMPARE(static_cast<qint64>(w.grid()->cell_count()), 16);
+    w.set_slice({"dp", "tp"});
+    QCOMPARE(w.slice_model()->rowCount(), 1);
+    emit w.view()->cell_hovered(std::optional<std::size_t>(12));
+    QCOMPARE(w.rank_panel()->rank(), std::optional<std::int64_t>(12));
+    w.select_rank(13);
+    w.mesh_panel()->select_axis("tp");
+    QVERIFY(w.mesh_panel()->remove_current());  // 8 ranks: the hovered 12 and the selected 13 are gone
+    QCOMPARE(static_cast<qint64>(w.grid()->cell_count()), 8);
+    QCOMPARE(w.axes_model()->picked(), std::vector<std::string>{"dp"});
+    QCOMPARE(w.slice_model()->rowCount(), 1);
+    QCOMPARE(w.grid()->group_of_cell(7), 0);
+    QCOMPARE(w.rank_panel()->rank(), std::nullopt);
+    w.document()->undo_stack()->undo();  // tp is back, unticked
+    QCOMPARE(static_cast<qint64>(w.grid()->cell_count()), 16);
+    QCOMPARE(w.slice_model()->slice().groups, rows(w.document()->mesh().groups(AxisRef{std::string("dp")})));
+    QCOMPARE(w.grid()->group_of_cell(15), w.slice_model()->group_of_rank(15));
+
+    QAction* undo = nullptr;
+    for (QAction* a : w.findChildren<QAction*>()) {
+      if (a->shortcut() == QKeySequence(QKeySequence::Undo)) undo = a;
+    }
+    QVERIFY(undo != nullptr);
+    QVERIFY(undo->isEnabled());
+    w.set_unsaved_prompt([](const QString&) { return QMessageBox::Discard; });
+    QVERIFY(w.maybe_save());
+    w.document()->new_design();
+    QVERIFY(!undo->isEnabled());  // the action hears the stack even when the document is replaced
+
+    // A refusal's message goes once an edit goes through.
+    QVERIFY(!w.mesh_panel()->set_devices_per_host(3));
+    QVERIFY(!w.mesh_panel()->message(QStringLiteral("devices")).isEmpty());
+    QVERIFY(w.mesh_panel()->set_devices_per_host(4));
+    QVERIFY(w.mesh_panel()->message(QStringLiteral("devices")).isEmpty());
+  }
+
+  void a_mesh_too_large_to_draw_is_described_not_drawn() {
+    QTemporaryDir tmp;
+    MainWindow w(nullptr, tmp.filePath(QStringLiteral("autosave")));
+    w.set_slice({"dp"});
+    QVERIFY(w.mesh_panel()->add_axis("tp", 1 << 20));  // 8 x 2^20 ranks
+    QCOMPARE(w.grid(), nullptr);
+    QCOMPARE(w.slice_model()->rowCount(), 0);
+    QCOMPARE(w.axes_model()->data(w.axes_model()->index(1, AxesModel::Groups)).toString(),
+             QStringLiteral("8 groups of 1048576"));
+    w.select_rank(5);
+    QCOMPARE(w.rank_panel()->value(QStringLiteral("tp")), QStringLiteral("local rank 5 of 1048576"));
+    w.document()->undo_stack()->undo();
+    QVERIFY(w.grid() != nullptr);
+    QCOMPARE(w.slice_model()->rowCount(), 1);
   }
 
   // The "done when", without dialogs: a 4-D mesh from a preset, sliced, two axes flattened, an undo,
