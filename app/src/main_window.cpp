@@ -43,6 +43,7 @@
 #include "meshloom/presets/presets.hpp"
 #include "preset_dialog.hpp"
 #include "rank_panel.hpp"
+#include "redistribution_panel.hpp"
 #include "slice_model.hpp"
 
 namespace meshloom::app {
@@ -166,6 +167,11 @@ void MainWindow::build_docks() {
   connect(groups_->selectionModel(), &QItemSelectionModel::currentChanged, this, [this](const QModelIndex& current) {
     if (grid_ && !syncing_groups_) grid_->set_emphasised_group(current.isValid() ? current.row() : -1);
   });
+
+  redistribution_ = new RedistributionPanel(doc_, this);
+  QDockWidget* plan_dock =
+      dock(this, tr("Redistribution"), QStringLiteral("redistribution_dock"), redistribution_, Qt::BottomDockWidgetArea);
+  resizeDocks({plan_dock}, {260}, Qt::Vertical);
 
   rank_panel_ = new RankPanel(doc_, this);
   QDockWidget* rank_dock = dock(this, tr("Rank"), QStringLiteral("rank_dock"), rank_panel_, Qt::RightDockWidgetArea);
@@ -299,8 +305,13 @@ bool MainWindow::save_design(const QString& path) {
   return true;
 }
 
-bool MainWindow::maybe_save() {
+void MainWindow::commit_pending() {
   mesh_panel_->commit_pending();
+  redistribution_->commit_pending();
+}
+
+bool MainWindow::maybe_save() {
+  commit_pending();
   if (!doc_->is_modified()) return true;
   switch (unsaved_prompt_(doc_->display_name())) {
     case QMessageBox::Save: return save_dialog(false);
@@ -333,7 +344,7 @@ void MainWindow::open_dialog() {
 }
 
 bool MainWindow::save_dialog(bool save_as) {
-  mesh_panel_->commit_pending();
+  commit_pending();
   QString path = doc_->path();
   if (save_as || path.isEmpty()) {
     const QString suggested = path.isEmpty() ? q(doc_->design().name) + QStringLiteral(".meshloom.json") : path;
@@ -446,7 +457,7 @@ bool MainWindow::export_canvas(ImageKind kind, const QString& path) {
 }
 
 void MainWindow::export_code_dialog(CodeKind kind) {
-  mesh_panel_->commit_pending();
+  commit_pending();
   const QString dir = doc_->path().isEmpty() ? QString() : QFileInfo(doc_->path()).absolutePath();
   const QString suggested =
       QDir(dir).filePath(q(doc_->design().name) + (kind == CodeKind::PyTorch ? "_mesh.py" : "_jax_mesh.py"));

@@ -1,5 +1,6 @@
 // The main window: the canvas of the design's mesh in the middle; docks for the mesh designer (axes table),
-// the slice (its groups as rank lists), the rank under the mouse, and an overview of the design. Menus:
+// the slice (its groups as rank lists), the rank under the mouse, an overview of the design, and the
+// redistribution plans of its tensors. Menus:
 // File (new, open, recent, save, save as, export code and canvas), Edit (undo, redo), Mesh (axis edits,
 // presets), View (zoom, fit, theme). The window is glue: the document holds the design and its history,
 // the models and panels are views over it, and every number shown comes from the engine.
@@ -32,6 +33,7 @@ class MeshGridItem;
 class MeshPanel;
 class MeshView;
 class RankPanel;
+class RedistributionPanel;
 class SliceModel;
 struct PresetRequest;
 
@@ -79,6 +81,7 @@ public:
   [[nodiscard]] SliceModel* slice_model() const noexcept { return slice_; }
   [[nodiscard]] MeshPanel* mesh_panel() const noexcept { return mesh_panel_; }
   [[nodiscard]] RankPanel* rank_panel() const noexcept { return rank_panel_; }
+  [[nodiscard]] RedistributionPanel* redistribution_panel() const noexcept { return redistribution_; }
   [[nodiscard]] Autosave* autosave() const noexcept { return autosave_; }
   [[nodiscard]] const MeshGridItem* grid() const noexcept { return grid_; }
   [[nodiscard]] MeshView* view() const noexcept { return view_; }
@@ -107,6 +110,7 @@ private:
   void refresh_overview();
   void update_title();
   void fail(const QString& message);
+  void commit_pending();  // what is typed in the panels but not yet committed
 
   DesignDocument* doc_ = nullptr;
   AxesModel* axes_ = nullptr;
@@ -117,6 +121,7 @@ private:
   MeshGridItem* grid_ = nullptr;
   MeshPanel* mesh_panel_ = nullptr;
   RankPanel* rank_panel_ = nullptr;
+  RedistributionPanel* redistribution_ = nullptr;
   QTreeWidget* overview_ = nullptr;
   QLabel* slice_summary_ = nullptr;
   QLabel* slice_error_ = nullptr;

@@ -1,0 +1,149 @@
+// RedistributionPanel: how one of the design's tensors moves from its source state to its target state. A tensor
+// picker (the design's tensors by name), the tensor's shape and dtype, its source and target states as text (the
+// engine's state text form, "S(0)[0]S(0)[1]R"), a planner (graph, greedy, auto) and a cost model (fixed, comm,
+// calibrated when the design's calibration file loads); the plan of the chosen planner, and the graph and greedy
+// plans side by side so their costs can be compared.
+//
+// It is a view over the engine: plans come from PlanCache (one per cost model; the engine's plan_redistribution),
+// and editing the source or target text is one undoable design edit through the document (parse_state,
+// check_state and validate_design decide what is valid). An impossible request (greedy refusing a non-default
+// shard order, no path between partial ops, a state that does not fit, a search past the state budget) shows the
+// engine's message in red under its table and no rows; a refused state text shows the message under its field,
+// and the design is unchanged. Everything runs on the GUI thread; the state budget (kStateBudget) bounds every
+// search, so a large mesh ends in the engine's RuntimeError rather than a frozen window.
+#pragma once
+
+#include <QString>
+#include <QWidget>
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "meshloom/plan/planner.hpp"
+
+class QComboBox;
+class QGroupBox;
+class QLabel;
+class QLineEdit;
+class QTableView;
+
+namespace meshloom::app {
+
+class DesignDocument;
+class PlanModel;
+
+class RedistributionPanel : public QWidget {
+  Q_OBJECT
+
+public:
+  enum class CostModelKind { Fixed, Comm, Calibrated };
+  // The states one search may settle (PlanRequest::state_budget): at most about half a second of planning on
+  // one core (a refused request is remembered, so it is not searched again on every redraw).
+  static constexpr std::size_t kStateBudget = 200'000;
+
+  explicit RedistributionPanel(DesignDocument* doc, QWidget* parent = nullptr);
+  ~RedistributionPanel() override;
+
+  // The tensor shown, by name; "" when the design has none.
+  [[nodiscard]] QString current_tensor() const;
+  // Shows the tensor of that name; false (nothing changes) when the design has none of that name.
+  bool select_tensor(const QString& name);
+
+  [[nodiscard]] PlannerKind planner() const;
+  void set_planner(PlannerKind kind);
+  [[nodiscard]] CostModelKind cost_model() const;
+  // False (nothing changes) when the model is not available (calibrated without a calibration that loads).
+  bool set_cost_model(CostModelKind kind);
+  // Whether the calibrated model can be chosen, and when not, why (the tooltip of its entry).
+  [[nodiscard]] bool calibrated_available() const noexcept { return calibrated_reason_.isEmpty(); }
+  [[nodiscard]] const QString& calibrated_reason() const noexcept { return calibrated_reason_; }
+  [[nodiscard]] std::size_t state_budget() const noexcept { return budget_; }
+  void set_state_budget(std::size_t budget);
+
+  // Sets the current tensor's source or target state from text, as editingFinished on its field does: one
+  // undoable design edit. False when the text is refused: the engine's message (naming the text) is shown under
+  // the field and the design is unchanged. Text equal to the current state pushes nothing and returns true.
+  bool set_source(const QString& text);
+  bool set_target(const QString& text);
+  // Commits what is typed in the source and target fields but not yet committed (before saving or closing).
+  void commit_pending();
+
+  // What the panel asks the engine for the current tensor with `kind` (auto stays auto); nullopt without one.
+  [[nodiscard]] std::optional<PlanRequest> request(PlannerKind kind) const;
+
+  // The plan of the chosen planner, and the graph and greedy plans of the comparison.
+  [[nodiscard]] PlanModel* plan_model() const noexcept { return plan_model_; }
+  [[nodiscard]] PlanModel* graph_model() const noexcept { return graph_model_; }
+  [[nodiscard]] PlanModel* greedy_model() const noexcept { return greedy_model_; }
+  [[nodiscard]] QTableView* plan_table() const noexcept { return plan_table_; }
+  [[nodiscard]] QTableView* graph_table() const noexcept { return graph_table_; }
+  [[nodiscard]] QTableView* greedy_table() const noexcept { return greedy_table_; }
+  [[nodiscard]] QLineEdit* source_field() const noexcept { return src_; }
+  [[nodiscard]] QLineEdit* target_field() const noexcept { return dst_; }
+
+  // The inline message shown (empty when none). Fields: "source", "target" (a refused state text), "plan",
+  // "graph", "greedy" (the engine's error for that plan), "tensor" (the hint of a design without tensors),
+  // "compare" (the comparison line under the two plans).
+  [[nodiscard]] QString message(const QString& field) const;
+
+signals:
+  // The three plans were planned again (a design edit, another tensor, planner or cost model).
+  void plans_changed();
+
+public slots:
+  // Re-reads the design (tensors, fields, calibration) and plans again. Called on design_changed.
+  void refresh();
+
+private:
+  struct ModelSlot;
+  struct Outcome {
+    std::shared_ptr<const Plan> plan;
+    QString error;
+  };
+
+  void sync_tensors();
+  void sync_fields();
+  void update_calibration();
+  void replan();
+  [[nodiscard]] int tensor_index() const;  // into design().tensors; -1 when none
+  [[nodiscard]] ModelSlot& slot(CostModelKind kind);
+  [[nodiscard]] Outcome plan_with(ModelSlot& slot, const PlanRequest& request);
+  [[nodiscard]] QString cost_unit(CostModelKind kind) const;
+  bool set_state(bool source, const QString& text);
+  void show_message(QLabel* label, const QString& text);
+
+  DesignDocument* doc_;
+  std::size_t budget_ = kStateBudget;
+  std::vector<std::unique_ptr<ModelSlot>> slots_;  // one per CostModelKind
+  QString calibrated_reason_;
+
+  QComboBox* tensor_ = nullptr;
+  QLabel* tensor_hint_ = nullptr;
+  QLineEdit* shape_ = nullptr;
+  QLineEdit* dtype_ = nullptr;
+  QLineEdit* src_ = nullptr;
+  QLineEdit* dst_ = nullptr;
+  QLabel* src_message_ = nullptr;
+  QLabel* dst_message_ = nullptr;
+  QComboBox* planner_ = nullptr;
+  QComboBox* cost_ = nullptr;
+  QGroupBox* plan_box_ = nullptr;
+  PlanModel* plan_model_ = nullptr;
+  PlanModel* graph_model_ = nullptr;
+  PlanModel* greedy_model_ = nullptr;
+  QTableView* plan_table_ = nullptr;
+  QTableView* graph_table_ = nullptr;
+  QTableView* greedy_table_ = nullptr;
+  QLabel* plan_summary_ = nullptr;
+  QLabel* graph_summary_ = nullptr;
+  QLabel* greedy_summary_ = nullptr;
+  QLabel* plan_message_ = nullptr;
+  QLabel* graph_message_ = nullptr;
+  QLabel* greedy_message_ = nullptr;
+  QLabel* compare_ = nullptr;
+};
+
+}  // namespace meshloom::app
