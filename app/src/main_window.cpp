@@ -32,6 +32,7 @@
 #include "axes_model.hpp"
 #include "canvas_export.hpp"
 #include "design_document.hpp"
+#include "inline_message.hpp"
 #include "mesh_geometry.hpp"
 #include "mesh_grid_item.hpp"
 #include "mesh_panel.hpp"
@@ -152,9 +153,7 @@ void MainWindow::build_docks() {
   auto* slice_widget = new QWidget(this);
   slice_summary_ = new QLabel(slice_widget);
   slice_summary_->setWordWrap(true);
-  slice_error_ = new QLabel(slice_widget);
-  slice_error_->setWordWrap(true);
-  slice_error_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  slice_error_ = make_message_label(slice_widget);
   groups_ = new QListView(slice_widget);
   groups_->setModel(slice_);
   groups_->setUniformItemSizes(true);
@@ -556,10 +555,7 @@ void MainWindow::refresh_slice() {
   const bool drawn = doc_->mesh().size() <= kMaxDrawnRanks;
   slice_->set_slice(doc_->mesh(), drawn ? axes_->picked() : std::vector<std::string>{});
   slice_summary_->setText(slice_->summary());
-  slice_error_->setText(slice_->error());
-  slice_error_->setVisible(!slice_->error().isEmpty());
-  const bool dark = palette().color(QPalette::Window).lightness() < 128;
-  slice_error_->setStyleSheet(QStringLiteral("color: %1;").arg(dark ? QStringLiteral("#ff8a80") : QStringLiteral("#b00020")));
+  show_message(slice_error_, slice_->error());
   const auto& s = slice_->slice();
   if (grid_ && (s.cell_group.empty() || s.cell_group.size() == grid_->cell_count())) {
     grid_->set_groups(s.cell_group, static_cast<std::int32_t>(s.groups.size()));

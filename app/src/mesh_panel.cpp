@@ -21,6 +21,7 @@
 
 #include "axes_model.hpp"
 #include "design_document.hpp"
+#include "inline_message.hpp"
 #include "meshloom/design/edit.hpp"
 
 namespace meshloom::app {
@@ -35,13 +36,6 @@ QString joined(const std::vector<std::string>& names, const char* sep) {
   return parts.join(QString::fromLatin1(sep));
 }
 
-QLabel* message_label(QWidget* parent) {
-  auto* label = new QLabel(parent);
-  label->setWordWrap(true);
-  label->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  label->setVisible(false);
-  return label;
-}
 
 QAction* make_action(QWidget* owner, const QString& text, const QString& tip, const QKeySequence& keys) {
   auto* a = new QAction(text, owner);
@@ -89,17 +83,17 @@ MeshPanel::MeshPanel(DesignDocument* doc, AxesModel* axes, QWidget* parent)
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
   name_ = new QLineEdit(this);
   name_->setToolTip(tr("The design's title (saved in the file; 1..128 characters)"));
-  name_message_ = message_label(this);
+  name_message_ = make_message_label(this);
   world_ = new QSpinBox(this);
   world_->setRange(1, std::numeric_limits<int>::max());
   world_->setKeyboardTracking(false);
   world_->setToolTip(tr("Ranks in the job (WORLD_SIZE). The mesh may use fewer; it must not use more."));
-  world_message_ = message_label(this);
+  world_message_ = make_message_label(this);
   devices_ = new QSpinBox(this);
   devices_->setRange(1, std::numeric_limits<int>::max());
   devices_->setKeyboardTracking(false);
   devices_->setToolTip(tr("GPUs per host: rank r runs on host r / devices per host. It must divide the world."));
-  devices_message_ = message_label(this);
+  devices_message_ = make_message_label(this);
   form->addRow(tr("&Name"), name_);
   form->addRow(QString(), name_message_);
   form->addRow(tr("&World"), world_);
@@ -118,7 +112,7 @@ MeshPanel::MeshPanel(DesignDocument* doc, AxesModel* axes, QWidget* parent)
   table_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->setToolTip(tr("Mesh axes (outer to inner), then flattened axes. Tick axes to slice; double-click a name or "
                         "size to edit."));
-  axes_message_ = message_label(this);
+  axes_message_ = make_message_label(this);
 
   add_ = make_action(this, tr("&Add axis..."), tr("Add a mesh axis after the selected one"),
                      QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_A));
@@ -223,12 +217,6 @@ void MeshPanel::update_actions() {
   clear_picks_->setEnabled(!axes_->picked().empty());
 }
 
-void MeshPanel::show_message(QLabel* label, const QString& text) {
-  const bool dark = palette().color(QPalette::Window).lightness() < 128;
-  label->setStyleSheet(QStringLiteral("color: %1;").arg(dark ? QStringLiteral("#ff8a80") : QStringLiteral("#b00020")));
-  label->setText(text);
-  label->setVisible(!text.isEmpty());
-}
 
 void MeshPanel::clear_messages() {
   for (QLabel* l : {name_message_, world_message_, devices_message_, axes_message_}) show_message(l, QString());

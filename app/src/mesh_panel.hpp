@@ -57,7 +57,6 @@ public:
 private:
   void sync_fields();
   void update_actions();
-  void show_message(QLabel* label, const QString& text);
   // Runs one edit of a form field; on refusal shows the message under it and puts the design's value back.
   bool edit_field(QLabel* message, const QString& text, const std::function<Design(const Design&)>& edit);
   void clear_messages();

@@ -10,6 +10,7 @@
 
 #include <exception>
 
+#include "inline_message.hpp"
 #include "meshloom/presets/presets.hpp"
 
 namespace meshloom::app {
@@ -178,9 +179,7 @@ void PresetDialog::update_preview() {
     r.degrees = std::move(degrees);
     mesh_ = build_request(r, &error);
   }
-  const bool dark = palette().color(QPalette::Window).lightness() < 128;
-  preview_->setStyleSheet(mesh_ ? QString()
-                                : QStringLiteral("color: %1;").arg(dark ? QStringLiteral("#ff8a80") : QStringLiteral("#b00020")));
+  preview_->setStyleSheet(mesh_ ? QString() : error_style(*preview_));
   preview_->setText(mesh_ ? describe_mesh(*mesh_) : error);
   buttons_->button(QDialogButtonBox::Ok)->setEnabled(mesh_.has_value());
 }

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "design_document.hpp"
+#include "inline_message.hpp"
 #include "meshloom/design/design.hpp"
 #include "meshloom/dtype.hpp"
 #include "meshloom/error.hpp"
@@ -67,13 +68,6 @@ bool same_request(const PlanRequest& a, const PlanRequest& b) {
          a.flattened == b.flattened && a.state_budget == b.state_budget;
 }
 
-QLabel* message_label(QWidget* parent) {
-  auto* label = new QLabel(parent);
-  label->setWordWrap(true);
-  label->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  label->setVisible(false);
-  return label;
-}
 
 QTableView* make_plan_table(QWidget* parent, PlanModel* model) {
   auto* table = new QTableView(parent);
@@ -133,8 +127,8 @@ RedistributionPanel::RedistributionPanel(DesignDocument* doc, QWidget* parent) :
                       "(S(d)[k]: the k-th axis to split dim d). Press Enter to apply; Ctrl+Z undoes."));
   dst_ = new QLineEdit(this);
   dst_->setToolTip(tr("Where the tensor must end, in the same form as the source"));
-  src_message_ = message_label(this);
-  dst_message_ = message_label(this);
+  src_message_ = make_message_label(this);
+  dst_message_ = make_message_label(this);
   planner_ = new QComboBox(this);
   planner_->addItem(QStringLiteral("graph"), static_cast<int>(PlannerKind::Graph));
   planner_->addItem(QStringLiteral("greedy"), static_cast<int>(PlannerKind::Greedy));
@@ -173,7 +167,7 @@ RedistributionPanel::RedistributionPanel(DesignDocument* doc, QWidget* parent) :
   plan_table_ = make_plan_table(plan_box_, plan_model_);
   plan_summary_ = new QLabel(plan_box_);
   plan_summary_->setWordWrap(true);
-  plan_message_ = message_label(plan_box_);
+  plan_message_ = make_message_label(plan_box_);
   auto* plan_layout = new QVBoxLayout(plan_box_);
   plan_layout->addWidget(plan_table_);
   plan_layout->addWidget(plan_summary_);
@@ -196,7 +190,7 @@ RedistributionPanel::RedistributionPanel(DesignDocument* doc, QWidget* parent) :
     header->moveSection(header->visualIndex(PlanModel::CostColumn), header->visualIndex(PlanModel::FromToColumn));
     *out_summary = new QLabel(w);
     (*out_summary)->setWordWrap(true);
-    *out_message = message_label(w);
+    *out_message = make_message_label(w);
     v->addWidget(head);
     v->addWidget(*out_table);
     v->addWidget(*out_summary);
@@ -555,12 +549,6 @@ bool RedistributionPanel::set_state(bool source, const QString& text) {
   return ok;
 }
 
-void RedistributionPanel::show_message(QLabel* label, const QString& text) {
-  const bool dark = palette().color(QPalette::Window).lightness() < 128;
-  label->setStyleSheet(QStringLiteral("color: %1;").arg(dark ? QStringLiteral("#ff8a80") : QStringLiteral("#b00020")));
-  label->setText(text);
-  label->setVisible(!text.isEmpty());
-}
 
 QString RedistributionPanel::message(const QString& field) const {
   const QLabel* l = field == QLatin1String("source")   ? src_message_

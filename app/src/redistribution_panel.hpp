@@ -113,7 +113,6 @@ private:
   [[nodiscard]] Outcome plan_with(ModelSlot& slot, const PlanRequest& request);
   [[nodiscard]] QString cost_unit(CostModelKind kind) const;
   bool set_state(bool source, const QString& text);
-  void show_message(QLabel* label, const QString& text);
 
   DesignDocument* doc_;
   std::size_t budget_ = kStateBudget;
