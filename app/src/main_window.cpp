@@ -203,6 +203,9 @@ void MainWindow::build_menus() {
   export_menu->addAction(tr("Canvas as P&NG..."), this, [this] { export_canvas_dialog(ImageKind::Png); })
       ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
   export_menu->addAction(tr("Canvas as &SVG..."), this, [this] { export_canvas_dialog(ImageKind::Svg); });
+  export_menu->addSeparator();
+  export_menu->addAction(tr("Plan as &Markdown..."), this, &MainWindow::export_plan_dialog)
+      ->setToolTip(tr("The current tensor's graph and greedy plans: steps, bytes, costs"));
   file->addSeparator();
   file->addAction(tr("&Quit"), this, &QWidget::close)->setShortcut(QKeySequence::Quit);
 
@@ -453,6 +456,33 @@ bool MainWindow::export_canvas(ImageKind kind, const QString& path) {
   last_error_.clear();
   statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
   return true;
+}
+
+bool MainWindow::export_plan(const QString& path) {
+  commit_pending();
+  const std::string markdown = redistribution_->markdown();
+  if (markdown.empty()) {
+    fail(tr("cannot export a plan: the design has no tensors"));
+    return false;
+  }
+  try {
+    write_file_atomically(path.toStdString(), markdown);
+  } catch (const std::exception& e) {
+    fail(QString::fromUtf8(e.what()));
+    return false;
+  }
+  last_error_.clear();
+  statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+  return true;
+}
+
+void MainWindow::export_plan_dialog() {
+  const QString dir = doc_->path().isEmpty() ? QString() : QFileInfo(doc_->path()).absolutePath();
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export plan"),
+                                                    QDir(dir).filePath(redistribution_->current_tensor() + "_plan.md"),
+                                                    tr("Markdown (*.md)"));
+  if (path.isEmpty()) return;
+  if (!export_plan(path)) QMessageBox::warning(this, tr("Cannot export"), last_error_);
 }
 
 void MainWindow::export_code_dialog(CodeKind kind) {

@@ -56,6 +56,9 @@ public:
   // The canvas as an image (PNG at 2 px per scene unit, or SVG), written atomically.
   enum class ImageKind { Png, Svg };
   bool export_canvas(ImageKind kind, const QString& path);
+  // The current tensor's plans as Markdown (RedistributionPanel::markdown), written atomically. False with
+  // the error in last_error() when the design has no tensor or the file cannot be written.
+  bool export_plan(const QString& path);
   // Replaces the mesh by a preset's (one undoable edit). False with the framework's error in last_error().
   bool apply_preset(const PresetRequest& request);
   // Ticks the axes to slice by (the slice dock shows its groups or why the pick is invalid).
@@ -102,6 +105,7 @@ private:
   bool save_dialog(bool save_as);
   void export_code_dialog(CodeKind kind);
   void export_canvas_dialog(ImageKind kind);
+  void export_plan_dialog();
   void preset_dialog(const QString& preset);
   void remember_recent(const QString& path);
   void fill_recent_menu();

@@ -24,6 +24,7 @@
 #include "meshloom/dtype.hpp"
 #include "meshloom/error.hpp"
 #include "meshloom/plan/cost_model.hpp"
+#include "meshloom/plan/report.hpp"
 #include "plan_model.hpp"
 
 namespace meshloom::app {
@@ -494,6 +495,20 @@ void RedistributionPanel::replan() {
 
 bool RedistributionPanel::set_source(const QString& text) { return set_state(true, text); }
 bool RedistributionPanel::set_target(const QString& text) { return set_state(false, text); }
+
+std::string RedistributionPanel::markdown() const {
+  const int i = tensor_index();
+  if (i < 0) return {};
+  const Design& d = doc_->design();
+  const DesignTensor& t = d.tensors[static_cast<std::size_t>(i)];
+  PlanReportInput in{t.name, t.shape, t.dtype, t.src, t.dst, d.mesh.names, d.mesh.shape, {}};
+  const std::string model = cost_->currentText().toStdString();
+  for (const auto& [name, plans] : {std::pair{"graph", graph_model_}, std::pair{"greedy", greedy_model_}}) {
+    in.plans.push_back({std::string(name) + " planner, " + model + " model", plans->cost_unit().toStdString(),
+                        plans->plan(), plans->error().toStdString()});
+  }
+  return plan_markdown(in);
+}
 
 void RedistributionPanel::commit_pending() {
   const int i = tensor_index();

@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -70,6 +71,9 @@ public:
   bool set_target(const QString& text);
   // Commits what is typed in the source and target fields but not yet committed (before saving or closing).
   void commit_pending();
+  // The current tensor's graph and greedy plans under the chosen cost model as Markdown (the engine's
+  // plan_markdown: steps, bytes, costs, and the two totals compared); empty when the design has no tensor.
+  [[nodiscard]] std::string markdown() const;
 
   // What the panel asks the engine for the current tensor with `kind` (auto stays auto); nullopt without one.
   [[nodiscard]] std::optional<PlanRequest> request(PlannerKind kind) const;

@@ -23,6 +23,7 @@
 #include "meshloom/presets/presets.hpp"
 #include "preset_dialog.hpp"
 #include "rank_panel.hpp"
+#include "redistribution_panel.hpp"
 #include "slice_model.hpp"
 
 using namespace meshloom;
@@ -425,6 +426,24 @@ private slots:
     w.document()->undo_stack()->undo();
     QVERIFY(w.grid() != nullptr);
     QCOMPARE(w.slice_model()->rowCount(), 1);
+  }
+
+  void the_current_tensors_plans_export_as_markdown() {
+    QTemporaryDir tmp;
+    MainWindow w(nullptr, tmp.filePath(QStringLiteral("autosave")));
+    const QString md = tmp.filePath(QStringLiteral("plan.md"));
+    QVERIFY(!w.export_plan(md));  // the untitled design has no tensors
+    QVERIFY2(w.last_error().contains(QLatin1String("no tensors")), qPrintable(w.last_error()));
+    QVERIFY(!QFile::exists(md));
+    QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/hsdp-2d.meshloom.json")));
+    QVERIFY2(w.export_plan(md), qPrintable(w.last_error()));
+    const QString text = read(md);
+    QCOMPARE(text.toStdString(), w.redistribution_panel()->markdown());
+    QVERIFY(text.startsWith(QLatin1String("# Redistribution of `attention_wq`")));
+    QVERIFY(text.contains(QLatin1String("## graph planner, comm model: ")));
+    QVERIFY(text.contains(QLatin1String("## greedy planner, comm model: ")));
+    QVERIFY(!w.export_plan(tmp.filePath(QStringLiteral("missing/plan.md"))));
+    QVERIFY(w.last_error().contains(QLatin1String("missing/plan.md")));
   }
 
   // The "done when", without dialogs: a 4-D mesh from a preset, sliced, two axes flattened, an undo,
