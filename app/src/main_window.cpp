@@ -40,6 +40,7 @@
 #include "meshloom/design/edit.hpp"
 #include "meshloom/design/export.hpp"
 #include "meshloom/io/atomic_file.hpp"
+#include "meshloom/plan/cost_model.hpp"
 #include "meshloom/plan/state.hpp"
 #include "meshloom/presets/presets.hpp"
 #include "preset_dialog.hpp"
@@ -232,6 +233,11 @@ void MainWindow::build_menus() {
     const QString preset = QString::fromLatin1(e.preset);
     presets->addAction(tr(e.label), this, [this, preset] { preset_dialog(preset); });
   }
+
+  QMenu* plan = menuBar()->addMenu(tr("&Plan"));
+  plan->addAction(tr("Apply &calibration..."), this, &MainWindow::calibration_dialog)
+      ->setToolTip(tr("Price plans with costs measured on your cluster (meshloom-launch calibrate writes the file)"));
+  plan->addAction(tr("Export plan as &Markdown..."), this, &MainWindow::export_plan_dialog);
 
   QMenu* view = menuBar()->addMenu(tr("&View"));
   view->addAction(tr("&Fit to window"), view_, &MeshView::fit)->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
@@ -474,6 +480,52 @@ bool MainWindow::export_plan(const QString& path) {
   last_error_.clear();
   statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
   return true;
+}
+
+bool MainWindow::apply_calibration(const QString& path) {
+  const QFileInfo file(path);
+  try {
+    const Calibration c = load_calibration(file.absoluteFilePath().toStdString());
+    if (!c.mesh_shape.empty() && c.mesh_shape != doc_->design().mesh.shape) {
+      fail(tr("the calibration %1 was measured on a %2 mesh, not this design's %3")
+               .arg(path, join_ints(c.mesh_shape), join_ints(doc_->design().mesh.shape)));
+      return false;
+    }
+  } catch (const std::exception& e) {
+    fail(QString::fromUtf8(e.what()));
+    return false;
+  }
+  // Relative to the design's folder when the file is inside it, so the pair moves together.
+  QString stored = file.absoluteFilePath();
+  if (!doc_->path().isEmpty()) {
+    const QDir here = QFileInfo(doc_->path()).absoluteDir();
+    const QString relative = here.relativeFilePath(stored);
+    if (!relative.startsWith(QLatin1String(".."))) stored = relative;
+  }
+  QString error;
+  const std::string value = stored.toStdString();
+  if (!doc_->edit(tr("Apply calibration %1").arg(file.fileName()),
+                  [&value](const Design& d) {
+                    Design next = d;
+                    next.calibration = value;
+                    validate_design(next);
+                    return next;
+                  },
+                  &error)) {
+    fail(error);
+    return false;
+  }
+  (void)redistribution_->set_cost_model(RedistributionPanel::CostModelKind::Calibrated);
+  last_error_.clear();
+  return true;
+}
+
+void MainWindow::calibration_dialog() {
+  const QString dir = doc_->path().isEmpty() ? QString() : QFileInfo(doc_->path()).absolutePath();
+  const QString path = QFileDialog::getOpenFileName(this, tr("Apply calibration"), dir,
+                                                    tr("Meshloom calibrations (*.json)"));
+  if (path.isEmpty()) return;
+  if (!apply_calibration(path)) QMessageBox::warning(this, tr("Cannot apply calibration"), last_error_);
 }
 
 void MainWindow::export_plan_dialog() {

@@ -59,6 +59,10 @@ public:
   // The current tensor's plans as Markdown (RedistributionPanel::markdown), written atomically. False with
   // the error in last_error() when the design has no tensor or the file cannot be written.
   bool export_plan(const QString& path);
+  // Names `path` as the design's calibration (one undoable edit; relative to the design's folder when it is
+  // inside it) and plans with it. False with the reason in last_error() when the file does not load or was
+  // measured on another mesh; the design is unchanged then.
+  bool apply_calibration(const QString& path);
   // Replaces the mesh by a preset's (one undoable edit). False with the framework's error in last_error().
   bool apply_preset(const PresetRequest& request);
   // Ticks the axes to slice by (the slice dock shows its groups or why the pick is invalid).
@@ -106,6 +110,7 @@ private:
   void export_code_dialog(CodeKind kind);
   void export_canvas_dialog(ImageKind kind);
   void export_plan_dialog();
+  void calibration_dialog();
   void preset_dialog(const QString& preset);
   void remember_recent(const QString& path);
   void fill_recent_menu();

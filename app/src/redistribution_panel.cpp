@@ -172,6 +172,10 @@ RedistributionPanel::RedistributionPanel(DesignDocument* doc, QWidget* parent) :
   auto* plan_layout = new QVBoxLayout(plan_box_);
   plan_layout->addWidget(plan_table_);
   plan_layout->addWidget(plan_summary_);
+  recalibration_ = new QLabel(plan_box_);
+  recalibration_->setWordWrap(true);
+  recalibration_->setVisible(false);
+  plan_layout->addWidget(recalibration_);
   plan_layout->addWidget(plan_message_);
 
   // Graph and greedy side by side (the bytes are in the plan above; the comparison is about cost: that column
@@ -472,6 +476,27 @@ void RedistributionPanel::replan() {
   show(plan_model_, plan_summary_, plan_message_, chosen);
   plan_box_->setTitle(tr("Plan: %1 planner, %2 model").arg(title, cost_->currentText()));
 
+  // Recalibration, before against after: the same request priced by PyTorch's comm model and by the
+  // measurements, and whether the planner's choice (its path) changed.
+  QString recalibrated;
+  if (kind == CostModelKind::Calibrated && plan_model_->has_plan()) {
+    if (const auto r = request(chosen)) {
+      const Outcome before = plan_with(slot(CostModelKind::Comm), *r);
+      if (before.plan) {
+        const bool same = trace(*before.plan) == trace(*plan_model_->plan());
+        recalibrated = tr("Before calibration (comm model): %1 µs in %2 step(s). After: %3 µs. %4")
+                           .arg(before.plan->cost, 0, 'f', 2)
+                           .arg(before.plan->steps.size())
+                           .arg(plan_model_->plan()->cost, 0, 'f', 2)
+                           .arg(same ? tr("The planner's choice is the same.")
+                                     : tr("The planner's choice changed: %1 instead of %2.")
+                                           .arg(q(trace(*plan_model_->plan())), q(trace(*before.plan))));
+      }
+    }
+  }
+  recalibration_->setText(recalibrated);
+  recalibration_->setVisible(!recalibrated.isEmpty());
+
   QString verdict;
   if (graph_model_->has_plan() && greedy_model_->has_plan()) {
     const double graph = graph_model_->total();
@@ -573,6 +598,7 @@ QString RedistributionPanel::message(const QString& field) const {
                     : field == QLatin1String("greedy") ? greedy_message_
                     : field == QLatin1String("tensor") ? tensor_hint_
                     : field == QLatin1String("compare") ? compare_
+                    : field == QLatin1String("recalibration") ? recalibration_
                                                         : nullptr;
   return l == nullptr || l->isHidden() ? QString() : l->text();
 }

@@ -141,6 +141,7 @@ private:
   QTableView* graph_table_ = nullptr;
   QTableView* greedy_table_ = nullptr;
   QLabel* plan_summary_ = nullptr;
+  QLabel* recalibration_ = nullptr;  // under the calibrated model: the same request under comm, before against after
   QLabel* graph_summary_ = nullptr;
   QLabel* greedy_summary_ = nullptr;
   QLabel* plan_message_ = nullptr;

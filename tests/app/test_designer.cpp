@@ -20,6 +20,7 @@
 #include "mesh_view.hpp"
 #include "meshloom/design/edit.hpp"
 #include "meshloom/design/export.hpp"
+#include "meshloom/plan/state.hpp"
 #include "meshloom/presets/presets.hpp"
 #include "preset_dialog.hpp"
 #include "rank_panel.hpp"
@@ -444,6 +445,39 @@ private slots:
     QVERIFY(text.contains(QLatin1String("## greedy planner, comm model: ")));
     QVERIFY(!w.export_plan(tmp.filePath(QStringLiteral("missing/plan.md"))));
     QVERIFY(w.last_error().contains(QLatin1String("missing/plan.md")));
+  }
+
+  // A calibration applied from a file: one undoable edit; the plan is priced by the measurements, shown against
+  // the comm model's price (before against after); a calibration of another mesh is refused.
+  void a_calibration_applies_as_an_edit_and_shows_before_against_after() {
+    QTemporaryDir tmp;
+    MainWindow w(nullptr, tmp.filePath(QStringLiteral("autosave")));
+    Design d;
+    d.name = "two_by_two";
+    d.world = 4;
+    d.devices_per_host = 4;
+    d.mesh.shape = {2, 2};
+    d.mesh.names = {"dp", "tp"};
+    d.tensors.push_back(DesignTensor{"w", {1024, 1024}, DType::Float32, parse_state("S(0)S(1)"), parse_state("RR")});
+    const QString path = tmp.filePath(QStringLiteral("two.meshloom.json"));
+    save_design(d, path.toStdString());
+    QVERIFY(w.open_design(path));
+    const QString calibration = QStringLiteral(MESHLOOM_CALIBRATION_DIR "/local-2x2.calibration.json");
+    QVERIFY2(w.apply_calibration(calibration), qPrintable(w.last_error()));
+    QCOMPARE(w.design().calibration, std::optional<std::string>(QFileInfo(calibration).absoluteFilePath().toStdString()));
+    QCOMPARE(w.redistribution_panel()->cost_model(), RedistributionPanel::CostModelKind::Calibrated);
+    const QString compared = w.redistribution_panel()->message(QStringLiteral("recalibration"));
+    QVERIFY2(compared.startsWith(QLatin1String("Before calibration (comm model): ")), qPrintable(compared));
+    w.document()->undo_stack()->undo();
+    QCOMPARE(w.design().calibration, std::nullopt);
+    QVERIFY(w.redistribution_panel()->message(QStringLiteral("recalibration")).isEmpty());
+
+    QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/default.meshloom.json")));  // (2, 2, 2)
+    QVERIFY(!w.apply_calibration(calibration));
+    QVERIFY2(w.last_error().contains(QLatin1String("2 x 2 mesh")), qPrintable(w.last_error()));
+    QCOMPARE(w.design().calibration, std::nullopt);
+    QVERIFY(!w.apply_calibration(tmp.filePath(QStringLiteral("none.json"))));
+    QVERIFY(w.last_error().contains(QLatin1String("none.json")));
   }
 
   // The "done when", without dialogs: a 4-D mesh from a preset, sliced, two axes flattened, an undo,
