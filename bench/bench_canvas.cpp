@@ -6,6 +6,10 @@
 //   BM_ZoomedFrame      a 1200x800 window at 1:1 zoom over the middle of the mesh (borders, host outlines,
 //                       rank numbers, frame labels);
 //   BM_SliceRecolour    picking a slice: slice_groups + set_groups + a fitted repaint.
+//   BM_AnimationFittedFrame / BM_AnimationZoomedFrame  the same frames with a BlockOverlayItem over the grid showing
+//                       frame 1 of a plan (blocks per cell, the step's groups outlined): fitted (fill bars) and 1:1
+//                       (block grids); BM_AnimationStep: set_frame of the next frame + a fitted repaint;
+//                       BM_AnimationSetPlan: simulating the plan (PlanAnimation::set_plan).
 // The goal is a fitted frame under 16 ms at 4,096 ranks. Figures are reported in docs/, never asserted.
 #include <benchmark/benchmark.h>
 
@@ -15,15 +19,21 @@
 #include <QPainter>
 #include <QPalette>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "block_overlay_item.hpp"
 #include "mesh_geometry.hpp"
 #include "mesh_grid_item.hpp"
 #include "mesh_view.hpp"
 #include "meshloom/mesh/device_mesh.hpp"
+#include "meshloom/plan/cost_model.hpp"
+#include "meshloom/plan/planner.hpp"
+#include "plan_animation.hpp"
 #include "slice.hpp"
 
 namespace {
@@ -161,6 +171,72 @@ void BM_BuildGrid(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_BuildGrid)->Arg(4096)->Arg(16384)->Unit(benchmark::kMillisecond);
+
+// The animation overlay: a tensor [64, 64] moved from S(0)RRS(1) (dim 0 split by pp, dim 1 by tp) to RRRS(1) on the
+// (pp, dp, cp, tp) mesh (an 8 x 8 grid of blocks per cell at 4,096 ranks: drawn block by block at 1:1); frame 1
+// (after the first step, its groups outlined) drawn over the grid.
+struct AnimatedCanvas : Canvas {
+  meshloom::app::PlanAnimation animation;
+  meshloom::app::BlockOverlayItem* overlay = nullptr;
+  meshloom::PlanRequest request;
+  meshloom::Plan plan;
+
+  explicit AnimatedCanvas(std::int64_t ranks) : Canvas(ranks) {
+    request.mesh_shape = shape_for(ranks);
+    request.tensor_shape = {64, 64};
+    request.src = meshloom::parse_state("S(0)RRS(1)");
+    request.dst = meshloom::parse_state("RRRS(1)");
+    plan = meshloom::plan_redistribution(request, meshloom::FixedCostModel());
+    if (!animation.set_plan(request, plan, kNames)) throw std::runtime_error(animation.error().toStdString());
+    overlay = new meshloom::app::BlockOverlayItem(grid->geometry());
+    scene.addItem(overlay);
+    show(std::min(1, animation.frame_count() - 1));
+  }
+  void show(int k) { overlay->set_frame(animation.grid(), animation.frame(k)); }
+};
+
+void BM_AnimationFittedFrame(benchmark::State& state) {
+  AnimatedCanvas canvas(state.range(0));
+  for (auto _ : state) {
+    canvas.render_fitted();
+    benchmark::DoNotOptimize(canvas.image.constBits());
+  }
+  state.SetLabel(std::to_string(canvas.animation.grid().block_count) + " blocks, " +
+                 std::to_string(canvas.animation.step_count()) + " steps, fill bars");
+}
+BENCHMARK(BM_AnimationFittedFrame)->Arg(4096)->Arg(16384)->Unit(benchmark::kMillisecond);
+
+void BM_AnimationZoomedFrame(benchmark::State& state) {
+  AnimatedCanvas canvas(state.range(0));
+  for (auto _ : state) {
+    canvas.render_zoomed();
+    benchmark::DoNotOptimize(canvas.image.constBits());
+  }
+  state.SetLabel(canvas.overlay->detailed(1.0) ? "block grids" : "fill bars");
+}
+BENCHMARK(BM_AnimationZoomedFrame)->Arg(4096)->Arg(16384)->Unit(benchmark::kMillisecond);
+
+// One step of playback: the next frame handed to the overlay, then a fitted repaint.
+void BM_AnimationStep(benchmark::State& state) {
+  AnimatedCanvas canvas(state.range(0));
+  int k = 0;
+  for (auto _ : state) {
+    k = (k + 1) % canvas.animation.frame_count();
+    canvas.show(k);
+    canvas.render_fitted();
+    benchmark::DoNotOptimize(canvas.image.constBits());
+  }
+}
+BENCHMARK(BM_AnimationStep)->Arg(4096)->Arg(16384)->Unit(benchmark::kMillisecond);
+
+// Simulating the plan and building every frame's blocks and captions.
+void BM_AnimationSetPlan(benchmark::State& state) {
+  AnimatedCanvas canvas(state.range(0));
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(canvas.animation.set_plan(canvas.request, canvas.plan, kNames));
+  }
+}
+BENCHMARK(BM_AnimationSetPlan)->Arg(4096)->Arg(16384)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -1,6 +1,8 @@
 // meshloom: the desktop app. `meshloom [design]` opens a design (the bundled example by default);
-// `meshloom --screenshot out.png [design]` renders the window offscreen to a PNG and exits. --slice, --select
-// and --theme set up what the window shows first (the docs' screenshots use them).
+// `meshloom --screenshot out.png [design]` renders the window offscreen to a PNG and exits. --slice, --select,
+// --tensor, --step and --theme set up what the window shows first (the docs' screenshots use them):
+// `meshloom --screenshot out.png --step 2 design` renders step 2 of the current tensor's plan (0: the layout
+// before the first step).
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QPixmap>
@@ -13,6 +15,7 @@
 #include "axes_model.hpp"
 #include "design_document.hpp"
 #include "main_window.hpp"
+#include "redistribution_panel.hpp"
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
@@ -31,7 +34,12 @@ int main(int argc, char** argv) {
                                  QStringLiteral("axes"));
   const QCommandLineOption select(QStringLiteral("select"), QStringLiteral("Select rank <rank>."), QStringLiteral("rank"));
   const QCommandLineOption theme(QStringLiteral("theme"), QStringLiteral("system, light or dark."), QStringLiteral("theme"));
-  parser.addOptions({screenshot, slice, select, theme});
+  const QCommandLineOption tensor(QStringLiteral("tensor"), QStringLiteral("Show the plan of tensor <name>."),
+                                  QStringLiteral("name"));
+  const QCommandLineOption step(QStringLiteral("step"),
+                                QStringLiteral("Show step <n> of the plan's animation (0: before the first step)."),
+                                QStringLiteral("n"));
+  parser.addOptions({screenshot, slice, select, tensor, step, theme});
   parser.addPositionalArgument(QStringLiteral("design"), QStringLiteral("A *.meshloom.json design to open."));
   parser.process(app);
 
@@ -78,6 +86,15 @@ int main(int argc, char** argv) {
       return fail(QStringLiteral("--select %1: not a rank of the mesh").arg(parser.value(select)));
     }
     window.select_rank(rank);
+  }
+  if (opened && parser.isSet(tensor) && !window.redistribution_panel()->select_tensor(parser.value(tensor))) {
+    return fail(QStringLiteral("--tensor %1: the design has no tensor of that name").arg(parser.value(tensor)));
+  }
+  if (opened && parser.isSet(step)) {
+    bool ok = false;
+    const int n = parser.value(step).toInt(&ok);
+    if (!ok) return fail(QStringLiteral("--step %1: not a step number").arg(parser.value(step)));
+    if (!window.show_plan_step(n)) return fail(QStringLiteral("--step %1: %2").arg(parser.value(step), window.last_error()));
   }
   if (parser.isSet(screenshot)) {
     if (!opened) return fail(window.last_error());

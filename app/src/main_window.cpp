@@ -26,6 +26,7 @@
 #include <QVBoxLayout>
 
 #include <exception>
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -37,6 +38,10 @@
 #include "mesh_grid_item.hpp"
 #include "mesh_panel.hpp"
 #include "mesh_view.hpp"
+#include "animation_bar.hpp"
+#include "block_overlay_item.hpp"
+#include "plan_animation.hpp"
+#include "plan_model.hpp"
 #include "meshloom/design/edit.hpp"
 #include "meshloom/design/export.hpp"
 #include "meshloom/io/atomic_file.hpp"
@@ -115,11 +120,10 @@ MainWindow::MainWindow(QWidget* parent, const QString& autosave_dir) : QMainWind
   slice_ = new SliceModel(this);
   autosave_ = new Autosave(doc_, autosave_dir.isEmpty() ? Autosave::default_dir() : autosave_dir, kAutosaveMs, this);
 
-  scene_ = new QGraphicsScene(this);
-  view_ = new MeshView(scene_, this);
-  setCentralWidget(view_);
+  build_canvas();
   build_docks();
   build_menus();
+  connect(redistribution_, &RedistributionPanel::plans_changed, this, &MainWindow::update_animation);
 
   connect(doc_, &DesignDocument::path_changed, this, &MainWindow::update_title);
   connect(doc_, &DesignDocument::modified_changed, this, &MainWindow::update_title);
@@ -143,6 +147,28 @@ MainWindow::MainWindow(QWidget* parent, const QString& autosave_dir) : QMainWind
   refresh_overview();
   refresh_slice();
   update_title();
+  update_animation();
+}
+
+void MainWindow::build_canvas() {
+  scene_ = new QGraphicsScene(this);
+  auto* centre = new QWidget(this);
+  view_ = new MeshView(scene_, centre);
+  animation_ = new PlanAnimation(this);
+  animation_bar_ = new AnimationBar(animation_, centre);
+  auto* layout = new QVBoxLayout(centre);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(0);
+  layout->addWidget(view_, 1);
+  layout->addWidget(animation_bar_);
+  setCentralWidget(centre);
+  connect(animation_, &PlanAnimation::frame_changed, this, &MainWindow::update_overlay);
+  connect(animation_, &PlanAnimation::plan_changed, this, [this] {
+    overlay_frame_ = -1;  // the frames are new, whatever their numbers
+    update_overlay();
+  });
+  connect(animation_, &PlanAnimation::transition_changed, this, &MainWindow::update_overlay);
+  connect(animation_bar_, &AnimationBar::blocks_toggled, this, &MainWindow::update_overlay);
 }
 
 const Design& MainWindow::design() const { return doc_->design(); }
@@ -238,6 +264,25 @@ void MainWindow::build_menus() {
   plan->addAction(tr("Apply &calibration..."), this, &MainWindow::calibration_dialog)
       ->setToolTip(tr("Price plans with costs measured on your cluster (meshloom-launch calibrate writes the file)"));
   plan->addAction(tr("Export plan as &Markdown..."), this, &MainWindow::export_plan_dialog);
+  plan->addSeparator();
+  // Playback: the shortcuts act while the canvas or the animation bar has the focus (not in text fields and tables).
+  const struct {
+    QString label;
+    QKeySequence key;
+    std::function<void()> run;
+  } playback[] = {
+      {tr("&Play / Pause"), QKeySequence(Qt::Key_Space), [this] { animation_->toggle_play(); }},
+      {tr("Step &forward"), QKeySequence(Qt::Key_Right), [this] { animation_->step_forward(); }},
+      {tr("Step &back"), QKeySequence(Qt::Key_Left), [this] { animation_->step_back(); }},
+      {tr("&First step"), QKeySequence(Qt::Key_Home), [this] { animation_->jump_to(0); }},
+      {tr("&Last step"), QKeySequence(Qt::Key_End), [this] { animation_->jump_to(animation_->frame_count() - 1); }},
+  };
+  for (const auto& p : playback) {
+    QAction* a = plan->addAction(p.label, this, p.run);
+    a->setShortcut(p.key);
+    a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    centralWidget()->addAction(a);
+  }
 
   QMenu* view = menuBar()->addMenu(tr("&View"));
   view->addAction(tr("&Fit to window"), view_, &MeshView::fit)->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
@@ -599,6 +644,7 @@ void MainWindow::rebuild_canvas() {
   if (mesh.size() > kMaxDrawnRanks) {
     scene_->clear();
     grid_ = nullptr;
+    overlay_ = nullptr;
     auto* note = scene_->addSimpleText(
         tr("This mesh has %1 ranks; the canvas draws meshes of up to %2 ranks.\nThe axes table, slices of small "
            "axes and export still work.")
@@ -615,9 +661,14 @@ void MainWindow::rebuild_canvas() {
   for (auto r : instances.values) hosts.push_back(r / design.devices_per_host);
   // The new item first: should it fail, the scene still holds the old one.
   auto* grid = new MeshGridItem(layout_mesh(mesh.shape()), instances.values, std::move(hosts), design.mesh.names);
+  overlay_ = nullptr;  // scene_->clear() deletes it with the grid
   scene_->clear();
   grid_ = grid;
   scene_->addItem(grid_);
+  overlay_ = new BlockOverlayItem(grid_->geometry());
+  overlay_frame_ = -1;
+  scene_->addItem(overlay_);
+  update_overlay();
   scene_->setSceneRect(grid_->boundingRect().adjusted(-24, -24, 24, 24));
   view_->set_grid(grid_);
   if (selected_rank_) {
@@ -689,6 +740,72 @@ void MainWindow::refresh_overview() {
     }
   }
   overview_->expandAll();
+}
+
+// ---- Animation ----------------------------------------------------------------------------------------------
+
+void MainWindow::update_animation() {
+  const PlanModel* model = redistribution_->plan_model();
+  std::optional<PlanRequest> request = redistribution_->request(redistribution_->planner());
+  const std::vector<std::string>& names = design().mesh.names;
+  if (!model->has_plan() || !request) {
+    animated_plan_.reset();
+    animated_request_.reset();
+    animation_->clear();
+    animation_bar_->set_idle_text(
+        !request ? tr("No tensor to animate: add one to the design, then its plan plays here step by step.")
+        : model->error().isEmpty() ? tr("No plan to animate.")
+                                   : tr("No plan to animate: %1").arg(model->error()));
+    return;
+  }
+  // The same plan of the same request keeps its place (an edit elsewhere in the design replans to the same plan).
+  const std::shared_ptr<const Plan>& plan = model->shared_plan();
+  if (plan == animated_plan_ && animated_request_ && animated_request_->mesh_shape == request->mesh_shape &&
+      animated_request_->tensor_shape == request->tensor_shape && animated_request_->src == request->src &&
+      animated_request_->dst == request->dst && animated_names_ == names && animation_->has_plan()) {
+    return;
+  }
+  animated_plan_ = plan;
+  animated_request_ = request;
+  animated_names_ = names;
+  if (!animation_->set_plan(*request, *plan, names)) animation_bar_->set_idle_text(QString());
+}
+
+void MainWindow::update_overlay() {
+  if (overlay_ == nullptr || grid_ == nullptr) return;
+  const bool shown = animation_bar_->blocks_shown() && animation_->has_plan() &&
+                     animation_->frame(animation_->current()).ranks == overlay_->cell_count();
+  grid_->set_numbers_in_band(shown);
+  if (!shown) {
+    if (overlay_->has_frame()) overlay_->clear();
+    overlay_frame_ = -1;
+    return;
+  }
+  const int k = animation_->current();
+  if (k != overlay_frame_ || !overlay_->has_frame()) {
+    overlay_->set_frame(animation_->grid(), animation_->frame(k));
+    overlay_frame_ = k;
+  }
+  const int from = animation_->transition_from();
+  overlay_->set_transition(from >= 0 ? &animation_->frame(from) : nullptr, animation_->transition());
+}
+
+bool MainWindow::show_plan_step(int step) {
+  if (!animation_->has_plan()) {
+    fail(animation_->error().isEmpty() ? tr("No plan to animate for tensor '%1'").arg(redistribution_->current_tensor())
+                                       : tr("Cannot animate the plan: %1").arg(animation_->error()));
+    return false;
+  }
+  if (step < 0 || step > animation_->step_count()) {
+    const int n = animation_->step_count();
+    fail(tr("No step %1: the plan of tensor '%2' has %3; step 0 is the layout before the first")
+             .arg(step)
+             .arg(redistribution_->current_tensor(), n == 1 ? tr("1 step") : tr("%1 steps").arg(n)));
+    return false;
+  }
+  animation_->jump_to(step);
+  last_error_.clear();
+  return true;
 }
 
 }  // namespace meshloom::app

@@ -1,8 +1,9 @@
-// The main window: the canvas of the design's mesh in the middle; docks for the mesh designer (axes table),
-// the slice (its groups as rank lists), the rank under the mouse, an overview of the design, and the
-// redistribution plans of its tensors. Menus:
+// The main window: the canvas of the design's mesh in the middle, with the animation of the current plan under it
+// (AnimationBar: controls and caption; a BlockOverlayItem over the canvas shows what every rank holds at the frame
+// shown); docks for the mesh designer (axes table), the slice (its groups as rank lists), the rank under the mouse,
+// an overview of the design, and the redistribution plans of its tensors. Menus:
 // File (new, open, recent, save, save as, export code and canvas), Edit (undo, redo), Mesh (axis edits,
-// presets), View (zoom, fit, theme). The window is glue: the document holds the design and its history,
+// presets), Plan (calibration, export, playback), View (zoom, fit, theme). The window is glue: the document holds the design and its history,
 // the models and panels are views over it, and every number shown comes from the engine.
 #pragma once
 
@@ -12,12 +13,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "autosave.hpp"
 #include "meshloom/design/design.hpp"
+#include "meshloom/plan/planner.hpp"
 
 class QGraphicsScene;
 class QLabel;
@@ -27,11 +30,14 @@ class QTreeWidget;
 
 namespace meshloom::app {
 
+class AnimationBar;
 class AxesModel;
+class BlockOverlayItem;
 class DesignDocument;
 class MeshGridItem;
 class MeshPanel;
 class MeshView;
+class PlanAnimation;
 class RankPanel;
 class RedistributionPanel;
 class SliceModel;
@@ -63,6 +69,9 @@ public:
   // inside it) and plans with it. False with the reason in last_error() when the file does not load or was
   // measured on another mesh; the design is unchanged then.
   bool apply_calibration(const QString& path);
+  // Shows frame `step` of the current plan's animation (0: before the first step; k: after step k), paused. False
+  // with the reason in last_error() when there is no plan to animate or the step is past its last.
+  bool show_plan_step(int step);
   // Replaces the mesh by a preset's (one undoable edit). False with the framework's error in last_error().
   bool apply_preset(const PresetRequest& request);
   // Ticks the axes to slice by (the slice dock shows its groups or why the pick is invalid).
@@ -89,6 +98,9 @@ public:
   [[nodiscard]] MeshPanel* mesh_panel() const noexcept { return mesh_panel_; }
   [[nodiscard]] RankPanel* rank_panel() const noexcept { return rank_panel_; }
   [[nodiscard]] RedistributionPanel* redistribution_panel() const noexcept { return redistribution_; }
+  [[nodiscard]] PlanAnimation* animation() const noexcept { return animation_; }
+  [[nodiscard]] AnimationBar* animation_bar() const noexcept { return animation_bar_; }
+  [[nodiscard]] const BlockOverlayItem* overlay() const noexcept { return overlay_; }
   [[nodiscard]] Autosave* autosave() const noexcept { return autosave_; }
   [[nodiscard]] const MeshGridItem* grid() const noexcept { return grid_; }
   [[nodiscard]] MeshView* view() const noexcept { return view_; }
@@ -104,6 +116,9 @@ protected:
 private:
   void build_menus();
   void build_docks();
+  void build_canvas();
+  void update_animation();  // the panel's plan into the animation
+  void update_overlay();    // the animation's frame onto the canvas
   void new_dialog();
   void open_dialog();
   bool save_dialog(bool save_as);
@@ -128,6 +143,13 @@ private:
   QGraphicsScene* scene_ = nullptr;
   MeshView* view_ = nullptr;
   MeshGridItem* grid_ = nullptr;
+  BlockOverlayItem* overlay_ = nullptr;  // owned by the scene; over grid_
+  int overlay_frame_ = -1;               // the frame overlay_ holds
+  PlanAnimation* animation_ = nullptr;
+  AnimationBar* animation_bar_ = nullptr;
+  std::shared_ptr<const Plan> animated_plan_;  // what animation_ was given, with its request and axis names
+  std::optional<PlanRequest> animated_request_;
+  std::vector<std::string> animated_names_;
   MeshPanel* mesh_panel_ = nullptr;
   RankPanel* rank_panel_ = nullptr;
   RedistributionPanel* redistribution_ = nullptr;

@@ -249,6 +249,13 @@ void MeshGridItem::build_header() {
   bounding_ |= header_box_.adjusted(-1, -1, 1, 1);
 }
 
+void MeshGridItem::set_numbers_in_band(bool band) {
+  if (band == numbers_in_band_) return;
+  numbers_in_band_ = band;
+  number_font_ready_ = false;
+  update();
+}
+
 void MeshGridItem::ensure_number_font() {
   if (number_font_ready_) return;
   number_font_ready_ = true;
@@ -259,10 +266,12 @@ void MeshGridItem::ensure_number_font() {
     font.setPixelSize(std::max(6, static_cast<int>(px)));
     return font;
   };
-  number_font_ = fit(kNumberFontPx);
+  const double base = numbers_in_band_ ? kNumberFontPx * 0.62 : kNumberFontPx;
+  const double room = numbers_in_band_ ? 0.6 * kCell : 0.8 * kCell;
+  number_font_ = fit(base);
   const QFontMetricsF fm(number_font_);
   const double width = digits * fm.horizontalAdvance(QStringLiteral("0"));
-  if (width > 0.8 * kCell) number_font_ = fit(std::floor(kNumberFontPx * 0.8 * kCell / width));
+  if (width > room) number_font_ = fit(std::floor(base * room / width));
   number_raw_ = QRawFont::fromFont(number_font_);
   if (!number_raw_.isValid()) return;
   const QList<quint32> glyphs = number_raw_.glyphIndexesForString(QStringLiteral("0123456789"));
@@ -461,9 +470,9 @@ void MeshGridItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opti
           ++n;
           r /= 10;
         } while (r > 0 && n < digits.size());
-        const QPointF mid = cells[i].center();
-        double x = mid.x() - width / 2.0;
-        const double y = mid.y() + lift;
+        const QRectF& c = cells[i];
+        double x = numbers_in_band_ ? c.left() + 0.1 * c.width() : c.center().x() - width / 2.0;
+        const double y = (numbers_in_band_ ? c.top() + c.height() * kNumberBand / 2.0 : c.center().y()) + lift;
         while (n-- > 0) {
           glyphs_.push_back(digit_glyph_[digits[n]]);
           glyph_positions_.emplace_back(x, y);
@@ -476,7 +485,15 @@ void MeshGridItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opti
       painter->drawGlyphRun(QPointF(0, 0), run);
     } else {
       painter->setFont(number_font_);
-      for (const auto i : visible_) painter->drawText(cells[i], Qt::AlignCenter, QString::number(ranks_[i]));
+      for (const auto i : visible_) {
+        if (numbers_in_band_) {
+          const QRectF& c = cells[i];
+          painter->drawText(QRectF(c.left() + 0.1 * c.width(), c.top(), 0.8 * c.width(), c.height() * kNumberBand),
+                            Qt::AlignLeft | Qt::AlignVCenter, QString::number(ranks_[i]));
+        } else {
+          painter->drawText(cells[i], Qt::AlignCenter, QString::number(ranks_[i]));
+        }
+      }
     }
   }
 

@@ -55,6 +55,11 @@ public:
   // The group drawn emphasised (its cells outlined thick, the other groups faded), or -1 (also for a group
   // outside [0, group_count); set_groups drops an emphasis its new groups do not have).
   void set_emphasised_group(std::int32_t group);
+  // Rank numbers in a band along the top of each cell (kNumberBand of its side: a smaller font, left-aligned)
+  // instead of centred, so that an overlay (BlockOverlayItem) can use the rest of the cell.
+  static constexpr double kNumberBand = 0.3;
+  void set_numbers_in_band(bool band);
+  [[nodiscard]] bool numbers_in_band() const noexcept { return numbers_in_band_; }
   void set_selected_cell(std::optional<std::size_t> cell);  // outlined in the palette's Highlight; a bad cell: none
   void set_hovered_cell(std::optional<std::size_t> cell);   // outlined lighter
   [[nodiscard]] std::int32_t group_of_cell(std::size_t cell) const;  // -1 when not coloured
@@ -116,6 +121,7 @@ private:
 
   // Rank numbers: digit glyphs of one raw font, laid out as one glyph run per frame (raster engines).
   bool number_font_ready_ = false;
+  bool numbers_in_band_ = false;
   QFont number_font_;
   QRawFont number_raw_;
   std::array<quint32, 10> digit_glyph_{};

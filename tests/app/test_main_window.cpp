@@ -1,5 +1,6 @@
 // The main window over the bundled examples: every rank drawn once, at the right cell, and bad files refused
-// without losing what is shown. Runs on the offscreen platform.
+// without losing what is shown; the current plan animated under the canvas (bar, captions, block overlay) and
+// --step screenshots. Runs on the offscreen platform.
 #include <QDir>
 #include <QFile>
 #include <QImage>
@@ -8,13 +9,40 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <QCheckBox>
+#include <QSlider>
+#include <QToolButton>
+
+#include "animation_bar.hpp"
+#include "block_overlay_item.hpp"
 #include "main_window.hpp"
+#include "plan_animation.hpp"
+#include "plan_model.hpp"
+#include "redistribution_panel.hpp"
 #include "meshloom/design/export.hpp"
 #include "meshloom/mesh/device_mesh.hpp"
 #include "mesh_geometry.hpp"
 #include "mesh_grid_item.hpp"
 
 using meshloom::app::MainWindow;
+using meshloom::app::PlanAnimation;
+
+namespace {
+
+// The overlay shows frame k of the animation, cell by cell.
+bool overlay_shows(const MainWindow& w, int k) {
+  const auto* overlay = w.overlay();
+  const PlanAnimation* anim = w.animation();
+  if (overlay == nullptr || !overlay->has_frame()) return false;
+  const auto& f = anim->frame(k);
+  for (std::size_t c = 0; c < overlay->cell_count(); ++c) {
+    if (overlay->filled_blocks(c) != f.blocks_of(c, anim->grid().block_count)) return false;
+    if (overlay->outline_group(c) != f.group[c]) return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 class MainWindowTest : public QObject {
   Q_OBJECT
@@ -123,6 +151,94 @@ private slots:
                                QStringLiteral("--theme"), QStringLiteral("dark")});
     QCOMPARE(code, 0);
     QVERIFY(!QImage(tmp.filePath(QStringLiteral("s.png"))).isNull());
+  }
+
+  void the_current_plan_is_animated_under_the_canvas() {
+    MainWindow w(nullptr, QDir::tempPath() + QStringLiteral("/meshloom-test-autosave"));
+    QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/pp-dp-tp-3d.meshloom.json")));
+    auto* panel = w.redistribution_panel();
+    auto* anim = w.animation();
+    auto* bar = w.animation_bar();
+    QVERIFY2(anim->has_plan(), qPrintable(anim->error()));
+    QCOMPARE(static_cast<std::size_t>(anim->step_count()), panel->plan_model()->plan()->steps.size());
+    QCOMPARE(anim->current(), 0);
+    QCOMPARE(bar->caption(), anim->caption(0));
+    QCOMPARE(bar->position_text(), QStringLiteral("Step 0 of %1").arg(anim->step_count()));
+    QVERIFY(overlay_shows(w, 0));
+    QVERIFY(w.grid()->numbers_in_band());  // rank numbers move to the top band while blocks show
+
+    // The bar's buttons drive the animation, and the caption, slider and overlay follow.
+    QVERIFY(!bar->back_button()->isEnabled());
+    bar->forward_button()->click();
+    QCOMPARE(anim->current(), 1);
+    QVERIFY(!anim->playing());
+    QCOMPARE(bar->caption(), anim->caption(1));
+    QCOMPARE(bar->slider()->value(), 1);
+    QVERIFY(overlay_shows(w, 1));
+    QVERIFY(bar->back_button()->isEnabled());
+    bar->first_button()->click();
+    QCOMPARE(anim->current(), 0);
+    bar->slider()->setValue(anim->step_count());
+    QCOMPARE(anim->current(), anim->step_count());
+    QVERIFY(overlay_shows(w, anim->step_count()));
+    bar->play_button()->click();  // from the last frame, play starts again at 0
+    QVERIFY(anim->playing());
+    QCOMPARE(bar->play_button()->text(), QStringLiteral("Pause"));
+    bar->play_button()->click();
+    QVERIFY(!anim->playing());
+    QCOMPARE(bar->play_button()->text(), QStringLiteral("Play"));
+
+    // Hiding the blocks clears the overlay; showing them again restores the frame.
+    bar->set_blocks_shown(false);
+    QVERIFY(!w.overlay()->has_frame());
+    QVERIFY(!w.grid()->numbers_in_band());
+    bar->set_blocks_shown(true);
+    QVERIFY(overlay_shows(w, anim->current()));
+
+    // Another tensor: its own plan, from its first frame.
+    const QString other = panel->current_tensor() == QLatin1String("feed_forward_w2") ? QStringLiteral("attention_out")
+                                                                                     : QStringLiteral("feed_forward_w2");
+    QVERIFY(panel->select_tensor(other));
+    QVERIFY(anim->has_plan());
+    QCOMPARE(static_cast<std::size_t>(anim->step_count()), panel->plan_model()->plan()->steps.size());
+    QCOMPARE(anim->current(), 0);
+    QVERIFY(overlay_shows(w, 0));
+
+    // --step's check: a step past the last is refused by name; a good one is shown, paused.
+    QVERIFY(!w.show_plan_step(anim->step_count() + 1));
+    QVERIFY2(w.last_error().contains(QStringLiteral("No step %1").arg(anim->step_count() + 1)), qPrintable(w.last_error()));
+    QVERIFY(w.show_plan_step(anim->step_count()));
+    QCOMPARE(anim->current(), anim->step_count());
+
+    // An edit that changes the mesh replans and the canvas is rebuilt with a fresh overlay over the new cells.
+    QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/hsdp-2d.meshloom.json")));
+    QVERIFY(anim->has_plan());
+    QCOMPARE(w.overlay()->cell_count(), w.grid()->cell_count());
+    QVERIFY(overlay_shows(w, 0));
+  }
+
+  void step_option_renders_a_step_and_names_what_it_refuses() {
+    QTemporaryDir tmp;
+    const QString design = QStringLiteral(MESHLOOM_EXAMPLES_DIR "/pp-dp-tp-3d.meshloom.json");
+    const auto run = [&](const QStringList& options) {
+      QProcess p;
+      p.start(QStringLiteral(MESHLOOM_APP_PATH),
+              QStringList{QStringLiteral("--screenshot"), tmp.filePath(QStringLiteral("step.png"))} + options + QStringList{design});
+      p.waitForFinished(60000);
+      return std::pair{p.exitCode(), QString::fromUtf8(p.readAllStandardError())};
+    };
+    auto [code, err] = run({QStringLiteral("--tensor"), QStringLiteral("attention_out"), QStringLiteral("--step"), QStringLiteral("1")});
+    QCOMPARE(code, 0);
+    QVERIFY(!QImage(tmp.filePath(QStringLiteral("step.png"))).isNull());
+    std::tie(code, err) = run({QStringLiteral("--step"), QStringLiteral("99")});
+    QCOMPARE(code, 2);
+    QVERIFY2(err.contains(QLatin1String("--step 99")) && err.contains(QLatin1String("No step 99")), qPrintable(err));
+    std::tie(code, err) = run({QStringLiteral("--step"), QStringLiteral("two")});
+    QCOMPARE(code, 2);
+    QVERIFY2(err.contains(QLatin1String("--step two")), qPrintable(err));
+    std::tie(code, err) = run({QStringLiteral("--tensor"), QStringLiteral("nope")});
+    QCOMPARE(code, 2);
+    QVERIFY2(err.contains(QLatin1String("--tensor nope")), qPrintable(err));
   }
 
   void screenshot_of_a_bad_design_fails_with_exit_2() {
