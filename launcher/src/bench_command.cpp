@@ -243,13 +243,15 @@ int run_live(const BenchCliOptions& o, const CLI::App& cmd, const std::string& c
     try {
       // Every group inherits the world's timeout (split passes it on).
       const comm::MeshGroups groups = backend->groups(*mesh, LiveBackend::Buffers::Native);
-      BenchOutcome outcome = run_bench(*world, groups, *mesh, settings, info, std::cout, sink, backend.get());
+      // With --jsonl -, standard output carries the records alone: the table goes to standard error.
+      std::ostream& human = jsonl && is_stdout(*jsonl) ? std::cerr : std::cout;
+      BenchOutcome outcome = run_bench(*world, groups, *mesh, settings, info, human, sink, backend.get());
       status = outcome.exit_code;
       if (out_path) {
         int written = 0;
         if (lead) {
           try {
-            written = write_calibration(outcome.sweep, *out_path, std::cout);
+            written = write_calibration(outcome.sweep, *out_path, human);
           } catch (const std::exception& e) {
             report_rank_error(rank, what_of(e), sink, std::nullopt);
             written = 1;
@@ -318,7 +320,9 @@ void add_sweep_options(CLI::App* cmd, BenchCliOptions& o) {
                   "Where the collectives run: mpi (host memory, default) or nccl (one GPU per rank); this build has " +
                       available_backends())
       ->type_name("NAME");
-  cmd->add_option("--jsonl", o.jsonl, "Write the JSON Lines records (config, result, summary | error) to FILE")
+  cmd->add_option("--jsonl", o.jsonl,
+                  "Write the JSON Lines records (config, result, summary | error) to FILE; '-': to standard output, "
+                  "the table then to standard error")
       ->type_name("FILE");
 }
 

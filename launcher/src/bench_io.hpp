@@ -10,10 +10,15 @@
 
 namespace meshloom::launcher {
 
+// The path "-" names standard output: the records are written there (one write(2) each; fsync does not apply to a
+// pipe or terminal), and the command prints what it has for people to standard error instead (human_stream), so
+// a program that starts the launcher reads records alone from its standard output, as they are known.
+[[nodiscard]] inline bool is_stdout(const std::filesystem::path& path) noexcept { return path == "-"; }
+
 class JsonlSink {
 public:
   JsonlSink() = default;
-  // Creates or truncates `path`. RuntimeError naming the path and the cause when it cannot.
+  // Creates or truncates `path` ("-": standard output). RuntimeError naming the path and the cause when it cannot.
   explicit JsonlSink(const std::filesystem::path& path);
   ~JsonlSink();
   JsonlSink(const JsonlSink&) = delete;

@@ -26,6 +26,7 @@ namespace {
 using nlohmann::json;
 
 using meshloom::test::Launched;
+using meshloom::test::lines_of;
 using meshloom::test::slurp;
 
 const meshloom::test::ScratchDir scratch("meshloom_bench_mpi_");
@@ -146,6 +147,23 @@ TEST(BenchMpi, TwoRanksSkipsAxesOfSizeOneAndRunsFlattenedAxes) {
   const auto recs = records(jsonl);
   EXPECT_EQ(recs.front()["skipped_axes"], json({"tp"}));
   EXPECT_EQ(recs.front()["axes"], json({"dp", "dp_tp"}));
+}
+
+// --jsonl -: standard output carries the records alone, as the desktop app reads them; the table goes to stderr.
+TEST(BenchMpi, JsonlDashPutsRecordsOnStdoutAndTheTableOnStderr) {
+  const Launched r = mpirun(2, "bench --shape 2 --names dp -b 1K -e 4K -w 1 -n 2 --collectives all_reduce,all_gather "
+                               "--jsonl -");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const auto lines = lines_of(r.out);
+  ASSERT_EQ(lines.size(), 1U + 2U * 3U + 1U) << r.out;  // config, 2 collectives x 3 sizes, summary
+  std::vector<json> recs;
+  for (const auto& line : lines) recs.push_back(json::parse(line));  // every line a record
+  EXPECT_EQ(recs.front()["type"], "config");
+  EXPECT_EQ(recs.back()["type"], "summary");
+  EXPECT_EQ(recs.back()["ok"], true);
+  for (std::size_t i = 1; i + 1 < recs.size(); ++i) EXPECT_EQ(recs[i]["type"], "result") << lines[i];
+  EXPECT_EQ(table_rows(r.err).size(), 6U) << r.err;  // the table, for people, on stderr
+  EXPECT_NE(r.err.find("# Avg bus bandwidth    : "), std::string::npos) << r.err;
 }
 
 TEST(BenchMpi, CalibrateWritesACalibrationTheEngineUses) {
