@@ -32,6 +32,7 @@
 
 #include "axes_model.hpp"
 #include "canvas_export.hpp"
+#include "costs_panel.hpp"
 #include "design_document.hpp"
 #include "inline_message.hpp"
 #include "mesh_geometry.hpp"
@@ -197,7 +198,21 @@ void MainWindow::build_docks() {
   redistribution_ = new RedistributionPanel(doc_, this);
   QDockWidget* plan_dock =
       dock(this, tr("Redistribution"), QStringLiteral("redistribution_dock"), redistribution_, Qt::BottomDockWidgetArea);
+  costs_ = new CostsPanel(doc_, this);
+  QDockWidget* costs_dock = dock(this, tr("Costs"), QStringLiteral("costs_dock"), costs_, Qt::BottomDockWidgetArea);
+  tabifyDockWidget(plan_dock, costs_dock);
+  plan_dock->raise();
   resizeDocks({plan_dock}, {260}, Qt::Vertical);
+  connect(costs_, &CostsPanel::apply_requested, this, [this](const QString& path) {
+    if (!apply_calibration(path)) QMessageBox::warning(this, tr("Cannot apply calibration"), last_error_);
+  });
+  connect(costs_, &CostsPanel::run_finished, this, [this, costs_dock](const RunOutcome& outcome) {
+    statusBar()->showMessage(outcome.status == RunOutcome::Status::Succeeded
+                                 ? tr("Benchmark done: %1 results").arg(outcome.results)
+                                 : outcome.message.section(QLatin1Char('\n'), 0, 0),
+                             10000);
+    costs_dock->raise();
+  });
 
   rank_panel_ = new RankPanel(doc_, this);
   QDockWidget* rank_dock = dock(this, tr("Rank"), QStringLiteral("rank_dock"), rank_panel_, Qt::RightDockWidgetArea);
@@ -264,6 +279,12 @@ void MainWindow::build_menus() {
   plan->addAction(tr("Apply &calibration..."), this, &MainWindow::calibration_dialog)
       ->setToolTip(tr("Price plans with costs measured on your cluster (meshloom-launch calibrate writes the file)"));
   plan->addAction(tr("Export plan as &Markdown..."), this, &MainWindow::export_plan_dialog);
+  plan->addSeparator();
+  plan->addAction(tr("&Run benchmark..."), this, [this] {
+        findChild<QDockWidget*>(QStringLiteral("costs_dock"))->raise();
+        costs_->open_run_dialog();
+      })
+      ->setToolTip(tr("Measure the collectives on every axis of this mesh (meshloom-launch bench), live"));
   plan->addSeparator();
   // Playback: the shortcuts act while the canvas or the animation bar has the focus (not in text fields and tables).
   const struct {

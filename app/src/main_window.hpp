@@ -1,7 +1,8 @@
 // The main window: the canvas of the design's mesh in the middle, with the animation of the current plan under it
 // (AnimationBar: controls and caption; a BlockOverlayItem over the canvas shows what every rank holds at the frame
 // shown); docks for the mesh designer (axes table), the slice (its groups as rank lists), the rank under the mouse,
-// an overview of the design, and the redistribution plans of its tensors. Menus:
+// an overview of the design, the redistribution plans of its tensors, and the measured costs (CostsPanel: charts,
+// live benchmark runs of the launcher, recalibration). Menus:
 // File (new, open, recent, save, save as, export code and canvas), Edit (undo, redo), Mesh (axis edits,
 // presets), Plan (calibration, export, playback), View (zoom, fit, theme). The window is glue: the document holds the design and its history,
 // the models and panels are views over it, and every number shown comes from the engine.
@@ -33,6 +34,7 @@ namespace meshloom::app {
 class AnimationBar;
 class AxesModel;
 class BlockOverlayItem;
+class CostsPanel;
 class DesignDocument;
 class MeshGridItem;
 class MeshPanel;
@@ -98,6 +100,7 @@ public:
   [[nodiscard]] MeshPanel* mesh_panel() const noexcept { return mesh_panel_; }
   [[nodiscard]] RankPanel* rank_panel() const noexcept { return rank_panel_; }
   [[nodiscard]] RedistributionPanel* redistribution_panel() const noexcept { return redistribution_; }
+  [[nodiscard]] CostsPanel* costs_panel() const noexcept { return costs_; }
   [[nodiscard]] PlanAnimation* animation() const noexcept { return animation_; }
   [[nodiscard]] AnimationBar* animation_bar() const noexcept { return animation_bar_; }
   [[nodiscard]] const BlockOverlayItem* overlay() const noexcept { return overlay_; }
@@ -153,6 +156,7 @@ private:
   MeshPanel* mesh_panel_ = nullptr;
   RankPanel* rank_panel_ = nullptr;
   RedistributionPanel* redistribution_ = nullptr;
+  CostsPanel* costs_ = nullptr;
   QTreeWidget* overview_ = nullptr;
   QLabel* slice_summary_ = nullptr;
   QLabel* slice_error_ = nullptr;

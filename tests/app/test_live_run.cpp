@@ -1,0 +1,333 @@
+// The live run of the launcher on the offscreen platform. Commands are argument lists (bench's arguments, local
+// mpirun, the cluster template and its refusals). LauncherRun against a stand-in launcher that replays a recorded
+// bench run (meshloom_fake_launcher): records arrive in order as signals and in the records file, progress against
+// the config's plan, garbage lines reported by line number while the rest is read, an early exit, a crash, a cancel
+// of a process that ignores SIGTERM, a program that does not exist, and the event loop free throughout. The Costs
+// panel fed by a run: the chart fills as records arrive, and a fit by the real launcher's calibrate --from. With the
+// label mpi (live_run_mpi): a real `mpirun -np 2 meshloom-launch bench --jsonl -` through LauncherRun, then
+// calibrate on its records, loaded by the engine.
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTimer>
+#include <QtTest>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cost_chart.hpp"
+#include "costs_panel.hpp"
+#include "design_document.hpp"
+#include "launcher_run.hpp"
+#include "meshloom/plan/cost_model.hpp"
+
+using namespace meshloom;
+using namespace meshloom::app;
+
+namespace {
+
+const QString kFake = QStringLiteral(MESHLOOM_FAKE_LAUNCHER);
+const QString kLauncher = QStringLiteral(MESHLOOM_LAUNCHER_PATH);
+const QString kRecorded = QStringLiteral(MESHLOOM_TEST_DATA_DIR "/bench-2x2.jsonl");
+
+QStringList lines_of(const QString& path) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly | QIODevice::Text)) return {};
+  QStringList lines = QString::fromUtf8(f.readAll()).split(QLatin1Char('\n'));
+  while (!lines.isEmpty() && lines.back().isEmpty()) lines.pop_back();
+  return lines;
+}
+
+int results_in(const QStringList& lines) {
+  int n = 0;
+  for (const auto& l : lines) n += l.startsWith(QLatin1String("{\"type\":\"result\"")) ? 1 : 0;
+  return n;
+}
+
+LaunchCommand fake(const QStringList& options) {
+  return {kFake, QStringList{QStringLiteral("--replay"), kRecorded} + options};
+}
+
+RunOutcome wait_for(LauncherRun& run, QSignalSpy& finished, int timeout_ms = 30000) {
+  if (finished.isEmpty() && !finished.wait(timeout_ms)) return RunOutcome{RunOutcome::Status::Failed, -1, 0, 0, false, {}, QStringLiteral("timed out")};
+  Q_UNUSED(run);
+  return finished.takeFirst().at(0).value<RunOutcome>();
+}
+
+}  // namespace
+
+Q_DECLARE_METATYPE(meshloom::app::RunOutcome)
+
+class LiveRunTest : public QObject {
+  Q_OBJECT
+
+private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    qRegisterMetaType<RunOutcome>();
+    QVERIFY(QFile::exists(kFake));
+    QCOMPARE(results_in(lines_of(kRecorded)), 48);
+  }
+
+  void commands_are_argument_lists() {
+    BenchSettings s;
+    s.design_path = QStringLiteral("/tmp/my design.meshloom.json");
+    s.world = 8;
+    s.backend = QStringLiteral("nccl");
+    s.min_bytes = QStringLiteral("8");
+    s.max_bytes = QStringLiteral("1G");
+    s.warmup_iters = 2;
+    s.iters = 7;
+    s.check = true;
+    s.collectives = {QStringLiteral("all_reduce"), QStringLiteral("all_gather")};
+    s.timeout_s = 30;
+    const QStringList args = bench_arguments(s);
+    QCOMPARE(args, (QStringList{"bench", "--design", "/tmp/my design.meshloom.json", "--world", "8", "--backend", "nccl",
+                                "-b", "8", "-e", "1G", "-w", "2", "-n", "7", "--timeout", "30", "--check",
+                                "--collectives", "all_reduce,all_gather", "--jsonl", "-"}));
+    QCOMPARE(local_command(QStringLiteral("mpirun"), QStringLiteral("/opt/ml/meshloom-launch"), 8, {"bench", "--jsonl", "-"}),
+             (LaunchCommand{"mpirun", {"--oversubscribe", "-np", "8", "/opt/ml/meshloom-launch", "bench", "--jsonl", "-"}}));
+
+    // Templates: split like a shell would, never run by one; {args} expands into several words.
+    QString error;
+    auto c = template_command(QStringLiteral("srun -N 2 --ntasks-per-node={world} {launcher} {args}"),
+                              QStringLiteral("/opt/ml/meshloom-launch"), 8, {"bench", "--jsonl", "-"}, &error);
+    QVERIFY2(c, qPrintable(error));
+    QCOMPARE(*c, (LaunchCommand{"srun", {"-N", "2", "--ntasks-per-node=8", "/opt/ml/meshloom-launch", "bench", "--jsonl", "-"}}));
+    c = template_command(QStringLiteral("ssh head \"mpirun -np {world}\" {args}"), QStringLiteral("L"), 4, {"a b"}, &error);
+    QVERIFY2(c, qPrintable(error));
+    QCOMPARE(*c, (LaunchCommand{"ssh", {"head", "mpirun -np 4", "a b"}}));
+    QCOMPARE(command_text(*c), QStringLiteral("ssh head 'mpirun -np 4' 'a b'"));
+
+    const struct {
+      const char* text;
+      const char* names;
+    } refused[] = {
+        {"", "empty"},
+        {"   ", "empty"},
+        {"srun {launcher}", "no {args}"},
+        {"srun -n {ranks} {launcher} {args}", "{ranks}"},
+        {"srun -n {world {args}", "{world"},
+        {"srun -n world} {args}", "world}"},
+        {"srun --x={args} {args}", "--x={args}"},
+        {"{args}", "start with a program"},
+    };
+    for (const auto& r : refused) {
+      error.clear();
+      QVERIFY2(!template_command(QString::fromLatin1(r.text), QStringLiteral("L"), 2, {"bench"}, &error), r.text);
+      QVERIFY2(error.contains(QString::fromLatin1(r.names)), qPrintable(QStringLiteral("%1 -> %2").arg(r.text, error)));
+    }
+  }
+
+  void a_whole_run_streams_in_order() {
+    QTemporaryDir tmp;
+    const QString records = tmp.filePath(QStringLiteral("bench.jsonl"));
+    LauncherRun run;
+    QSignalSpy finished(&run, &LauncherRun::finished);
+    QSignalSpy progress(&run, &LauncherRun::progress);
+    QStringList received;
+    QObject::connect(&run, &LauncherRun::record_line, &run, [&](const QString& l) { received << l; });
+    // The event loop stays free: a timer keeps firing while the records stream.
+    int ticks = 0;
+    QTimer ticker;
+    QObject::connect(&ticker, &QTimer::timeout, &ticker, [&] { ++ticks; });
+    ticker.start(10);
+    QVERIFY(run.start(fake({QStringLiteral("--delay-ms"), QStringLiteral("5")}), records));
+    QVERIFY(run.running());
+    QVERIFY(!run.start(fake({}), records));  // one run at a time
+    const RunOutcome o = wait_for(run, finished);
+    QCOMPARE(int(o.status), int(RunOutcome::Status::Succeeded));
+    QVERIFY(!run.running());
+    QCOMPARE(o.results, 48);
+    QCOMPARE(o.expected, 48);  // 2 axes x 4 collectives x 6 sizes, from the config record
+    QVERIFY(o.summary_ok);
+    QVERIFY(o.problems.isEmpty());
+    QCOMPARE(received, lines_of(kRecorded));  // every record, in order
+    QCOMPARE(lines_of(records), lines_of(kRecorded));
+    QVERIFY2(ticks >= 10, qPrintable(QString::number(ticks)));
+    QCOMPARE(finished.count(), 0);  // exactly once
+    // Progress: (0, 48) after the config, then 1..48.
+    QCOMPARE(progress.count(), 49);
+    for (int k = 0; k < progress.count(); ++k) {
+      QCOMPARE(progress.at(k).at(0).toInt(), k);
+      QCOMPARE(progress.at(k).at(1).toInt(), 48);
+    }
+    QCOMPARE(run.measurements().point_count(), std::size_t{48});
+  }
+
+  void garbage_lines_are_reported_and_the_rest_is_read() {
+    QTemporaryDir tmp;
+    LauncherRun run;
+    QSignalSpy finished(&run, &LauncherRun::finished);
+    QStringList log;
+    QObject::connect(&run, &LauncherRun::log, &run, [&](const QString& t) { log << t; });
+    QVERIFY(run.start(fake({QStringLiteral("--garbage-every"), QStringLiteral("7"), QStringLiteral("--cut-last")}),
+                      tmp.filePath(QStringLiteral("r.jsonl"))));
+    const RunOutcome o = wait_for(run, finished);
+    QCOMPARE(int(o.status), int(RunOutcome::Status::Succeeded));  // the last line, cut short of its newline, counts
+    QCOMPARE(o.results, 48);
+    QCOMPARE(o.problems.size(), 7);  // after records 7, 14, ..., 49 of the replay
+    QVERIFY2(o.problems.front().startsWith(QLatin1String("line 8:")), qPrintable(o.problems.front()));
+    QVERIFY2(o.problems.back().startsWith(QLatin1String("line 56:")), qPrintable(o.problems.back()));
+    QVERIFY(log.join(QString()).contains(QLatin1String("line 8:")));
+    QCOMPARE(lines_of(tmp.filePath(QStringLiteral("r.jsonl"))), lines_of(kRecorded));  // garbage never saved
+  }
+
+  void an_early_exit_keeps_what_was_measured() {
+    QTemporaryDir tmp;
+    const QString records = tmp.filePath(QStringLiteral("r.jsonl"));
+    LauncherRun run;
+    QSignalSpy finished(&run, &LauncherRun::finished);
+    QVERIFY(run.start(fake({QStringLiteral("--exit-after"), QStringLiteral("11"), QStringLiteral("--exit-code"), QStringLiteral("3")}),
+                      records));
+    const RunOutcome o = wait_for(run, finished);
+    QCOMPARE(int(o.status), int(RunOutcome::Status::Failed));
+    QCOMPARE(o.exit_code, 3);
+    QCOMPARE(o.results, 10);  // the config and 10 results
+    QVERIFY2(o.message.contains(QLatin1String("status 3")) && o.message.contains(QLatin1String("10 of 48")), qPrintable(o.message));
+    QVERIFY2(o.message.contains(QLatin1String("fake launcher: exiting with status 3")), qPrintable(o.message));  // stderr
+    QCOMPARE(lines_of(records), lines_of(kRecorded).mid(0, 11));
+    QCOMPARE(run.measurements().point_count(), std::size_t{10});
+  }
+
+  void a_crash_is_reported_as_one() {
+    QTemporaryDir tmp;
+    LauncherRun run;
+    QSignalSpy finished(&run, &LauncherRun::finished);
+    QVERIFY(run.start(fake({QStringLiteral("--crash-after"), QStringLiteral("5")}), tmp.filePath(QStringLiteral("r.jsonl"))));
+    const RunOutcome o = wait_for(run, finished);
+    QCOMPARE(int(o.status), int(RunOutcome::Status::Crashed));
+    QCOMPARE(o.results, 4);
+    QVERIFY2(o.message.contains(QLatin1String("crashed after 4 of 48")), qPrintable(o.message));
+    QCOMPARE(lines_of(tmp.filePath(QStringLiteral("r.jsonl"))).size(), 5);
+  }
+
+  void cancel_ends_even_a_process_that_ignores_sigterm() {
+    QTemporaryDir tmp;
+    LauncherRun run;
+    QSignalSpy finished(&run, &LauncherRun::finished);
+    QSignalSpy progress(&run, &LauncherRun::progress);
+    QVERIFY(run.start(fake({QStringLiteral("--hang-after"), QStringLiteral("4"), QStringLiteral("--ignore-term")}),
+                      tmp.filePath(QStringLiteral("r.jsonl"))));
+    QTRY_COMPARE_WITH_TIMEOUT(run.results(), 3, 10000);
+    QElapsedTimer clock;
+    clock.start();
+    run.cancel();
+    const RunOutcome o = wait_for(run, finished, 15000);
+    QCOMPARE(int(o.status), int(RunOutcome::Status::Cancelled));
+    QVERIFY2(clock.elapsed() >= LauncherRun::kKillGraceMs * 9 / 10,  // SIGTERM was ignored: killed after the grace
+             qPrintable(QStringLiteral("%1 ms: %2").arg(clock.elapsed()).arg(o.message)));
+    QVERIFY(clock.elapsed() < LauncherRun::kKillGraceMs + 5000);
+    QCOMPARE(o.results, 3);
+    QVERIFY2(o.message.contains(QLatin1String("Cancelled after 3 of 48")), qPrintable(o.message));
+  }
+
+  void a_missing_program_is_named() {
+    LauncherRun run;
+    QSignalSpy finished(&run, &LauncherRun::finished);
+    QVERIFY(run.start({QStringLiteral("/nonexistent/mpirun"), {QStringLiteral("-np"), QStringLiteral("2")}}, QString()));
+    const RunOutcome o = wait_for(run, finished);
+    QCOMPARE(int(o.status), int(RunOutcome::Status::FailedToStart));
+    QVERIFY2(o.message.contains(QLatin1String("/nonexistent/mpirun")), qPrintable(o.message));
+    QVERIFY(!run.running());
+    // A records file that cannot be created: refused before anything runs.
+    QVERIFY(!run.start(fake({}), QStringLiteral("/nonexistent/dir/r.jsonl")));
+    QCOMPARE(finished.count(), 1);
+    QVERIFY(finished.takeFirst().at(0).value<RunOutcome>().message.contains(QLatin1String("/nonexistent/dir/r.jsonl")));
+  }
+
+  // The Costs panel: a run through a cluster template (the stand-in launcher), the chart filling as records arrive,
+  // then the real launcher's calibrate --from fits the records and the chart draws the fit.
+  void the_costs_panel_fills_and_fits() {
+    QTemporaryDir tmp;
+    DesignDocument doc;
+    QString error;
+    QVERIFY2(doc.open(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/default.meshloom.json"), &error), qPrintable(error));
+    CostsPanel panel(&doc);
+    panel.set_runs_root(tmp.path());
+    RunSettings s;
+    s.where = RunSettings::Where::Template;
+    s.launcher = kLauncher;
+    s.command_template = QStringLiteral("%1 --replay %2 --delay-ms 5 {launcher} {args}").arg(kFake, kRecorded);
+    s.bench.world = 4;
+    QSignalSpy finished(&panel, &CostsPanel::run_finished);
+    std::vector<std::size_t> points_seen;
+    QObject::connect(panel.run(), &LauncherRun::record_line, &panel,
+                     [&] { points_seen.push_back(panel.chart()->measurements().point_count()); });
+    QVERIFY2(panel.start_run(s), qPrintable(panel.message()));
+    QVERIFY(panel.running());
+    QVERIFY(!panel.start_run(s));  // one at a time
+    QVERIFY(finished.wait(30000));
+    const auto o = finished.takeFirst().at(0).value<RunOutcome>();
+    QCOMPARE(int(o.status), int(RunOutcome::Status::Succeeded));
+    QCOMPARE(panel.chart()->measurements().point_count(), std::size_t{48});
+    QVERIFY(points_seen.size() == 50 && points_seen[1] == 1 && points_seen[48] == 48);  // filled as they arrived
+    QCOMPARE(panel.progress_value(), 48);
+    QCOMPARE(panel.progress_maximum(), 48);
+    QVERIFY(QFile::exists(QDir(panel.run_dir()).filePath(QStringLiteral("design.meshloom.json"))));
+    QVERIFY2(panel.log_text().contains(QLatin1String("fake launcher: replaying")), qPrintable(panel.log_text()));
+
+    QSignalSpy calibrated(&panel, &CostsPanel::calibrated);
+    QVERIFY2(panel.fit_calibration(), qPrintable(panel.message()));
+    QVERIFY(calibrated.wait(30000));
+    const QString path = calibrated.takeFirst().at(0).toString();
+    QVERIFY2(!path.isEmpty(), qPrintable(panel.message()));
+    QCOMPARE(panel.calibration_path(), path);
+    const Calibration c = load_calibration(path.toStdString());
+    QCOMPARE(c.mesh_shape, (std::vector<std::int64_t>{2, 2}));
+    QVERIFY(panel.chart()->measurements().calibration().has_value());
+    QSignalSpy apply(&panel, &CostsPanel::apply_requested);
+    const auto buttons = panel.findChildren<QPushButton*>();
+    for (auto* b : buttons) {
+      if (b->text() == QLatin1String("Apply to planner")) b->click();
+    }
+    QCOMPARE(apply.count(), 1);
+    QCOMPARE(apply.takeFirst().at(0).toString(), path);
+  }
+
+  void a_real_run_on_local_ranks() {
+    if (qEnvironmentVariableIsEmpty("MESHLOOM_MPIRUN")) QSKIP("the mpi-labelled test (live_run_mpi) runs this one");
+    QTemporaryDir tmp;
+    QFile design(tmp.filePath(QStringLiteral("d.meshloom.json")));
+    QVERIFY(QFile::copy(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/hsdp-2d.meshloom.json"), design.fileName()));
+    DesignDocument doc;
+    QString error;
+    QVERIFY2(doc.open(design.fileName(), &error), qPrintable(error));
+    BenchSettings b;
+    b.design_path = design.fileName();
+    b.world = static_cast<int>(doc.design().world);
+    b.min_bytes = QStringLiteral("1K");
+    b.max_bytes = QStringLiteral("16K");
+    b.warmup_iters = 1;
+    b.iters = 3;
+    b.collectives = {QStringLiteral("all_reduce"), QStringLiteral("all_gather")};
+    LaunchCommand command = local_command(qEnvironmentVariable("MESHLOOM_MPIRUN"), kLauncher, b.world, bench_arguments(b));
+    const QString records = tmp.filePath(QStringLiteral("bench.jsonl"));
+    LauncherRun run;
+    QSignalSpy finished(&run, &LauncherRun::finished);
+    QVERIFY(run.start(command, records));
+    const RunOutcome o = wait_for(run, finished, 240000);
+    QVERIFY2(o.status == RunOutcome::Status::Succeeded, qPrintable(o.message + QStringLiteral("\n") + run.stderr_tail()));
+    QVERIFY(o.expected > 0);
+    QCOMPARE(o.results, o.expected);
+    QVERIFY(o.summary_ok);
+
+    CalibrateJob job;
+    QSignalSpy done(&job, &CalibrateJob::finished);
+    const QString out = tmp.filePath(QStringLiteral("calibration.json"));
+    job.start(kLauncher, records, out);
+    QVERIFY(done.wait(60000));
+    QVERIFY2(done.at(0).at(0).toBool(), qPrintable(done.at(0).at(1).toString()));
+    const Calibration c = load_calibration(out.toStdString());
+    QCOMPARE(c.mesh_shape, doc.design().mesh.shape);
+    QVERIFY(!c.axes.empty());
+  }
+};
+
+QTEST_MAIN(LiveRunTest)
+#include "test_live_run.moc"
