@@ -1,6 +1,5 @@
 #include "costs_panel.hpp"
 
-#include <QComboBox>
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QDir>
@@ -113,7 +112,6 @@ CostsPanel::CostsPanel(DesignDocument* doc, QWidget* parent)
       doc_(doc),
       runs_root_(QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) + QStringLiteral("/runs")) {
   build();
-  sync_pickers();
   sync_buttons();
 }
 
@@ -122,15 +120,6 @@ CostsPanel::~CostsPanel() = default;
 void CostsPanel::build() {
   chart_ = new CostChart(this);
   run_ = new LauncherRun(this);
-
-  collective_ = new QComboBox(this);
-  collective_->setToolTip(tr("The collective whose costs are plotted"));
-  metric_ = new QComboBox(this);
-  metric_->addItem(tr("Time"), static_cast<int>(CostChart::Metric::Time));
-  metric_->addItem(tr("Bus bandwidth"), static_cast<int>(CostChart::Metric::BusBandwidth));
-  metric_->setToolTip(tr("Time per call (us), or nccl-tests' bus bandwidth: bytes x factor(n) / time"));
-  axes_ = new QComboBox(this);
-  axes_->setToolTip(tr("The mesh axes plotted"));
 
   auto* open = new QPushButton(tr("Open..."), this);
   open->setToolTip(tr("Plot a bench --jsonl file"));
@@ -152,7 +141,7 @@ void CostsPanel::build() {
   progress_ = new QProgressBar(this);
   progress_->setRange(0, 1);
   progress_->setValue(0);
-  progress_->setFormat(tr("%v of %m results"));
+  progress_->setFormat(tr("No run yet"));
   message_ = new QLabel(this);
   message_->setWordWrap(true);
   message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -167,15 +156,13 @@ void CostsPanel::build() {
   mono.setStyleHint(QFont::Monospace);
   log_->setFont(mono);
 
-  auto* pickers = new QHBoxLayout;
-  pickers->addWidget(collective_);
-  pickers->addWidget(metric_);
-  pickers->addWidget(axes_);
-  pickers->addStretch(1);
-  pickers->addWidget(open);
-  pickers->addWidget(calibration);
-  pickers->addWidget(png);
-  pickers->addWidget(pdf);
+  // The chart has its own pickers (collective, metric, axes); the files it reads and writes sit beside them.
+  auto* files = new QHBoxLayout;
+  files->addStretch(1);
+  files->addWidget(open);
+  files->addWidget(calibration);
+  files->addWidget(png);
+  files->addWidget(pdf);
 
   auto* runs = new QHBoxLayout;
   runs->addWidget(run_button_);
@@ -187,7 +174,7 @@ void CostsPanel::build() {
   auto* top = new QWidget(this);
   auto* top_layout = new QVBoxLayout(top);
   top_layout->setContentsMargins(0, 0, 0, 0);
-  top_layout->addLayout(pickers);
+  top_layout->addLayout(files);
   top_layout->addWidget(chart_, 1);
   top_layout->addLayout(runs);
   top_layout->addWidget(message_);
@@ -200,15 +187,6 @@ void CostsPanel::build() {
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addWidget(split);
 
-  connect(collective_, &QComboBox::currentIndexChanged, this,
-          [this](int i) { chart_->set_collective(i < 0 ? QString() : collective_->itemText(i)); });
-  connect(metric_, &QComboBox::currentIndexChanged, this,
-          [this](int i) { chart_->set_metric(static_cast<CostChart::Metric>(metric_->itemData(i).toInt())); });
-  connect(axes_, &QComboBox::currentIndexChanged, this, [this](int i) {
-    const QString axis = i <= 0 ? QString() : axes_->itemText(i);
-    chart_->set_axes(axis.isEmpty() ? std::vector<std::string>{} : std::vector<std::string>{axis.toStdString()});
-  });
-  connect(chart_, &CostChart::chartChanged, this, &CostsPanel::sync_pickers);
   connect(open, &QPushButton::clicked, this, &CostsPanel::open_dialog);
   connect(calibration, &QPushButton::clicked, this, &CostsPanel::calibration_dialog);
   connect(png, &QPushButton::clicked, this, [this] { export_dialog(false); });
@@ -232,32 +210,11 @@ void CostsPanel::build() {
   connect(run_, &LauncherRun::finished, this, &CostsPanel::on_finished);
 }
 
-void CostsPanel::sync_pickers() {
-  const Measurements& m = chart_->measurements();
-  {
-    const QSignalBlocker block(collective_);
-    const QString shown = chart_->collective();
-    collective_->clear();
-    for (const auto& c : m.collectives()) collective_->addItem(q(c));
-    collective_->setCurrentIndex(std::max(0, collective_->findText(shown)));
-    collective_->setEnabled(collective_->count() > 0);
-  }
-  {
-    const QSignalBlocker block(axes_);
-    const auto& filter = chart_->axes_filter();
-    axes_->clear();
-    axes_->addItem(tr("All axes"));
-    for (const auto& a : m.axes()) axes_->addItem(q(a));
-    axes_->setCurrentIndex(filter.size() == 1 ? std::max(0, axes_->findText(q(filter.front()))) : 0);
-    axes_->setEnabled(axes_->count() > 1);
-  }
-}
-
 void CostsPanel::sync_buttons() {
   const bool busy = run_->running() || (calibrate_ && calibrate_->running());
   run_button_->setEnabled(!busy);
   cancel_button_->setEnabled(run_->running());
-  fit_button_->setEnabled(!busy && !records_path_.isEmpty() && run_->results() > 0);
+  fit_button_->setEnabled(!busy && !records_path_.isEmpty() && chart_->measurements().point_count() > 0);
   apply_button_->setEnabled(!busy && !calibration_path_.isEmpty());
 }
 
@@ -288,9 +245,12 @@ QString CostsPanel::open_measurements(const QString& path) {
     return q(error);
   }
   for (const auto& p : m.problems()) append_log(q(p));
+  records_path_ = QFileInfo(path).absoluteFilePath();  // Fit calibration fits these
+  run_dir_.clear();
   const auto points = m.point_count();
   const auto problems = m.problems().size();
   chart_->set_measurements(std::move(m));
+  sync_buttons();
   show_message(problems == 0 ? tr("%1: %2 points").arg(QFileInfo(path).fileName()).arg(points)
                              : tr("%1: %2 points; %3 line(s) skipped, listed in the log")
                                    .arg(QFileInfo(path).fileName())
@@ -343,8 +303,8 @@ bool CostsPanel::start_run(RunSettings settings) {
   launcher_ = settings.launcher;
   log_->clear();
   chart_->clear();
-  progress_->setRange(0, 1);
-  progress_->setValue(0);
+  progress_->setRange(0, 0);  // busy until the config record says how many results to expect
+  progress_->setFormat(tr("%v of %m results"));
   append_log(QStringLiteral("$ ") + command_text(*command));
   run_->start(*command, records_path_);
   show_message(tr("Running %1 on %2 ranks...").arg(QFileInfo(command->program).fileName()).arg(settings.bench.world),
@@ -383,14 +343,23 @@ void CostsPanel::on_finished(const RunOutcome& outcome) {
 }
 
 bool CostsPanel::fit_calibration() {
-  if (records_path_.isEmpty() || run_->results() == 0) {
-    show_message(tr("Nothing to fit: run a benchmark first."), true);
+  if (records_path_.isEmpty() || chart_->measurements().point_count() == 0) {
+    show_message(tr("Nothing to fit: run a benchmark or open its records first."), true);
     return false;
   }
   if (run_->running() || (calibrate_ && calibrate_->running())) {
     show_message(tr("Wait for the run to end first."), true);
     return false;
   }
+  if (run_dir_.isEmpty()) {  // records opened from a file: the fit gets a folder of its own
+    run_dir_ = QDir(runs_root_).filePath(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz")));
+    if (!QDir().mkpath(run_dir_)) {
+      show_message(tr("Cannot create the folder %1").arg(run_dir_), true);
+      run_dir_.clear();
+      return false;
+    }
+  }
+  if (launcher_.isEmpty()) launcher_ = RunSettings::load(static_cast<int>(doc_->design().world)).launcher;
   const QString out = QDir(run_dir_).filePath(QStringLiteral("calibration.json"));
   calibrate_ = std::make_unique<CalibrateJob>();
   connect(calibrate_.get(), &CalibrateJob::finished, this, [this, out](bool ok, const QString& why) {

@@ -1,8 +1,8 @@
 // CostsPanel: the measured cost of every collective on every mesh axis, and the loop that feeds the planner with
 // it. A thin view that composes:
-//   - a CostChart (time or bus bandwidth against message size, one series per axis, the fitted model over it),
-//     with pickers for the collective, the metric and the axes shown; Open measurements (a bench --jsonl file),
-//     Load calibration, Export PNG / PDF;
+//   - a CostChart (time or bus bandwidth against message size, one series per axis, the fitted model over it, its
+//     own pickers for the collective, the metric and the axes shown); Open (a bench --jsonl file), Load
+//     calibration, Export PNG / PDF;
 //   - a live run: "Run benchmark..." asks for a RunSettings (RunDialog) and starts the launcher through a
 //     LauncherRun (local ranks under mpirun, or the user's cluster command template, always as an argument list);
 //     records stream into the chart as they arrive, with a progress bar, Cancel, and the launcher's output and
@@ -22,7 +22,6 @@
 
 #include "launcher_run.hpp"
 
-class QComboBox;
 class QLabel;
 class QPlainTextEdit;
 class QProgressBar;
@@ -87,6 +86,8 @@ public:
   [[nodiscard]] int progress_value() const;
   [[nodiscard]] int progress_maximum() const;
 
+  // The launcher that fits calibrations (calibrate --from); default: the last run's, else the saved setting's.
+  void set_launcher(const QString& launcher) { launcher_ = launcher; }
   // Where runs are kept (default: QStandardPaths::AppLocalDataLocation/runs); tests point it elsewhere.
   void set_runs_root(const QString& dir) { runs_root_ = dir; }
 
@@ -100,7 +101,6 @@ signals:
 
 private:
   void build();
-  void sync_pickers();
   void sync_buttons();
   void show_message(const QString& text, bool error);
   void append_log(const QString& text);
@@ -119,9 +119,6 @@ private:
   QString calibration_path_;
   QString launcher_;  // the launcher of the last run (calibrate uses the same)
 
-  QComboBox* collective_ = nullptr;
-  QComboBox* metric_ = nullptr;
-  QComboBox* axes_ = nullptr;
   QPushButton* run_button_ = nullptr;
   QPushButton* cancel_button_ = nullptr;
   QPushButton* fit_button_ = nullptr;

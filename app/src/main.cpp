@@ -1,6 +1,6 @@
 // meshloom: the desktop app. `meshloom [design]` opens a design (the bundled example by default);
 // `meshloom --screenshot out.png [design]` renders the window offscreen to a PNG and exits. --slice, --select,
-// --tensor, --step and --theme set up what the window shows first (the docs' screenshots use them):
+// --tensor, --step, --measurements, --fit and --theme set up what the window shows first (the docs' screenshots use them):
 // `meshloom --screenshot out.png --step 2 design` renders step 2 of the current tensor's plan (0: the layout
 // before the first step).
 #include <QApplication>
@@ -14,6 +14,7 @@
 
 #include "axes_model.hpp"
 #include "design_document.hpp"
+#include "costs_panel.hpp"
 #include "main_window.hpp"
 #include "redistribution_panel.hpp"
 
@@ -39,7 +40,13 @@ int main(int argc, char** argv) {
   const QCommandLineOption step(QStringLiteral("step"),
                                 QStringLiteral("Show step <n> of the plan's animation (0: before the first step)."),
                                 QStringLiteral("n"));
-  parser.addOptions({screenshot, slice, select, tensor, step, theme});
+  const QCommandLineOption measurements(QStringLiteral("measurements"),
+                                        QStringLiteral("Plot a bench --jsonl <file> in the Costs dock."),
+                                        QStringLiteral("file"));
+  const QCommandLineOption fit(QStringLiteral("fit"),
+                               QStringLiteral("Draw the calibration <file>'s fitted model over the plotted points."),
+                               QStringLiteral("file"));
+  parser.addOptions({screenshot, slice, select, tensor, step, measurements, fit, theme});
   parser.addPositionalArgument(QStringLiteral("design"), QStringLiteral("A *.meshloom.json design to open."));
   parser.process(app);
 
@@ -95,6 +102,16 @@ int main(int argc, char** argv) {
     const int n = parser.value(step).toInt(&ok);
     if (!ok) return fail(QStringLiteral("--step %1: not a step number").arg(parser.value(step)));
     if (!window.show_plan_step(n)) return fail(QStringLiteral("--step %1: %2").arg(parser.value(step), window.last_error()));
+  }
+  if (opened && parser.isSet(measurements)) {
+    const QString error = window.costs_panel()->open_measurements(parser.value(measurements));
+    if (!error.isEmpty()) return fail(QStringLiteral("--measurements: %1").arg(error));
+    window.show_costs();
+  }
+  if (opened && parser.isSet(fit)) {
+    const QString error = window.costs_panel()->load_calibration(parser.value(fit));
+    if (!error.isEmpty()) return fail(QStringLiteral("--fit: %1").arg(error));
+    window.show_costs();
   }
   if (parser.isSet(screenshot)) {
     if (!opened) return fail(window.last_error());

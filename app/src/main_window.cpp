@@ -281,7 +281,7 @@ void MainWindow::build_menus() {
   plan->addAction(tr("Export plan as &Markdown..."), this, &MainWindow::export_plan_dialog);
   plan->addSeparator();
   plan->addAction(tr("&Run benchmark..."), this, [this] {
-        findChild<QDockWidget*>(QStringLiteral("costs_dock"))->raise();
+        show_costs();
         costs_->open_run_dialog();
       })
       ->setToolTip(tr("Measure the collectives on every axis of this mesh (meshloom-launch bench), live"));
@@ -761,6 +761,13 @@ void MainWindow::refresh_overview() {
     }
   }
   overview_->expandAll();
+}
+
+void MainWindow::show_costs() {
+  if (auto* d = findChild<QDockWidget*>(QStringLiteral("costs_dock"))) {
+    d->show();
+    d->raise();
+  }
 }
 
 // ---- Animation ----------------------------------------------------------------------------------------------

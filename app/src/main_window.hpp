@@ -74,6 +74,8 @@ public:
   // Shows frame `step` of the current plan's animation (0: before the first step; k: after step k), paused. False
   // with the reason in last_error() when there is no plan to animate or the step is past its last.
   bool show_plan_step(int step);
+  // Brings the Costs dock to the front.
+  void show_costs();
   // Replaces the mesh by a preset's (one undoable edit). False with the framework's error in last_error().
   bool apply_preset(const PresetRequest& request);
   // Ticks the axes to slice by (the slice dock shows its groups or why the pick is invalid).

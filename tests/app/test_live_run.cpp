@@ -5,8 +5,9 @@
 // of a process that ignores SIGTERM, a program that does not exist, and the event loop free throughout. The Costs
 // panel fed by a run: the chart fills as records arrive, and a fit by the real launcher's calibrate --from. With the
 // label mpi (live_run_mpi): a real `mpirun -np 2 meshloom-launch bench --jsonl -` through LauncherRun, then
-// calibrate on its records, loaded by the engine.
+// calibrate on its records, loaded by the engine. The loop in the window: fit, apply, and the plan's price changes.
 #include <QDir>
+#include <QFileInfo>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QPushButton>
@@ -14,6 +15,7 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTimer>
+#include <QUndoStack>
 #include <QtTest>
 
 #include <memory>
@@ -24,6 +26,14 @@
 #include "costs_panel.hpp"
 #include "design_document.hpp"
 #include "launcher_run.hpp"
+#include "main_window.hpp"
+#include "meshloom/design/design.hpp"
+#include "meshloom/dtype.hpp"
+#include "meshloom/plan/planner.hpp"
+#include "meshloom/plan/state.hpp"
+#include "plan_animation.hpp"
+#include "plan_model.hpp"
+#include "redistribution_panel.hpp"
 #include "meshloom/plan/cost_model.hpp"
 
 using namespace meshloom;
@@ -288,6 +298,56 @@ private slots:
     }
     QCOMPARE(apply.count(), 1);
     QCOMPARE(apply.takeFirst().at(0).toString(), path);
+  }
+
+  // The loop closed in the window: records opened in the Costs dock, fitted by the launcher, applied to the planner
+  // (one undoable edit): the plan is now priced by the measurements, before against after.
+  void a_fitted_calibration_applied_changes_the_plan() {
+    QTemporaryDir tmp;
+    MainWindow w(nullptr, tmp.filePath(QStringLiteral("autosave")));
+    Design d;
+    d.name = "two_by_two";
+    d.world = 4;
+    d.devices_per_host = 4;
+    d.mesh.shape = {2, 2};
+    d.mesh.names = {"dp", "tp"};
+    d.tensors.push_back(DesignTensor{"w", {1024, 1024}, DType::Float32, parse_state("S(0)S(1)"), parse_state("RR")});
+    const QString path = tmp.filePath(QStringLiteral("two.meshloom.json"));
+    save_design(d, path.toStdString());
+    QVERIFY(w.open_design(path));
+    CostsPanel* costs = w.costs_panel();
+    costs->set_runs_root(tmp.filePath(QStringLiteral("runs")));
+    costs->set_launcher(kLauncher);
+    QVERIFY(costs->open_measurements(kRecorded).isEmpty());
+    const double before = w.redistribution_panel()->plan_model()->total();
+    QCOMPARE(w.redistribution_panel()->cost_model(), RedistributionPanel::CostModelKind::Comm);
+
+    QSignalSpy calibrated(costs, &CostsPanel::calibrated);
+    QVERIFY2(costs->fit_calibration(), qPrintable(costs->message()));
+    QVERIFY(calibrated.wait(30000));
+    const QString fitted = calibrated.at(0).at(0).toString();
+    QVERIFY2(!fitted.isEmpty(), qPrintable(costs->message()));
+    for (auto* b : costs->findChildren<QPushButton*>()) {
+      if (b->text() == QLatin1String("Apply to planner")) b->click();
+    }
+    QVERIFY(w.design().calibration.has_value());  // relative to the design's folder, which holds the runs here
+    QCOMPARE(QFileInfo(QDir(tmp.path()).filePath(QString::fromStdString(*w.design().calibration))).canonicalFilePath(),
+             QFileInfo(fitted).canonicalFilePath());
+    QCOMPARE(w.redistribution_panel()->cost_model(), RedistributionPanel::CostModelKind::Calibrated);
+    const double after = w.redistribution_panel()->plan_model()->total();
+    // The calibrated total is the engine's calibrated price of the plan, from the fitted file.
+    const CalibratedCostModel model(load_calibration(fitted.toStdString()), d.mesh.names);
+    const auto request = w.redistribution_panel()->request(PlannerKind::Graph);
+    QVERIFY(request.has_value());
+    const Plan expected = plan_redistribution(*request, model);
+    QCOMPARE(after, expected.cost);
+    QVERIFY(after != before);
+    const QString compared = w.redistribution_panel()->message(QStringLiteral("recalibration"));
+    QVERIFY2(compared.startsWith(QLatin1String("Before calibration (comm model): ")), qPrintable(compared));
+    QVERIFY(w.animation()->has_plan());  // the animation follows the recalibrated plan
+    QCOMPARE(static_cast<std::size_t>(w.animation()->step_count()), expected.steps.size());
+    w.document()->undo_stack()->undo();
+    QCOMPARE(w.design().calibration, std::nullopt);
   }
 
   void a_real_run_on_local_ranks() {
