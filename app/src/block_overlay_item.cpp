@@ -15,41 +15,12 @@
 #include <string>
 #include <utility>
 
+#include "canvas_paint.hpp"
 #include "mesh_grid_item.hpp"
 
 namespace meshloom::app {
 
 namespace {
-
-bool is_dark(const QPalette& palette) { return palette.color(QPalette::Window).lightness() < 128; }
-
-QColor mix(const QColor& a, const QColor& b, double t) {
-  const QColor x = a.toRgb();
-  const QColor y = b.toRgb();
-  const auto f = static_cast<float>(t);
-  const auto lerp = [f](float p, float q) { return p * (1.0F - f) + q * f; };
-  return QColor::fromRgbF(lerp(x.redF(), y.redF()), lerp(x.greenF(), y.greenF()), lerp(x.blueF(), y.blueF()));
-}
-
-QPen cosmetic(const QColor& color, double width) {
-  QPen pen(color, width);
-  pen.setCosmetic(true);
-  pen.setJoinStyle(Qt::MiterJoin);
-  return pen;
-}
-
-// The exposed rect cut to what the device shows (as MeshGridItem does).
-QRectF visible_area(const QPainter* painter, QRectF exposed) {
-  if (painter->hasClipping()) exposed &= painter->clipBoundingRect();
-  const QPaintDevice* device = painter->device();
-  bool invertible = false;
-  const QTransform inverse = painter->worldTransform().inverted(&invertible);
-  if (device && invertible && device->width() > 0 && device->height() > 0) {
-    const double dpr = std::max(1.0, device->devicePixelRatio());
-    exposed &= inverse.mapRect(QRectF(0, 0, device->width() * dpr, device->height() * dpr)).adjusted(-1, -1, 1, 1);
-  }
-  return exposed;
-}
 
 // The colour of Partial values' bars and marks.
 const QColor kPartialColor(214, 120, 20);

@@ -30,6 +30,14 @@ int expected_from_config(const QByteArray& line) {
   return static_cast<int>(std::min<qsizetype>(total, 1 << 30));
 }
 
+// Ends a process that is still running when its owner goes (its signals no longer reach the owner).
+void end_process(QProcess* process, QObject* owner) {
+  if (process->state() == QProcess::NotRunning) return;
+  process->disconnect(owner);
+  process->kill();
+  process->waitForFinished(2000);
+}
+
 QString status_word(QProcess::ProcessError error) {
   switch (error) {
     case QProcess::FailedToStart: return QStringLiteral("could not be started (missing, or not executable)");
@@ -137,13 +145,7 @@ LauncherRun::LauncherRun(QObject* parent)
   connect(process_, &QProcess::errorOccurred, this, &LauncherRun::on_error);
 }
 
-LauncherRun::~LauncherRun() {
-  if (process_->state() != QProcess::NotRunning) {
-    process_->disconnect(this);
-    process_->kill();
-    process_->waitForFinished(2000);
-  }
-}
+LauncherRun::~LauncherRun() { end_process(process_, this); }
 
 bool LauncherRun::running() const { return !done_; }
 
@@ -329,13 +331,7 @@ CalibrateJob::CalibrateJob(QObject* parent) : QObject(parent), process_(new QPro
   });
 }
 
-CalibrateJob::~CalibrateJob() {
-  if (process_->state() != QProcess::NotRunning) {
-    process_->disconnect(this);
-    process_->kill();
-    process_->waitForFinished(2000);
-  }
-}
+CalibrateJob::~CalibrateJob() { end_process(process_, this); }
 
 bool CalibrateJob::running() const { return !done_; }
 

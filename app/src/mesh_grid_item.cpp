@@ -17,6 +17,8 @@
 #include <tuple>
 #include <utility>
 
+#include "canvas_paint.hpp"
+
 namespace meshloom::app {
 
 namespace {
@@ -30,23 +32,6 @@ constexpr double kHostLinesPx = 1.5;    // host outlines, per small gap (they ru
 constexpr double kFramePx = 2.0;        // frames of an outer axis, per gap between its blocks
 constexpr double kLegibleTextPx = 6.5;  // frame labels and the axis legend, per font pixel size
 constexpr double kNumberFontPx = 14.0;  // rank numbers' font, in scene units, before shrinking to fit
-
-bool is_dark(const QPalette& palette) { return palette.color(QPalette::Window).lightness() < 128; }
-
-QColor mix(const QColor& a, const QColor& b, double t) {
-  const QColor x = a.toRgb();
-  const QColor y = b.toRgb();
-  const auto f = static_cast<float>(t);
-  const auto lerp = [f](float p, float q) { return p * (1.0F - f) + q * f; };
-  return QColor::fromRgbF(lerp(x.redF(), y.redF()), lerp(x.greenF(), y.greenF()), lerp(x.blueF(), y.blueF()));
-}
-
-QPen cosmetic(const QColor& color, double width) {
-  QPen pen(color, width);
-  pen.setCosmetic(true);
-  pen.setJoinStyle(Qt::MiterJoin);
-  return pen;
-}
 
 QString axis_name(const std::vector<std::string>& names, std::size_t axis) {
   return axis < names.size() && !names[axis].empty() ? QString::fromStdString(names[axis])
@@ -76,19 +61,6 @@ void merge_into(std::vector<Segment>& segs, bool vertical, std::vector<QLineF>& 
 
 // What of `exposed` (item coordinates) can reach the device: QGraphicsScene::render() exposes the whole item
 // however small its target, so clip to the painter's clip and the device's extent (in device pixels, a
-// superset of what shows on a high-DPI device).
-QRectF visible_area(const QPainter* painter, QRectF exposed) {
-  if (painter->hasClipping()) exposed &= painter->clipBoundingRect();
-  const QPaintDevice* device = painter->device();
-  bool invertible = false;
-  const QTransform inverse = painter->worldTransform().inverted(&invertible);
-  if (device && invertible && device->width() > 0 && device->height() > 0) {
-    const double dpr = std::max(1.0, device->devicePixelRatio());
-    exposed &= inverse.mapRect(QRectF(0, 0, device->width() * dpr, device->height() * dpr)).adjusted(-1, -1, 1, 1);
-  }
-  return exposed;
-}
-
 }  // namespace
 
 MeshGridItem::MeshGridItem(MeshGeometry geometry, std::vector<std::int64_t> ranks, std::vector<std::int64_t> hosts,

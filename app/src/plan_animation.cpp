@@ -269,7 +269,7 @@ BlockFrame PlanAnimation::blocks_of(const Distribution& dist, const State& state
   return f;
 }
 
-bool PlanAnimation::set_plan(const PlanRequest& request, const Plan& plan, const std::vector<std::string>& axis_names) {
+void PlanAnimation::reset() {
   stop();
   timer_->stop();
   frames_.clear();
@@ -278,6 +278,10 @@ bool PlanAnimation::set_plan(const PlanRequest& request, const Plan& plan, const
   current_ = 0;
   from_ = -1;
   transition_ = 1.0;
+}
+
+bool PlanAnimation::set_plan(const PlanRequest& request, const Plan& plan, const std::vector<std::string>& axis_names) {
+  reset();
   try {
     PlanRequest req = request;
     original_shape_ = request.tensor_shape;
@@ -331,14 +335,7 @@ bool PlanAnimation::set_plan(const PlanRequest& request, const Plan& plan, const
 }
 
 void PlanAnimation::clear() {
-  stop();
-  timer_->stop();
-  frames_.clear();
-  captions_.clear();
-  error_.clear();
-  current_ = 0;
-  from_ = -1;
-  transition_ = 1.0;
+  reset();
   emit plan_changed();
   emit frame_changed(0);
 }

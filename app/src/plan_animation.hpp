@@ -176,6 +176,7 @@ private:
   void show(int frame);         // settled, no transition
   void advance_to(int frame);   // with a transition from the current frame
   void stop();                  // stops playback (the timer runs on until a transition ends)
+  void reset();                 // no frames, no playback, no transition
   [[nodiscard]] QString make_caption(int k, const Distribution& dist) const;
   [[nodiscard]] QString axis_text(const std::vector<std::size_t>& axes) const;
 
