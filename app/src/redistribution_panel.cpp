@@ -25,6 +25,7 @@
 #include "meshloom/error.hpp"
 #include "meshloom/plan/cost_model.hpp"
 #include "meshloom/plan/report.hpp"
+#include "placement_picker.hpp"
 #include "plan_model.hpp"
 
 namespace meshloom::app {
@@ -130,6 +131,8 @@ RedistributionPanel::RedistributionPanel(DesignDocument* doc, QWidget* parent) :
   dst_->setToolTip(tr("Where the tensor must end, in the same form as the source"));
   src_message_ = make_message_label(this);
   dst_message_ = make_message_label(this);
+  src_picker_ = new PlacementPicker(this);
+  dst_picker_ = new PlacementPicker(this);
   planner_ = new QComboBox(this);
   planner_->addItem(QStringLiteral("graph"), static_cast<int>(PlannerKind::Graph));
   planner_->addItem(QStringLiteral("greedy"), static_cast<int>(PlannerKind::Greedy));
@@ -154,8 +157,10 @@ RedistributionPanel::RedistributionPanel(DesignDocument* doc, QWidget* parent) :
   form->addRow(tr("Shape"), shape_);
   form->addRow(tr("Dtype"), dtype_);
   form->addRow(tr("&Source"), src_);
+  form->addRow(QString(), src_picker_);
   form->addRow(QString(), src_message_);
   form->addRow(tr("T&arget"), dst_);
+  form->addRow(QString(), dst_picker_);
   form->addRow(QString(), dst_message_);
   form->addRow(tr("&Planner"), planner_);
   form->addRow(tr("&Cost model"), cost_);
@@ -227,6 +232,13 @@ RedistributionPanel::RedistributionPanel(DesignDocument* doc, QWidget* parent) :
   connect(cost_, &QComboBox::currentIndexChanged, this, [this] { replan(); });
   connect(src_, &QLineEdit::editingFinished, this, [this] { (void)set_source(src_->text()); });
   connect(dst_, &QLineEdit::editingFinished, this, [this] { (void)set_target(dst_->text()); });
+  // A picker's choice is the same edit as its text typed in the field.
+  connect(src_picker_, &PlacementPicker::state_edited, this, [this](const State& state) {
+    if (!set_source(q(to_string(state)))) sync_pickers();
+  });
+  connect(dst_picker_, &PlacementPicker::state_edited, this, [this](const State& state) {
+    if (!set_target(q(to_string(state)))) sync_pickers();
+  });
   connect(doc_, &DesignDocument::design_changed, this, &RedistributionPanel::refresh);
   // A relative calibration path follows the design file (open, save as).
   connect(doc_, &DesignDocument::path_changed, this, [this] {
@@ -349,6 +361,7 @@ void RedistributionPanel::sync_fields() {
   for (QLineEdit* field : {shape_, dtype_, src_, dst_}) field->setEnabled(i >= 0);
   if (i < 0) {
     for (QLineEdit* field : {shape_, dtype_, src_, dst_}) field->clear();
+    sync_pickers();
     return;
   }
   const DesignTensor& t = doc_->design().tensors[static_cast<std::size_t>(i)];
@@ -356,6 +369,19 @@ void RedistributionPanel::sync_fields() {
   dtype_->setText(tr("%1 (%2 bytes per element)").arg(q(to_string(t.dtype))).arg(itemsize(t.dtype)));
   src_->setText(q(to_string(t.src)));
   dst_->setText(q(to_string(t.dst)));
+  sync_pickers();
+}
+
+void RedistributionPanel::sync_pickers() {
+  const int i = tensor_index();
+  src_picker_->setVisible(i >= 0);
+  dst_picker_->setVisible(i >= 0);
+  if (i < 0) return;
+  const Design& d = doc_->design();
+  const DesignTensor& t = d.tensors[static_cast<std::size_t>(i)];
+  const auto rank = static_cast<std::int64_t>(t.shape.size());
+  src_picker_->set_state(t.src, d.mesh.shape, d.mesh.names, rank);
+  dst_picker_->set_state(t.dst, d.mesh.shape, d.mesh.names, rank);
 }
 
 void RedistributionPanel::update_calibration() {

@@ -1,6 +1,7 @@
 // RedistributionPanel: how one of the design's tensors moves from its source state to its target state. A tensor
 // picker (the design's tensors by name), the tensor's shape and dtype, its source and target states as text (the
-// engine's state text form, "S(0)[0]S(0)[1]R"), a planner (graph, greedy, auto) and a cost model (fixed, comm,
+// engine's state text form, "S(0)[0]S(0)[1]R") and axis by axis (PlacementPicker: a placement and a shard-order
+// place per mesh axis), a planner (graph, greedy, auto) and a cost model (fixed, comm,
 // calibrated when the design's calibration file loads); the plan of the chosen planner, and the graph and greedy
 // plans side by side so their costs can be compared.
 //
@@ -34,6 +35,7 @@ class QTableView;
 namespace meshloom::app {
 
 class DesignDocument;
+class PlacementPicker;
 class PlanModel;
 
 class RedistributionPanel : public QWidget {
@@ -87,6 +89,10 @@ public:
   [[nodiscard]] QTableView* greedy_table() const noexcept { return greedy_table_; }
   [[nodiscard]] QLineEdit* source_field() const noexcept { return src_; }
   [[nodiscard]] QLineEdit* target_field() const noexcept { return dst_; }
+  // The per-axis pickers under the source and target fields (PlacementPicker): a choice there is the same
+  // undoable edit as its text typed in the field, refused with the same inline message.
+  [[nodiscard]] PlacementPicker* source_picker() const noexcept { return src_picker_; }
+  [[nodiscard]] PlacementPicker* target_picker() const noexcept { return dst_picker_; }
 
   // The inline message shown (empty when none). Fields: "source", "target" (a refused state text), "plan",
   // "graph", "greedy" (the engine's error for that plan), "tensor" (the hint of a design without tensors),
@@ -110,6 +116,7 @@ private:
 
   void sync_tensors();
   void sync_fields();
+  void sync_pickers();  // the pickers from the design (after a refused picker choice too)
   void update_calibration();
   void replan();
   [[nodiscard]] int tensor_index() const;  // into design().tensors; -1 when none
@@ -129,6 +136,8 @@ private:
   QLineEdit* dtype_ = nullptr;
   QLineEdit* src_ = nullptr;
   QLineEdit* dst_ = nullptr;
+  PlacementPicker* src_picker_ = nullptr;
+  PlacementPicker* dst_picker_ = nullptr;
   QLabel* src_message_ = nullptr;
   QLabel* dst_message_ = nullptr;
   QComboBox* planner_ = nullptr;

@@ -5,7 +5,9 @@
 // calibration that loads.
 #include <QAbstractItemModelTester>
 #include <QDir>
+#include <QComboBox>
 #include <QFile>
+#include <QSpinBox>
 #include <QLineEdit>
 #include <QSignalSpy>
 #include <QTableView>
@@ -21,6 +23,7 @@
 #include "meshloom/dtype.hpp"
 #include "meshloom/plan/cost_model.hpp"
 #include "meshloom/plan/planner.hpp"
+#include "placement_picker.hpp"
 #include "plan_model.hpp"
 #include "redistribution_panel.hpp"
 
@@ -368,6 +371,76 @@ private slots:
     QCOMPARE(doc.design().tensors[1].dst, parse_state("S(1)RR"));
     panel.commit_pending();  // nothing pending
     QCOMPARE(doc.undo_stack()->index(), now + 2);
+  }
+
+  // The per-axis pickers show every example tensor's states axis by axis; a choice is one undoable edit whose text
+  // is the engine's; a new split joins its dim's order innermost; the order box moves an axis; undo restores both.
+  void per_axis_pickers_edit_the_state() {
+    const QStringList files = QDir(QStringLiteral(MESHLOOM_EXAMPLES_DIR))
+                                  .entryList({QStringLiteral("*.meshloom.json")}, QDir::Files, QDir::Name);
+    int shown = 0;
+    for (const QString& file : files) {
+      DesignDocument doc;
+      QString error;
+      QVERIFY2(doc.open(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/") + file, &error), qPrintable(error));
+      RedistributionPanel panel(&doc);
+      for (const DesignTensor& t : doc.design().tensors) {
+        QVERIFY(panel.select_tensor(q(t.name)));
+        for (auto [picker, state] : {std::pair{panel.source_picker(), t.src}, std::pair{panel.target_picker(), t.dst}}) {
+          QCOMPARE(picker->state(), state);
+          QCOMPARE(picker->axis_count(), doc.design().mesh.shape.size());
+          const auto options = PlacementPicker::choices(static_cast<std::int64_t>(t.shape.size()));
+          for (std::size_t a = 0; a < picker->axis_count(); ++a) {
+            const int i = picker->placement_box(a)->currentIndex();
+            QVERIFY(i >= 0);
+            QCOMPARE(options[static_cast<std::size_t>(i)], state.placement(a));
+            const auto& p = state.placement(a);
+            const bool shared = p.is_shard() && state.shard_axes(p.dim()).size() > 1;
+            QCOMPARE(!picker->order_box(a)->isHidden(), shared);
+          }
+          ++shown;
+        }
+      }
+    }
+    QVERIFY(shown >= 20);
+
+    DesignDocument doc;
+    QString error;
+    QVERIFY2(doc.open(example("default.meshloom.json"), &error), qPrintable(error));  // (pp, dp, tp)
+    RedistributionPanel panel(&doc);
+    QVERIFY(panel.select_tensor(QStringLiteral("activation")));
+    PlacementPicker* src = panel.source_picker();
+    const State before = doc.design().tensors[1].src;  // RS(0)P(sum)
+    const int commands = doc.undo_stack()->count();
+    // pp: R -> S(0): pp joins dim 0's order after dp (innermost).
+    const auto options = PlacementPicker::choices(2);
+    const auto s0 = static_cast<int>(std::find(options.begin(), options.end(), Placement::shard(0)) - options.begin());
+    src->placement_box(0)->setCurrentIndex(s0);
+    QCOMPARE(doc.undo_stack()->count(), commands + 1);
+    const State expected = PlacementPicker::with_placement(before, 0, Placement::shard(0));
+    QCOMPARE(doc.design().tensors[1].src, expected);
+    QCOMPARE(expected.shard_axes(0), (std::vector<std::size_t>{1, 0}));
+    QCOMPARE(panel.source_field()->text(), q(to_string(expected)));  // "S(0)[1]S(0)[0]P(sum)"
+    QCOMPARE(src->state(), expected);
+    QVERIFY(!src->order_box(0)->isHidden());
+    QCOMPARE(src->order_box(0)->value(), 1);
+    // The order box moves pp first: the default order, S(0)S(0)P(sum) in the engine's text.
+    src->order_box(0)->setValue(0);
+    QCOMPARE(doc.undo_stack()->count(), commands + 2);
+    QCOMPARE(doc.design().tensors[1].src.shard_axes(0), (std::vector<std::size_t>{0, 1}));
+    QCOMPARE(panel.source_field()->text(), q(to_string(doc.design().tensors[1].src)));
+    QVERIFY(doc.design().tensors[1].src.has_default_shard_order());
+    // Undo twice: the state, the field and the pickers are as they were.
+    doc.undo_stack()->undo();
+    doc.undo_stack()->undo();
+    QCOMPARE(doc.design().tensors[1].src, before);
+    QCOMPARE(panel.source_field()->text(), q(to_string(before)));
+    QCOMPARE(src->state(), before);
+    QVERIFY(src->order_box(0)->isHidden());
+    // A choice that stops a split leaves the others' order: dp back to R.
+    src->placement_box(1)->setCurrentIndex(0);
+    QCOMPARE(doc.design().tensors[1].src, PlacementPicker::with_placement(before, 1, Placement::replicate()));
+    QCOMPARE(panel.source_field()->text(), QStringLiteral("RRP(sum)"));
   }
 
   void invalid_state_text_is_refused_inline() {
