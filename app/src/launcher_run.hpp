@@ -45,9 +45,9 @@ struct BenchSettings {
   int world = 1;            // --world: checked by the launcher against the ranks it was started with
   QString backend = QStringLiteral("mpi");
   QString min_bytes = QStringLiteral("1K");
-  QString max_bytes = QStringLiteral("16M");
-  int warmup_iters = 5;
-  int iters = 20;
+  QString max_bytes = QStringLiteral("4M");
+  int warmup_iters = 3;
+  int iters = 10;
   bool check = false;
   QStringList collectives;  // empty: the launcher's default (every collective)
   QStringList axes;         // empty: every axis, then every flattened axis
