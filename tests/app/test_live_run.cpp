@@ -350,42 +350,45 @@ private slots:
     QCOMPARE(w.design().calibration, std::nullopt);
   }
 
+  // The newcomer's path, for real: the Costs panel runs the design on local ranks (mpirun, as Run benchmark... does),
+  // the chart fills, Fit calibration fits the records, and the engine loads the calibration for the design's mesh.
   void a_real_run_on_local_ranks() {
     if (qEnvironmentVariableIsEmpty("MESHLOOM_MPIRUN")) QSKIP("the mpi-labelled test (live_run_mpi) runs this one");
     QTemporaryDir tmp;
-    QFile design(tmp.filePath(QStringLiteral("d.meshloom.json")));
-    QVERIFY(QFile::copy(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/hsdp-2d.meshloom.json"), design.fileName()));
     DesignDocument doc;
     QString error;
-    QVERIFY2(doc.open(design.fileName(), &error), qPrintable(error));
-    BenchSettings b;
-    b.design_path = design.fileName();
-    b.world = static_cast<int>(doc.design().world);
-    b.min_bytes = QStringLiteral("1K");
-    b.max_bytes = QStringLiteral("16K");
-    b.warmup_iters = 1;
-    b.iters = 3;
-    b.collectives = {QStringLiteral("all_reduce"), QStringLiteral("all_gather")};
-    LaunchCommand command = local_command(qEnvironmentVariable("MESHLOOM_MPIRUN"), kLauncher, b.world, bench_arguments(b));
-    const QString records = tmp.filePath(QStringLiteral("bench.jsonl"));
-    LauncherRun run;
-    QSignalSpy finished(&run, &LauncherRun::finished);
-    QVERIFY(run.start(command, records));
-    const RunOutcome o = wait_for(run, finished, 240000);
-    QVERIFY2(o.status == RunOutcome::Status::Succeeded, qPrintable(o.message + QStringLiteral("\n") + run.stderr_tail()));
+    QVERIFY2(doc.open(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/default.meshloom.json"), &error), qPrintable(error));
+    CostsPanel panel(&doc);
+    panel.set_runs_root(tmp.path());
+    RunSettings s;
+    s.where = RunSettings::Where::Local;
+    s.mpirun = qEnvironmentVariable("MESHLOOM_MPIRUN");
+    s.launcher = kLauncher;
+    s.bench.world = static_cast<int>(doc.design().world);
+    s.bench.min_bytes = QStringLiteral("1K");
+    s.bench.max_bytes = QStringLiteral("16K");
+    s.bench.warmup_iters = 1;
+    s.bench.iters = 3;
+    s.bench.collectives = {QStringLiteral("all_reduce"), QStringLiteral("all_gather")};
+    QSignalSpy finished(&panel, &CostsPanel::run_finished);
+    QVERIFY2(panel.start_run(s), qPrintable(panel.message()));
+    QVERIFY(finished.wait(240000));
+    const auto o = finished.takeFirst().at(0).value<RunOutcome>();
+    QVERIFY2(o.status == RunOutcome::Status::Succeeded, qPrintable(o.message + QStringLiteral("\n") + panel.log_text()));
     QVERIFY(o.expected > 0);
     QCOMPARE(o.results, o.expected);
     QVERIFY(o.summary_ok);
+    QCOMPARE(panel.chart()->measurements().point_count(), static_cast<std::size_t>(o.results));
+    QCOMPARE(lines_of(QDir(panel.run_dir()).filePath(QStringLiteral("bench.jsonl"))).size(), o.results + 2);
 
-    CalibrateJob job;
-    QSignalSpy done(&job, &CalibrateJob::finished);
-    const QString out = tmp.filePath(QStringLiteral("calibration.json"));
-    job.start(kLauncher, records, out);
-    QVERIFY(done.wait(60000));
-    QVERIFY2(done.at(0).at(0).toBool(), qPrintable(done.at(0).at(1).toString()));
-    const Calibration c = load_calibration(out.toStdString());
+    QSignalSpy calibrated(&panel, &CostsPanel::calibrated);
+    QVERIFY2(panel.fit_calibration(), qPrintable(panel.message()));
+    QVERIFY(calibrated.wait(60000));
+    const QString path = calibrated.at(0).at(0).toString();
+    QVERIFY2(!path.isEmpty(), qPrintable(panel.message()));
+    const Calibration c = load_calibration(path.toStdString());
     QCOMPARE(c.mesh_shape, doc.design().mesh.shape);
-    QVERIFY(!c.axes.empty());
+    QVERIFY(c.axes.count("dp") == 1 && c.axes.count("tp") == 1);
   }
 };
 
