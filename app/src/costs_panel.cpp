@@ -321,6 +321,11 @@ void CostsPanel::cancel_run() {
 
 void CostsPanel::on_finished(const RunOutcome& outcome) {
   const int results = outcome.results;
+  if (progress_->maximum() == 0) {  // no config record arrived: stop the busy indicator
+    progress_->setRange(0, 1);
+    progress_->setValue(0);
+    progress_->setFormat(tr("No results"));
+  }
   switch (outcome.status) {
     case RunOutcome::Status::Succeeded:
       show_message(tr("Done: %1 results in %2. Fit a calibration to price plans with them.")
