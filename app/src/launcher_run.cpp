@@ -8,6 +8,8 @@
 #include <QTimer>
 
 #include <algorithm>
+#include <limits>
+#include <map>
 #include <utility>
 
 namespace meshloom::app {
@@ -22,12 +24,44 @@ QString quoted(const QString& word) {
   return QLatin1Char('\'') + w + QLatin1Char('\'');
 }
 
-// The number of result records a config record announces: axes x collectives x sizes (0 when it does not say).
+// The number of result records a config record announces, as bench counts its rows (bench_run.cpp): for every axis,
+// collective and size, one row unless the size leaves a rank no element. all_reduce and broadcast move size /
+// itemsize elements; all_gather, reduce_scatter and all_to_all that many over the axis' group of n ranks, so
+// (size / itemsize) / n per rank. An axis is a mesh axis (n from the shape) or a flattened one (n the product of its
+// axes). 0 when the record lists no axes, collectives or sizes.
 int expected_from_config(const QByteArray& line) {
   const QJsonObject o = QJsonDocument::fromJson(line).object();
-  const auto n = [&](const char* key) { return o.value(QLatin1String(key)).toArray().size(); };
-  const qsizetype total = n("axes") * n("collectives") * n("sizes");
-  return static_cast<int>(std::min<qsizetype>(total, 1 << 30));
+  const QJsonObject mesh = o.value(QLatin1String("mesh")).toObject();
+  const QJsonArray shape = mesh.value(QLatin1String("shape")).toArray();
+  const QJsonArray names = mesh.value(QLatin1String("names")).toArray();
+  std::map<QString, qint64> group_size;
+  for (qsizetype i = 0; i < std::min(shape.size(), names.size()); ++i) {
+    group_size[names.at(i).toString()] = shape.at(i).toInteger();
+  }
+  for (const QJsonValue f : mesh.value(QLatin1String("flattened")).toArray()) {
+    qint64 n = 1;
+    for (const QJsonValue a : f.toObject().value(QLatin1String("axes")).toArray()) {
+      const auto it = group_size.find(a.toString());
+      n *= it != group_size.end() ? it->second : 1;
+    }
+    group_size[f.toObject().value(QLatin1String("name")).toString()] = n;
+  }
+  const qint64 itemsize = std::max<qint64>(1, o.value(QLatin1String("itemsize")).toInteger(1));
+  qint64 total = 0;
+  for (const QJsonValue axis : o.value(QLatin1String("axes")).toArray()) {
+    const auto it = group_size.find(axis.toString());
+    const qint64 n = it != group_size.end() ? std::max<qint64>(1, it->second) : 1;
+    for (const QJsonValue collective : o.value(QLatin1String("collectives")).toArray()) {
+      const QString c = collective.toString();
+      const bool split = c == QLatin1String("all_gather") || c == QLatin1String("reduce_scatter") ||
+                         c == QLatin1String("all_to_all");
+      for (const QJsonValue size : o.value(QLatin1String("sizes")).toArray()) {
+        const qint64 elements = size.toInteger() / itemsize;
+        total += (split ? elements / n : elements) > 0 ? 1 : 0;
+      }
+    }
+  }
+  return static_cast<int>(std::min<qint64>(total, std::numeric_limits<int>::max()));
 }
 
 // Ends a process that is still running when its owner goes (its signals no longer reach the owner).
@@ -59,12 +93,12 @@ QString command_text(const LaunchCommand& command) {
 }
 
 QStringList bench_arguments(const BenchSettings& s) {
-  QStringList a{QStringLiteral("bench"),   QStringLiteral("--design"), s.design_path,
-                QStringLiteral("--world"), QString::number(s.world),   QStringLiteral("--backend"),
-                s.backend,                 QStringLiteral("-b"),       s.min_bytes,
-                QStringLiteral("-e"),      s.max_bytes,                QStringLiteral("-w"),
-                QString::number(s.warmup_iters), QStringLiteral("-n"), QString::number(s.iters),
-                QStringLiteral("--timeout"), QString::number(s.timeout_s)};
+  QStringList a{QStringLiteral("bench")};
+  a << QStringLiteral("--design") << s.design_path << QStringLiteral("--world") << QString::number(s.world)
+    << QStringLiteral("--backend") << s.backend << QStringLiteral("-b") << s.min_bytes << QStringLiteral("-e")
+    << s.max_bytes << QStringLiteral("-f") << QString::number(s.step_factor) << QStringLiteral("--dtype") << s.dtype
+    << QStringLiteral("-w") << QString::number(s.warmup_iters) << QStringLiteral("-n") << QString::number(s.iters)
+    << QStringLiteral("--timeout") << QString::number(s.timeout_s);
   if (s.check) a << QStringLiteral("--check");
   if (!s.collectives.isEmpty()) a << QStringLiteral("--collectives") << s.collectives.join(QLatin1Char(','));
   if (!s.axes.isEmpty()) a << QStringLiteral("--axes") << s.axes.join(QLatin1Char(','));
@@ -156,7 +190,9 @@ bool LauncherRun::start(const LaunchCommand& command, const QString& records_pat
   expected_ = 0;
   cancelled_ = false;
   partial_.clear();
+  stderr_decoder_.resetState();
   stderr_.clear();
+  records_error_.clear();
   program_ = command.program;
   records_path_ = records_path;
   records_.reset();
@@ -199,7 +235,8 @@ void LauncherRun::read_stdout() {
 }
 
 void LauncherRun::read_stderr() {
-  const QString text = QString::fromLocal8Bit(process_->readAllStandardError());
+  const QString text = stderr_decoder_.decode(process_->readAllStandardError());
+  if (text.isEmpty()) return;
   stderr_ += text;
   if (stderr_.size() > 4 * kStderrTail) stderr_ = stderr_.right(2 * kStderrTail);
   emit log(text);
@@ -219,10 +256,16 @@ void LauncherRun::take_line(const QByteArray& raw) {
     emit log(QString::fromStdString(r.error));
     return;
   }
-  if (records_) {
-    records_->write(line);
-    records_->write("\n");
-    records_->flush();
+  if (records_ && records_error_.isEmpty()) {
+    if (records_->write(line + '\n') != line.size() + 1 || !records_->flush()) {
+      // The records accepted before this one (blank lines never get here).
+      const std::size_t saved = measurements_.lines() - measurements_.problems().size() - 1;
+      records_error_ =
+          QStringLiteral("Cannot save the run's records to %1: %2 (it holds the first %3 records only).")
+              .arg(records_path_, records_->errorString())
+              .arg(saved);
+      emit log(records_error_);
+    }
   }
   emit record_line(QString::fromUtf8(line));
   if (r.kind == RecordKind::Config) {
@@ -281,6 +324,9 @@ void LauncherRun::on_finished(int exit_code, QProcess::ExitStatus status) {
                     .arg(results_)
                     .arg(expected_)
                     .arg(said);
+  } else if (!records_error_.isEmpty()) {
+    o.status = RunOutcome::Status::Failed;
+    o.message = QStringLiteral("%1 results, but not all saved. %2").arg(results_).arg(records_error_);
   } else {
     o.status = RunOutcome::Status::Succeeded;
     o.message = QStringLiteral("%1 results.").arg(results_);
@@ -293,6 +339,7 @@ void LauncherRun::finish(RunOutcome o) {
   done_ = true;
   kill_timer_->stop();
   if (records_) records_->close();
+  if (!records_error_.isEmpty() && !o.message.contains(records_error_)) o.message += QLatin1Char('\n') + records_error_;
   o.results = results_;
   o.expected = expected_;
   o.summary_ok = measurements_.summary_ok().value_or(false);

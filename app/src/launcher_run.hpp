@@ -7,13 +7,17 @@
 // table to standard error (docs/05-launcher.md). LauncherRun reads standard output as it arrives, line by line:
 // a line that is a record goes to record_line() and is appended to the run's records file (flushed per record, so
 // `meshloom-launch calibrate --from` can fit it, and a crash keeps what was measured); anything else, and all of
-// standard error, goes to log(). Progress counts result records against the config record's plan
-// (axes x collectives x sizes). finished() comes exactly once per start, with what happened in words.
+// standard error, goes to log(). Progress counts result records against the config record's plan, counted as bench
+// counts its rows: every axis x collective x size, less the sizes that leave a rank no element (all_gather,
+// reduce_scatter and all_to_all split size / itemsize elements over the axis' group; bench_run.cpp skips a size when
+// that is 0). finished() comes exactly once per start, with what happened in words. Nothing here blocks the thread
+// it runs on, but the destructor of a run still going (it kills the process and reaps it, at most a moment).
 #pragma once
 
 #include <QObject>
 #include <QProcess>
 #include <QString>
+#include <QStringDecoder>
 #include <QStringList>
 
 #include <cstddef>
@@ -44,8 +48,10 @@ struct BenchSettings {
   QString design_path;      // --design: the mesh (and world) to measure
   int world = 1;            // --world: checked by the launcher against the ranks it was started with
   QString backend = QStringLiteral("mpi");
-  QString min_bytes = QStringLiteral("1K");
-  QString max_bytes = QStringLiteral("4M");
+  QString min_bytes = QStringLiteral("1K");  // -b, as the launcher reads it: "8", "1K", "64M"
+  QString max_bytes = QStringLiteral("4M");  // -e
+  int step_factor = 2;                        // -f: each size is the previous one times this
+  QString dtype = QStringLiteral("float32");  // --dtype
   int warmup_iters = 3;
   int iters = 10;
   bool check = false;
@@ -55,7 +61,7 @@ struct BenchSettings {
 };
 
 // bench's arguments for `settings`, ending in "--jsonl -":
-//   bench --design F --world W --backend B -b MIN -e MAX -w WARM -n ITERS --timeout S [--check]
+//   bench --design F --world W --backend B -b MIN -e MAX -f STEP --dtype D -w WARM -n ITERS --timeout S [--check]
 //         [--collectives a,b] [--axes x,y] --jsonl -
 [[nodiscard]] QStringList bench_arguments(const BenchSettings& settings);
 
@@ -71,7 +77,11 @@ struct BenchSettings {
                                                             int world, const QStringList& launcher_args,
                                                             QString* error);
 
-// How a run ended.
+// How a run ended. Succeeded: exit status 0, a summary record, every accepted record saved. Failed: a non-zero exit
+// status (the message has it, the launcher's error records and the tail of standard error), no summary record, or
+// records that could not be saved. Crashed: the program died of a signal it did not ask for. Cancelled: cancel().
+// FailedToStart: the program could not be started (the message names it) or the records file not created. Whatever
+// ended the run, what was measured stays: measurements() and the records file hold every accepted record.
 struct RunOutcome {
   enum class Status { Succeeded, Failed, Crashed, Cancelled, FailedToStart };
   Status status = Status::Succeeded;
@@ -79,7 +89,8 @@ struct RunOutcome {
   int results = 0;             // result records received
   int expected = 0;            // from the config record (0 when none arrived)
   bool summary_ok = false;     // a summary record with "ok": true arrived
-  QStringList problems;        // standard output lines that were not records ("line N: ...")
+  QStringList problems;        // standard output lines that looked like records but were not ("line N: ...", N
+                               // counting the lines that start with '{'; other lines are chatter, sent to log())
   QString message;             // in words, for people: what happened and why
 };
 
@@ -94,8 +105,9 @@ public:
   ~LauncherRun() override;  // kills a run still going (and waits for it, briefly)
 
   // Starts `command`; accepted records are appended to `records_path` (created or truncated; "" to keep none).
-  // False, with finished(FailedToStart) already emitted, when a run is under way or the records file cannot be
-  // created. A program that cannot be started is reported by finished(FailedToStart), naming it.
+  // False when a run is under way (nothing emitted: that run keeps its one finished()), or, with
+  // finished(FailedToStart) already emitted, when the records file cannot be created. A program that cannot be
+  // started is reported by finished(FailedToStart), naming it.
   bool start(const LaunchCommand& command, const QString& records_path);
   // SIGTERM (mpirun passes it to the ranks), then SIGKILL after kKillGraceMs. finished(Cancelled) follows.
   void cancel();
@@ -129,7 +141,9 @@ private:
   QString records_path_;
   QString program_;
   QByteArray partial_;
+  QStringDecoder stderr_decoder_{QStringDecoder::System};  // keeps a character split across two reads whole
   QString stderr_;
+  QString records_error_;  // the first failure to save a record ("" while every record is saved)
   Measurements measurements_;
   int results_ = 0;
   int expected_ = 0;

@@ -11,7 +11,7 @@
 namespace meshloom::launcher {
 
 // The path "-" names standard output: the records are written there (one write(2) each; fsync does not apply to a
-// pipe or terminal), and the command prints what it has for people to standard error instead (human_stream), so
+// pipe or terminal: EINVAL is tolerated), and the command prints what it has for people to standard error instead, so
 // a program that starts the launcher reads records alone from its standard output, as they are known.
 [[nodiscard]] inline bool is_stdout(const std::filesystem::path& path) noexcept { return path == "-"; }
 

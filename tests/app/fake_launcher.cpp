@@ -4,13 +4,15 @@
 //   --replay FILE        the records to replay (required)
 //   --delay-ms N         sleep N ms before each line (default 0)
 //   --garbage-every K    after every K-th line, print a line that is not a record
-//   --exit-after K       after K lines, exit with --exit-code (default 1) without the rest
+//   --exit-after K       after K lines, exit with --exit-code (default 1) without the rest (K = the number of lines:
+//                        after all of them)
 //   --crash-after K      after K lines, abort() (a crash: SIGABRT)
 //   --hang-after K       after K lines, sleep until killed
 //   --ignore-term        ignore SIGTERM (so only SIGKILL ends it)
 //   --cut-last           print the last line without its newline
+//   --chatter            print a line that is not JSON before the records (as ssh or srun may)
 // Any other argument is ignored (the app appends the launcher's own). It says on standard error what it does, as the
-// launcher prints its table there.
+// launcher prints its table there, and its process id ("# fake launcher: pid N").
 #include <unistd.h>
 
 #include <chrono>
@@ -32,6 +34,7 @@ int main(int argc, char** argv) {
   long crash_after = -1;
   long hang_after = -1;
   bool cut_last = false;
+  bool chatter = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -53,6 +56,8 @@ int main(int argc, char** argv) {
       std::signal(SIGTERM, SIG_IGN);
     } else if (a == "--cut-last") {
       cut_last = true;
+    } else if (a == "--chatter") {
+      chatter = true;
     }
   }
   std::ifstream in(replay);
@@ -62,7 +67,10 @@ int main(int argc, char** argv) {
   }
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);) lines.push_back(line);
-  std::cerr << "# fake launcher: replaying " << lines.size() << " records\n" << std::flush;
+  std::cerr << "# fake launcher: replaying " << lines.size() << " records\n"
+            << "# fake launcher: pid " << ::getpid() << "\n"
+            << std::flush;
+  if (chatter) std::fputs("Warning: Permanently added 'node1' to the list of known hosts.\n", stdout);
   for (std::size_t k = 0; k < lines.size(); ++k) {
     const auto n = static_cast<long>(k);
     if (n == exit_after) {
@@ -83,6 +91,11 @@ int main(int argc, char** argv) {
     if (!(cut_last && k + 1 == lines.size())) std::fputc('\n', stdout);
     if (garbage_every > 0 && (n + 1) % garbage_every == 0) std::fputs("{\"type\": \"result\", \"axis\": oops\n", stdout);
     std::fflush(stdout);
+  }
+  if (exit_after == static_cast<long>(lines.size())) {
+    std::cerr << "fake launcher: exiting with status " << exit_code << " after " << lines.size() << " lines\n"
+              << std::flush;
+    return exit_code;
   }
   return 0;
 }

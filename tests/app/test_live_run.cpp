@@ -1,15 +1,19 @@
 // The live run of the launcher on the offscreen platform. Commands are argument lists (bench's arguments, local
 // mpirun, the cluster template and its refusals). LauncherRun against a stand-in launcher that replays a recorded
 // bench run (meshloom_fake_launcher): records arrive in order as signals and in the records file, progress against
-// the config's plan, garbage lines reported by line number while the rest is read, an early exit, a crash, a cancel
-// of a process that ignores SIGTERM, a program that does not exist, and the event loop free throughout. The Costs
-// panel fed by a run: the chart fills as records arrive, and a fit by the real launcher's calibrate --from. With the
-// label mpi (live_run_mpi): a real `mpirun -np 2 meshloom-launch bench --jsonl -` through LauncherRun, then
-// calibrate on its records, loaded by the engine. The loop in the window: fit, apply, and the plan's price changes.
+// the config's plan (sizes too small for a group are not counted, as bench does not run them), garbage lines reported
+// by line number while the rest is read, chatter on stdout logged, an early exit, a launcher's error record and exit
+// status in the message, records that cannot be saved, a crash, a cancel of a process that ignores SIGTERM, a run
+// destroyed while going, a program that does not exist, and the event loop free throughout. CalibrateJob with the
+// real launcher's calibrate --from, and its failures. The Costs panel fed by a run: the chart fills as records
+// arrive, and a fit by calibrate --from. With the label mpi (app_live_run_mpi): the Costs panel runs the default
+// design for real (`mpirun -np 8 meshloom-launch bench --jsonl -` through LauncherRun), then calibrate on its records,
+// loaded by the engine. The loop in the window: fit, apply, and the plan's price changes.
 #include <QDir>
 #include <QFileInfo>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QRegularExpression>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -18,6 +22,10 @@
 #include <QUndoStack>
 #include <QtTest>
 
+#include <signal.h>
+#include <sys/types.h>
+
+#include <cerrno>
 #include <memory>
 #include <string>
 #include <vector>
@@ -91,15 +99,23 @@ private slots:
     s.backend = QStringLiteral("nccl");
     s.min_bytes = QStringLiteral("8");
     s.max_bytes = QStringLiteral("1G");
+    s.step_factor = 4;
+    s.dtype = QStringLiteral("bfloat16");
     s.warmup_iters = 2;
     s.iters = 7;
     s.check = true;
     s.collectives = {QStringLiteral("all_reduce"), QStringLiteral("all_gather")};
+    s.axes = {QStringLiteral("tp"), QStringLiteral("dp_tp")};
     s.timeout_s = 30;
     const QStringList args = bench_arguments(s);
     QCOMPARE(args, (QStringList{"bench", "--design", "/tmp/my design.meshloom.json", "--world", "8", "--backend", "nccl",
-                                "-b", "8", "-e", "1G", "-w", "2", "-n", "7", "--timeout", "30", "--check",
-                                "--collectives", "all_reduce,all_gather", "--jsonl", "-"}));
+                                "-b", "8", "-e", "1G", "-f", "4", "--dtype", "bfloat16", "-w", "2", "-n", "7",
+                                "--timeout", "30", "--check", "--collectives", "all_reduce,all_gather", "--axes",
+                                "tp,dp_tp", "--jsonl", "-"}));
+    // The defaults: every collective and axis (no option), the launcher's dtype and step spelled out.
+    QCOMPARE(bench_arguments(BenchSettings{}),
+             (QStringList{"bench", "--design", "", "--world", "1", "--backend", "mpi", "-b", "1K", "-e", "4M", "-f",
+                          "2", "--dtype", "float32", "-w", "3", "-n", "10", "--timeout", "60", "--jsonl", "-"}));
     QCOMPARE(local_command(QStringLiteral("mpirun"), QStringLiteral("/opt/ml/meshloom-launch"), 8, {"bench", "--jsonl", "-"}),
              (LaunchCommand{"mpirun", {"--oversubscribe", "-np", "8", "/opt/ml/meshloom-launch", "bench", "--jsonl", "-"}}));
 
@@ -251,6 +267,158 @@ private slots:
     QVERIFY(finished.takeFirst().at(0).value<RunOutcome>().message.contains(QLatin1String("/nonexistent/dir/r.jsonl")));
   }
 
+  // Progress counts what bench will write: sizes that leave a rank no element are not rows (here all_gather,
+  // reduce_scatter and all_to_all below 8 B on dp and tp, below 16 B on the flattened dp_tp of 4 ranks).
+  void progress_counts_the_rows_bench_writes() {
+    const QString small = QStringLiteral(MESHLOOM_TEST_DATA_DIR "/bench-2x2-small.jsonl");
+    const int in_file = results_in(lines_of(small));
+    QCOMPARE(in_file, 63);  // 3 axes x 5 collectives x 5 sizes = 75, less 3 + 3 + 6 skipped
+    LauncherRun run;
+    QSignalSpy finished(&run, &LauncherRun::finished);
+    QSignalSpy progress(&run, &LauncherRun::progress);
+    QVERIFY(run.start({kFake, {QStringLiteral("--replay"), small}}, QString()));
+    const RunOutcome o = wait_for(run, finished);
+    QVERIFY2(o.status == RunOutcome::Status::Succeeded, qPrintable(o.message));
+    QCOMPARE(run.expected_results(), in_file);
+    QCOMPARE(o.expected, in_file);
+    QCOMPARE(o.results, in_file);
+    QCOMPARE(progress.count(), in_file + 1);
+    QCOMPARE(progress.first().at(0).toInt(), 0);
+    QCOMPARE(progress.last().at(0).toInt(), in_file);
+    for (const auto& p : progress) QCOMPARE(p.at(1).toInt(), in_file);  // the total never moves
+  }
+
+  // A line on standard output that is not JSON (ssh's or srun's words) is logged, not a problem and not saved.
+  void chatter_on_stdout_goes_to_the_log() {
+    QTemporaryDir tmp;
+    const QString records = tmp.filePath(QStringLiteral("r.jsonl"));
+    LauncherRun run;
+    QSignalSpy finished(&run, &LauncherRun::finished);
+    QString log;
+    QObject::connect(&run, &LauncherRun::log, &run, [&](const QString& t) { log += t; });
+    QVERIFY(run.start(fake({QStringLiteral("--chatter")}), records));
+    const RunOutcome o = wait_for(run, finished);
+    QVERIFY2(o.status == RunOutcome::Status::Succeeded, qPrintable(o.message));
+    QVERIFY(o.problems.isEmpty());
+    QVERIFY2(log.contains(QLatin1String("Permanently added 'node1'")), qPrintable(log));
+    QVERIFY2(log.contains(QLatin1String("# fake launcher: replaying")), qPrintable(log));  // standard error
+    QCOMPARE(lines_of(records), lines_of(kRecorded));
+  }
+
+  // A launcher that reports an error record and exits non-zero: the message has the status, the launcher's own
+  // words and standard error's tail; what was measured stays, and the records file holds the error record too.
+  void a_failing_launcher_says_why() {
+    QTemporaryDir tmp;
+    const QString replay = tmp.filePath(QStringLiteral("failing.jsonl"));
+    const QString error_record = QStringLiteral(
+        R"({"type":"error","rank":1,"message":"RuntimeError: all_gather on axis 'tp' timed out after 60 s"})");
+    QStringList replayed = lines_of(kRecorded).mid(0, 4);  // the config and 3 results
+    replayed << error_record;
+    {
+      QFile f(replay);
+      QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Text));
+      f.write((replayed.join(QLatin1Char('\n')) + QLatin1Char('\n')).toUtf8());
+    }
+    const QString records = tmp.filePath(QStringLiteral("r.jsonl"));
+    LauncherRun run;
+    QSignalSpy finished(&run, &LauncherRun::finished);
+    QVERIFY(run.start({kFake, {QStringLiteral("--replay"), replay, QStringLiteral("--exit-after"), QStringLiteral("5"),
+                               QStringLiteral("--exit-code"), QStringLiteral("2")}},
+                      records));
+    const RunOutcome o = wait_for(run, finished);
+    QCOMPARE(int(o.status), int(RunOutcome::Status::Failed));
+    QCOMPARE(o.exit_code, 2);
+    QCOMPARE(o.results, 3);
+    QCOMPARE(o.expected, 48);
+    QVERIFY(!o.summary_ok);
+    QVERIFY2(o.message.contains(QLatin1String("exited with status 2 after 3 of 48 results")), qPrintable(o.message));
+    QVERIFY2(o.message.contains(QLatin1String("rank 1: RuntimeError: all_gather on axis 'tp' timed out after 60 s")),
+             qPrintable(o.message));
+    QVERIFY2(o.message.contains(QLatin1String("fake launcher: exiting with status 2 after 5 lines")),
+             qPrintable(o.message));
+    QCOMPARE(lines_of(records), replayed);
+    QCOMPARE(run.measurements().point_count(), std::size_t{3});
+    QCOMPARE(run.measurements().run_errors().size(), std::size_t{1});
+  }
+
+  // Records that cannot be saved (a full disk) fail the run, saying where and how many made it; the points stay.
+  void records_that_cannot_be_saved_fail_the_run() {
+    if (!QFileInfo::exists(QStringLiteral("/dev/full"))) QSKIP("this system has no /dev/full");
+    LauncherRun run;
+    QSignalSpy finished(&run, &LauncherRun::finished);
+    QString log;
+    QObject::connect(&run, &LauncherRun::log, &run, [&](const QString& t) { log += t; });
+    QVERIFY(run.start(fake({}), QStringLiteral("/dev/full")));
+    const RunOutcome o = wait_for(run, finished);
+    QCOMPARE(int(o.status), int(RunOutcome::Status::Failed));
+    QCOMPARE(o.exit_code, 0);
+    QCOMPARE(o.results, 48);
+    QVERIFY2(o.message.contains(QLatin1String("Cannot save the run's records to /dev/full")) &&
+                 o.message.contains(QLatin1String("the first 0 records only")),
+             qPrintable(o.message));
+    QVERIFY2(log.contains(QLatin1String("Cannot save the run's records to /dev/full")), qPrintable(log));
+    QCOMPARE(run.measurements().point_count(), std::size_t{48});
+  }
+
+  // Destroying a run that is still going ends its process (even one that ignores SIGTERM) and reaps it.
+  void destroying_a_run_ends_its_process() {
+    QTemporaryDir tmp;
+    const QString records = tmp.filePath(QStringLiteral("r.jsonl"));
+    auto run = std::make_unique<LauncherRun>();
+    QString log;
+    QObject::connect(run.get(), &LauncherRun::log, run.get(), [&](const QString& t) { log += t; });
+    QVERIFY(run->start(fake({QStringLiteral("--hang-after"), QStringLiteral("3"), QStringLiteral("--ignore-term")}),
+                       records));
+    static const QRegularExpression pid_line(QStringLiteral("fake launcher: pid (\\d+)"));
+    QTRY_VERIFY_WITH_TIMEOUT(run->results() == 2 && pid_line.match(log).hasMatch(), 10000);
+    const auto pid = static_cast<pid_t>(pid_line.match(log).captured(1).toInt());
+    QVERIFY(pid > 0);
+    QCOMPARE(::kill(pid, 0), 0);  // hanging
+    QElapsedTimer clock;
+    clock.start();
+    run.reset();
+    QVERIFY2(clock.elapsed() < LauncherRun::kKillGraceMs, qPrintable(QString::number(clock.elapsed())));
+    errno = 0;
+    QCOMPARE(::kill(pid, 0), -1);  // killed and reaped: no such process
+    QCOMPARE(errno, ESRCH);
+    QCOMPARE(lines_of(records).size(), 3);
+  }
+
+  // calibrate --from through CalibrateJob: a fit the engine loads, and failures in the launcher's words.
+  void calibrate_job_fits_or_says_why() {
+    QTemporaryDir tmp;
+    const QString out = tmp.filePath(QStringLiteral("calibration.json"));
+    {
+      CalibrateJob job;
+      QSignalSpy finished(&job, &CalibrateJob::finished);
+      job.start(kLauncher, kRecorded, out);
+      QVERIFY(job.running());
+      QVERIFY(finished.wait(30000));
+      QVERIFY2(finished.at(0).at(0).toBool(), qPrintable(finished.at(0).at(1).toString()));
+      QVERIFY(!job.running());
+      const Calibration c = load_calibration(out.toStdString());
+      QVERIFY(c.axes.count("dp") == 1 && c.axes.count("tp") == 1);
+    }
+    {
+      CalibrateJob job;
+      QSignalSpy finished(&job, &CalibrateJob::finished);
+      job.start(kLauncher, tmp.filePath(QStringLiteral("missing.jsonl")), out);
+      QVERIFY(finished.wait(30000));
+      QVERIFY(!finished.at(0).at(0).toBool());
+      const QString why = finished.at(0).at(1).toString();
+      QVERIFY2(why.contains(QLatin1String("missing.jsonl")), qPrintable(why));
+    }
+    {
+      CalibrateJob job;
+      QSignalSpy finished(&job, &CalibrateJob::finished);
+      job.start(QStringLiteral("/nonexistent/meshloom-launch"), kRecorded, out);
+      QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 10000);
+      QVERIFY(!finished.at(0).at(0).toBool());
+      const QString why = finished.at(0).at(1).toString();
+      QVERIFY2(why.contains(QLatin1String("/nonexistent/meshloom-launch")), qPrintable(why));
+    }
+  }
+
   // The Costs panel: a run through a cluster template (the stand-in launcher), the chart filling as records arrive,
   // then the real launcher's calibrate --from fits the records and the chart draws the fit.
   void the_costs_panel_fills_and_fits() {
@@ -365,7 +533,7 @@ private slots:
     s.mpirun = qEnvironmentVariable("MESHLOOM_MPIRUN");
     s.launcher = kLauncher;
     s.bench.world = static_cast<int>(doc.design().world);
-    s.bench.min_bytes = QStringLiteral("1K");
+    s.bench.min_bytes = QStringLiteral("8");  // all_gather's smallest sizes leave a rank nothing: not rows
     s.bench.max_bytes = QStringLiteral("16K");
     s.bench.warmup_iters = 1;
     s.bench.iters = 3;

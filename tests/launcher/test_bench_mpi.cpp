@@ -1,7 +1,8 @@
 // bench and calibrate end to end, run as users run them: `mpirun -np 2|4 meshloom-launch bench ...` (label mpi).
 // The table and the JSON Lines stream must agree, the check must find no wrong element, busbw = algbw * factor,
 // calibrate must write a calibration the engine accepts, and a mesh larger than the world must fail before any
-// collective.
+// collective. With --jsonl -, standard output carries records alone (the table goes to stderr), error records of
+// ranks other than the writer included.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -164,6 +165,33 @@ TEST(BenchMpi, JsonlDashPutsRecordsOnStdoutAndTheTableOnStderr) {
   for (std::size_t i = 1; i + 1 < recs.size(); ++i) EXPECT_EQ(recs[i]["type"], "result") << lines[i];
   EXPECT_EQ(table_rows(r.err).size(), 6U) << r.err;  // the table, for people, on stderr
   EXPECT_NE(r.err.find("# Avg bus bandwidth    : "), std::string::npos) << r.err;
+}
+
+// --jsonl - when the writer (rank 0) hangs: the ranks whose collective times out write their own error record to
+// their own standard output (mpirun forwards it), so standard output stays records alone, every line whole, and the
+// first rank to time out always gets its record out before it aborts the job.
+TEST(BenchMpi, JsonlDashCarriesTheErrorRecordsOfRanksOtherThanTheWriter) {
+  const Launched r = mpirun(4, "bench --shape 2,2 --names dp,tp --collectives all_reduce -b 8 -e 64 -w 1 -n 2 "
+                               "--timeout 2 --jsonl -",
+                            "MESHLOOM_TEST_FAULT=hang:0:2");
+  EXPECT_NE(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.status, 124) << "the job hung until the outer timeout";
+  std::vector<json> recs;
+  for (const auto& line : lines_of(r.out)) {
+    ASSERT_NO_THROW(recs.push_back(json::parse(line))) << "not a record: " << line;
+  }
+  ASSERT_GE(recs.size(), 4U) << r.out << r.err;
+  EXPECT_EQ(recs[0]["type"], "config");
+  EXPECT_EQ(recs[1]["type"], "result");
+  EXPECT_EQ(recs[2]["type"], "result");  // rows 0 and 1; rank 0 hangs before row 2
+  std::size_t errors = 0;
+  for (std::size_t i = 3; i < recs.size(); ++i) {
+    ASSERT_EQ(recs[i]["type"], "error") << recs[i].dump();
+    EXPECT_NE(recs[i]["rank"], 0) << recs[i].dump();  // rank 0 is the one that hangs
+    EXPECT_NE(recs[i]["message"].get<std::string>().find("TimeoutError"), std::string::npos) << recs[i].dump();
+    ++errors;
+  }
+  EXPECT_GE(errors, 1U) << r.out;
 }
 
 TEST(BenchMpi, CalibrateWritesACalibrationTheEngineUses) {
