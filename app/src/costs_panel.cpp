@@ -18,6 +18,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <exception>
 #include <string>
 #include <utility>
@@ -72,6 +73,8 @@ RunSettings RunSettings::load(int world) {
   r.bench.backend = s.value(QStringLiteral("backend"), r.bench.backend).toString();
   r.bench.min_bytes = s.value(QStringLiteral("min_bytes"), r.bench.min_bytes).toString();
   r.bench.max_bytes = s.value(QStringLiteral("max_bytes"), r.bench.max_bytes).toString();
+  r.bench.step_factor = std::max(2, s.value(QStringLiteral("step_factor"), r.bench.step_factor).toInt());
+  r.bench.dtype = s.value(QStringLiteral("dtype"), r.bench.dtype).toString();
   r.bench.warmup_iters = s.value(QStringLiteral("warmup_iters"), r.bench.warmup_iters).toInt();
   r.bench.iters = s.value(QStringLiteral("iters"), r.bench.iters).toInt();
   r.bench.check = s.value(QStringLiteral("check"), r.bench.check).toBool();
@@ -89,6 +92,8 @@ void RunSettings::save() const {
   s.setValue(QStringLiteral("backend"), bench.backend);
   s.setValue(QStringLiteral("min_bytes"), bench.min_bytes);
   s.setValue(QStringLiteral("max_bytes"), bench.max_bytes);
+  s.setValue(QStringLiteral("step_factor"), bench.step_factor);
+  s.setValue(QStringLiteral("dtype"), bench.dtype);
   s.setValue(QStringLiteral("warmup_iters"), bench.warmup_iters);
   s.setValue(QStringLiteral("iters"), bench.iters);
   s.setValue(QStringLiteral("check"), bench.check);

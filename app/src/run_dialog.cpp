@@ -25,6 +25,7 @@ namespace meshloom::app {
 namespace {
 
 const char* const kCollectives[] = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"};
+const char* const kDtypes[] = {"float32", "float16", "bfloat16", "float64", "int32", "int64"};
 
 }  // namespace
 
@@ -60,6 +61,15 @@ RunDialog::RunDialog(RunSettings settings, const QString& design_path, QWidget* 
   max_bytes_ = new QLineEdit(base_.bench.max_bytes, this);
   min_bytes_->setToolTip(tr("Smallest message: bytes with an optional K, M or G suffix"));
   max_bytes_->setToolTip(tr("Largest message: bytes with an optional K, M or G suffix; sizes double in between"));
+  step_factor_ = new QSpinBox(this);
+  step_factor_->setRange(2, 1024);
+  step_factor_->setValue(base_.bench.step_factor);
+  step_factor_->setPrefix(QStringLiteral("\u00d7"));
+  step_factor_->setToolTip(tr("Each size is the previous one times this factor"));
+  dtype_ = new QComboBox(this);
+  for (const char* t : kDtypes) dtype_->addItem(QString::fromLatin1(t));
+  dtype_->setCurrentIndex(std::max(0, dtype_->findText(base_.bench.dtype)));
+  dtype_->setToolTip(tr("The element type of the measured buffers (reductions are computed in it)"));
   warmup_ = new QSpinBox(this);
   warmup_->setRange(0, 1000);
   warmup_->setValue(base_.bench.warmup_iters);
@@ -108,8 +118,10 @@ RunDialog::RunDialog(RunSettings settings, const QString& design_path, QWidget* 
   sizes->addWidget(min_bytes_);
   sizes->addWidget(new QLabel(tr("to"), this));
   sizes->addWidget(max_bytes_);
+  sizes->addWidget(step_factor_);
   sweep_form->addRow(tr("Backend"), backend_);
   sweep_form->addRow(tr("Message sizes"), sizes);
+  sweep_form->addRow(tr("Element type"), dtype_);
   sweep_form->addRow(tr("Warm-up iterations"), warmup_);
   sweep_form->addRow(tr("Timed iterations"), iters_);
   sweep_form->addRow(tr("Collectives"), collectives);
@@ -137,6 +149,8 @@ RunDialog::RunDialog(RunSettings settings, const QString& design_path, QWidget* 
     connect(e, &QLineEdit::textChanged, this, &RunDialog::update_preview);
   }
   connect(backend_, &QComboBox::currentIndexChanged, this, &RunDialog::update_preview);
+  connect(step_factor_, &QSpinBox::valueChanged, this, &RunDialog::update_preview);
+  connect(dtype_, &QComboBox::currentIndexChanged, this, &RunDialog::update_preview);
   connect(warmup_, &QSpinBox::valueChanged, this, &RunDialog::update_preview);
   connect(iters_, &QSpinBox::valueChanged, this, &RunDialog::update_preview);
   connect(check_, &QCheckBox::toggled, this, &RunDialog::update_preview);
@@ -153,6 +167,8 @@ RunSettings RunDialog::settings() const {
   s.bench.backend = backend_->currentData().toString();
   s.bench.min_bytes = min_bytes_->text().trimmed();
   s.bench.max_bytes = max_bytes_->text().trimmed();
+  s.bench.step_factor = step_factor_->value();
+  s.bench.dtype = dtype_->currentText();
   s.bench.warmup_iters = warmup_->value();
   s.bench.iters = iters_->value();
   s.bench.check = check_->isChecked();

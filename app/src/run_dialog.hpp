@@ -45,6 +45,8 @@ private:
   QComboBox* backend_ = nullptr;
   QLineEdit* min_bytes_ = nullptr;
   QLineEdit* max_bytes_ = nullptr;
+  QSpinBox* step_factor_ = nullptr;
+  QComboBox* dtype_ = nullptr;
   QSpinBox* warmup_ = nullptr;
   QSpinBox* iters_ = nullptr;
   QCheckBox* check_ = nullptr;
