@@ -3,10 +3,13 @@
 // the check that every rank holds the same mesh. The backend's communicators carry the collectives being measured:
 //
 //   --backend mpi    groups are MPI_Comm_split of the world (build_mesh_groups); buffers are host memory.
-//   --backend nccl   the r-th rank of a node takes GPU r (NCCL needs a GPU of its own per rank: a node with more
-//                    ranks than GPUs is refused); an NCCL world is bootstrapped through an MPI broadcast of its
-//                    unique id, and the groups are ncclCommSplit of it (one split per axis, as with MPI); buffers
-//                    are device memory. Built only where CUDA and NCCL were found.
+//   --backend nccl   each rank takes GPU (local rank mod the GPUs it sees), so that launches giving every rank one
+//                    GPU of its own (per-rank CUDA_VISIBLE_DEVICES, Slurm --gpus-per-task=1) and launches showing
+//                    every GPU to every rank both work; ranks that end up sharing a GPU are reported by NCCL
+//                    ("Duplicate GPU detected") when the world is created. An NCCL world is bootstrapped through an
+//                    MPI broadcast of its unique id, and the groups are ncclCommSplit of it (one split per axis, as
+//                    with MPI); buffers are device memory, copied on the communicator's stream. Built only where
+//                    CUDA and NCCL (2.18 or newer) were found.
 //
 // bench allocates its buffers through allocate() (device memory on nccl: what nccl-tests times). run's executor
 // works on host buffers: groups(mesh, Buffers::Host) gives nccl communicators that copy each collective's input to

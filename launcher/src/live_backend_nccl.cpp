@@ -19,20 +19,26 @@ std::unique_ptr<LiveBackend> open_nccl_backend(mpi::MpiCommunicator& world, std:
 
 namespace {
 
+// Device memory whose copies are ordered on the world communicator's stream (captured at construction) and finished
+// on return (DeviceBuffer's stream-ordered copies: cudaMemcpyAsync, then a spin on cudaStreamQuery). Copies on the
+// legacy default stream would not wait for work queued on the communicators' non-blocking streams.
 class DeviceBytes final : public BackendBuffer {
 public:
-  DeviceBytes(std::size_t bytes, int device) : buffer_(bytes, DType::UInt8, device) {}
+  DeviceBytes(std::size_t bytes, int device, void* stream) : buffer_(bytes, DType::UInt8, device), stream_(stream) {}
   void* data() noexcept override { return buffer_.data(); }
-  void upload(const void* host, std::size_t n) override { buffer_.copy_from_host(host, n); }
-  void download(void* host, std::size_t n) const override { buffer_.copy_to_host(host, n); }
+  void upload(const void* host, std::size_t n) override { buffer_.copy_from_host(host, n, stream_); }
+  void download(void* host, std::size_t n) const override { buffer_.copy_to_host(host, n, stream_); }
 
 private:
   nccl::DeviceBuffer buffer_;
+  void* stream_;
 };
 
 // An NCCL communicator that takes host buffers: each collective copies its input to device scratch buffers, runs,
-// and copies the output back (synchronous copies, outside any MPI operation). For run's executor, which computes on
-// the host; the scratch buffers grow to the largest collective and are kept.
+// and copies the output back (copies ordered on the inner communicator's stream and finished on return, outside
+// any MPI operation). For run's executor, which computes on the host; the scratch buffers grow to the largest
+// collective and are kept. Always Blocking: the host output is written when a call returns, so Queued is ignored;
+// its stopwatch is the wall clock (each call being complete on return, as on MPI).
 class HostStagedCommunicator final : public comm::Communicator {
 public:
   // Stages through `inner`, which `owned` keeps alive when set (a split's child; the world is only borrowed).
@@ -61,12 +67,22 @@ public:
   void broadcast(comm::Buffer buffer, int root) override {
     const std::size_t n = bytes_of(buffer.count, buffer.dtype);
     grow(out_, n);
-    out_.copy_from_host(buffer.data, n);
+    out_.copy_from_host(buffer.data, n, inner_->stream());
     inner_->broadcast(comm::Buffer{out_.data(), buffer.count, buffer.dtype}, root);
-    out_.copy_to_host(buffer.data, n);
+    out_.copy_to_host(buffer.data, n, inner_->stream());
   }
   void barrier() override { inner_->barrier(); }
   void synchronize() override { inner_->synchronize(); }
+  // Staged collectives complete on return (their output is copied back to the host): always Blocking, whatever is
+  // asked, and the inner communicator stays Blocking too.
+  void set_completion(comm::Completion /*completion*/) override {
+    Communicator::set_completion(comm::Completion::Blocking);
+    inner_->set_completion(comm::Completion::Blocking);
+  }
+  // The wall clock, as for MPI: each staged call (copies included) is complete when it returns.
+  std::unique_ptr<comm::Stopwatch> stopwatch(std::size_t marks) override {
+    return std::make_unique<comm::WallStopwatch>(marks);
+  }
   std::unique_ptr<comm::Communicator> split(int color, int key, std::string name) override {
     auto child = inner_->split(color, key, std::move(name));
     if (!child) return nullptr;
@@ -89,9 +105,9 @@ private:
     const std::size_t out_bytes = bytes_of(out.count, out.dtype);
     grow(in_, in_bytes);
     grow(out_, out_bytes);
-    in_.copy_from_host(in.data, in_bytes);
+    in_.copy_from_host(in.data, in_bytes, inner_->stream());
     collective(comm::ConstBuffer{in_.data(), in.count, in.dtype}, comm::Buffer{out_.data(), out.count, out.dtype});
-    out_.copy_to_host(out.data, out_bytes);
+    out_.copy_to_host(out.data, out_bytes, inner_->stream());
   }
 
   nccl::NcclCommunicator* inner_;
@@ -124,7 +140,7 @@ public:
     return comm::split_mesh_groups(staged, mesh);
   }
   std::unique_ptr<BackendBuffer> allocate(std::size_t bytes) override {
-    return std::make_unique<DeviceBytes>(std::max<std::size_t>(bytes, 1), world_->device());
+    return std::make_unique<DeviceBytes>(std::max<std::size_t>(bytes, 1), world_->device(), world_->stream());
   }
 
 private:
@@ -136,20 +152,20 @@ private:
 }  // namespace
 
 std::unique_ptr<LiveBackend> open_nccl_backend(mpi::MpiCommunicator& world, std::chrono::milliseconds timeout) {
-  // Which GPU: this rank's place on its node, modulo the node's GPUs. Every rank learns whether every rank has
-  // one before any NCCL call, so that a rank without a GPU cannot leave the others in the bootstrap.
+  // Which GPU: this rank's place on its node modulo the GPUs it sees. With per-rank CUDA_VISIBLE_DEVICES (Slurm
+  // --gpus-per-task=1, say) every rank sees one GPU, its own, as device 0; with all GPUs visible the r-th rank of
+  // a node takes GPU r. Ranks that end up on the same GPU are not refused here: NCCL reports the duplicate itself
+  // when the world is created. Every rank learns whether every rank has a GPU at all before any NCCL call, so that
+  // a rank without one cannot leave the others in the bootstrap.
   const mpi::MpiCommunicator::NodePlace place = world.node_place();
   const int gpus = nccl::cuda_device_count();
-  // 0: fine; 1: no GPU; 2: more ranks on this node than GPUs (NCCL needs a GPU of its own per rank).
-  const std::int64_t mine = gpus == 0 ? 1 : place.size > gpus ? 2 : 0;
+  const std::int64_t mine = gpus == 0 ? 1 : 0;  // 1: no GPU
   std::vector<std::int64_t> verdicts(static_cast<std::size_t>(world.size()), 0);
   world.all_gather(comm::ConstBuffer{&mine, 1, DType::Int64},
                    comm::Buffer{verdicts.data(), verdicts.size(), DType::Int64});
   std::string without;
-  std::string crowded;
   for (std::size_t r = 0; r < verdicts.size(); ++r) {
-    std::string& list = verdicts[r] == 1 ? without : crowded;
-    if (verdicts[r] != 0) list += (list.empty() ? "" : ", ") + std::to_string(r);
+    if (verdicts[r] != 0) without += (without.empty() ? "" : ", ") + std::to_string(r);
   }
   if (!without.empty()) {
     const nccl::RuntimeInfo info = nccl::runtime_info();
@@ -158,16 +174,11 @@ std::unique_ptr<LiveBackend> open_nccl_backend(mpi::MpiCommunicator& world, std:
               (gpus == 0 && !info.cuda_error.empty() ? " (this rank: " + info.cuda_error + ")" : std::string()) +
               ". Run the mpi backend, or start the job where every rank has a GPU");
   }
-  if (!crowded.empty()) {
-    raise(ErrorKind::RuntimeError, "--backend nccl needs one GPU per rank; rank(s) " + crowded +
-                                       " share a node with more ranks than GPUs (this node: " +
-                                       std::to_string(place.size) + " ranks, " + std::to_string(gpus) +
-                                       " GPUs). Start at most as many ranks per node as it has GPUs");
-  }
-  const int device = place.rank;
+  const int device = place.rank % gpus;
   const nccl::BootstrapFn bootstrap = [&world](void* bytes, std::size_t n) {
     world.broadcast(comm::Buffer{bytes, n, DType::UInt8}, 0);
   };
+  // The launcher's --timeout bounds the world's creation and its splits (init_timeout) and every collective.
   auto nccl_world = nccl::NcclCommunicator::create(bootstrap, world.rank(), world.size(), device, "world", timeout);
   nccl_world->set_timeout(timeout);
   return std::make_unique<NcclBackend>(world, std::move(nccl_world), gpus);

@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "cuda_error.hpp"
@@ -11,6 +12,21 @@
 namespace meshloom::nccl {
 
 using detail::check_cuda;
+
+namespace {
+
+// Waits for `stream` by spinning on cudaStreamQuery (yielding the core between polls; no sleep, no
+// cudaStreamSynchronize).
+void spin_until_done(cudaStream_t stream, const char* call) {
+  for (;;) {
+    const cudaError_t status = cudaStreamQuery(stream);
+    if (status == cudaSuccess) return;
+    if (status != cudaErrorNotReady) check_cuda(status, std::string("cudaStreamQuery after ") + call);
+    std::this_thread::yield();
+  }
+}
+
+}  // namespace
 
 int cuda_device_count() noexcept {
   int count = 0;  // left unwritten when the call fails
@@ -58,27 +74,46 @@ void DeviceBuffer::release() noexcept {
 
 std::size_t DeviceBuffer::bytes() const noexcept { return count_ * static_cast<std::size_t>(itemsize(dtype_)); }
 
-void DeviceBuffer::copy_from_host(const void* src, std::size_t n) {
+void DeviceBuffer::copy_from_host(const void* src, std::size_t n, void* stream) {
   if (n > bytes()) {
     raise(ErrorKind::ValueError, "DeviceBuffer::copy_from_host: " + std::to_string(n) + " bytes into a buffer of " +
                                      std::to_string(bytes()));
   }
   if (n == 0) return;
-  check_cuda(cudaMemcpy(data_, src, n, cudaMemcpyHostToDevice), "cudaMemcpy(host to device)");
+  if (stream == nullptr) {
+    check_cuda(cudaMemcpy(data_, src, n, cudaMemcpyHostToDevice), "cudaMemcpy(host to device)");
+    return;
+  }
+  auto* s = static_cast<cudaStream_t>(stream);
+  check_cuda(cudaMemcpyAsync(data_, src, n, cudaMemcpyHostToDevice, s), "cudaMemcpyAsync(host to device)");
+  spin_until_done(s, "cudaMemcpyAsync(host to device)");
 }
 
-void DeviceBuffer::copy_to_host(void* dst, std::size_t n) const {
+void DeviceBuffer::copy_to_host(void* dst, std::size_t n, void* stream) const {
   if (n > bytes()) {
     raise(ErrorKind::ValueError, "DeviceBuffer::copy_to_host: " + std::to_string(n) + " bytes from a buffer of " +
                                      std::to_string(bytes()));
   }
   if (n == 0) return;
-  check_cuda(cudaMemcpy(dst, data_, n, cudaMemcpyDeviceToHost), "cudaMemcpy(device to host)");
+  if (stream == nullptr) {
+    check_cuda(cudaMemcpy(dst, data_, n, cudaMemcpyDeviceToHost), "cudaMemcpy(device to host)");
+    return;
+  }
+  auto* s = static_cast<cudaStream_t>(stream);
+  check_cuda(cudaMemcpyAsync(dst, data_, n, cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync(device to host)");
+  spin_until_done(s, "cudaMemcpyAsync(device to host)");
 }
 
-void DeviceBuffer::fill_zero() {
+void DeviceBuffer::fill_zero(void* stream) {
   if (data_ == nullptr) return;
-  check_cuda(cudaMemset(data_, 0, bytes()), "cudaMemset");
+  if (stream == nullptr) {
+    check_cuda(cudaMemset(data_, 0, bytes()), "cudaMemset");
+    spin_until_done(nullptr, "cudaMemset");  // cudaMemset may return before it has run
+    return;
+  }
+  auto* s = static_cast<cudaStream_t>(stream);
+  check_cuda(cudaMemsetAsync(data_, 0, bytes(), s), "cudaMemsetAsync");
+  spin_until_done(s, "cudaMemsetAsync");
 }
 
 void DeviceBuffer::check_host(std::size_t element_size, std::size_t count) const {

@@ -29,11 +29,29 @@ RuntimeInfo runtime_info() {
   return info;
 }
 
-std::string format_nccl_version(int code) {
+NcclVersion split_nccl_version(int code) noexcept {
   // Since NCCL 2.9 the code is major*10000 + minor*100 + patch; before, major*1000 + minor*100 + patch.
-  const int major = code >= 10000 ? code / 10000 : code / 1000;
-  const int minor = code >= 10000 ? (code / 100) % 100 : (code / 100) % 10;
-  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(code % 100);
+  if (code >= 10000) return {code / 10000, (code / 100) % 100, code % 100};
+  return {code / 1000, (code / 100) % 10, code % 100};
+}
+
+std::string format_nccl_version(int code) {
+  const NcclVersion v = split_nccl_version(code);
+  return std::to_string(v.major) + "." + std::to_string(v.minor) + "." + std::to_string(v.patch);
+}
+
+std::string nccl_version_problem(int header, int loaded) {
+  if (loaded <= 0) return "no NCCL library was loaded (ncclGetVersion failed)";
+  const NcclVersion h = split_nccl_version(header);
+  const NcclVersion l = split_nccl_version(loaded);
+  const std::string pair =
+      "NCCL " + format_nccl_version(loaded) + " loaded, nccl.h " + format_nccl_version(header) + " compiled against";
+  if (l.major != h.major) return pair + ": a different major version (another ABI)";
+  if (l.minor < h.minor) {
+    return pair + ": the library is older than the header (an older minor version may lack functions the backend calls)";
+  }
+  if (l.major < 2 || (l.major == 2 && l.minor < 18)) return pair + ": the backend needs NCCL 2.18 (ncclCommSplit)";
+  return {};
 }
 
 }  // namespace meshloom::nccl
