@@ -39,7 +39,8 @@ int main(int argc, char** argv) {
   } catch (const meshloom::comm::TimeoutError& e) {
     const auto waited = duration_cast<milliseconds>(steady_clock::now() - start);
     const std::string what = e.what();
-    const bool named = what.find("world rank " + std::to_string(rank)) != std::string::npos &&
+    // The message names the place; the kind is the exception's type, which whoever reports it writes once.
+    const bool named = what.rfind("world rank " + std::to_string(rank) + " ", 0) == 0 &&
                        what.find("'tp'") != std::string::npos && what.find("all_reduce") != std::string::npos &&
                        what.find("4096 bytes") != std::string::npos;
     const bool in_time = waited >= kTimeout && waited < kTimeout + seconds(3);

@@ -89,10 +89,11 @@ Calibration calibration_from_json(const json& root) {
     bad_value("version", std::to_string(version),
               "unsupported version; this build reads version " + std::to_string(kCalibrationVersion));
   }
-  detail::check_fields(root, "", kNoun, {"format", "version", "backend", "world", "mesh", "axes"},
+  detail::check_fields(root, "", kNoun, {"format", "version", "backend", "timing", "world", "mesh", "axes"},
                        {"backend", "world", "mesh", "axes"});
   Calibration c;
   c.backend = get_string(root.at("backend"), "backend");
+  if (root.contains("timing")) c.timing = get_string(root.at("timing"), "timing");
   c.world = get_int(root.at("world"), "world");
 
   const json& mesh = root.at("mesh");
@@ -139,6 +140,9 @@ void validate_fit(const CollectiveFit& fit, const std::string& path) {
 
 void validate_calibration(const Calibration& c) {
   detail::check_text(c.backend, "backend", 1, kMaxBackendBytes, true);
+  if (!c.timing.empty() && c.timing != "pipelined" && c.timing != "single_shot") {
+    bad_value("timing", render_text(c.timing), "expected \"pipelined\" or \"single_shot\"");
+  }
   if (c.world < 1 || c.world > kMaxCalibrationWorld) {
     bad_value("world", std::to_string(c.world), "must be in 1.." + std::to_string(kMaxCalibrationWorld));
   }
@@ -213,6 +217,7 @@ std::string to_json_text(const Calibration& calibration) {
   out += "  \"format\": " + str(kCalibrationFormat) + ",\n";
   out += "  \"version\": " + std::to_string(kCalibrationVersion) + ",\n";
   out += "  \"backend\": " + str(calibration.backend) + ",\n";
+  if (!calibration.timing.empty()) out += "  \"timing\": " + str(calibration.timing) + ",\n";
   out += "  \"world\": " + std::to_string(calibration.world) + ",\n";
   out += "  \"mesh\": {\n";
   out += "    \"shape\": " + detail::ints_inline(calibration.mesh_shape) + ",\n";

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <utility>
 
 #include "local_ops.hpp"
@@ -280,15 +281,17 @@ void execute_step(LocalTensor& local, const PlanStep& step, const ExecutionConte
                            " of " + std::to_string(n));
     }
   }
-  // Runs one collective of the step, timed from issue to completion (synchronize: NCCL queues on a stream).
+  // Runs one collective of the step; with a profile, timed the single-shot way (comm::time_single_shot: the group's
+  // stopwatch around the launch, then its completion).
+  std::unique_ptr<comm::Stopwatch> watch = profile != nullptr && group != nullptr ? group->stopwatch(2) : nullptr;
   const auto timed = [&](auto&& collective) {
     if (profile != nullptr && profile->before_collective) profile->before_collective();
-    const auto t0 = std::chrono::steady_clock::now();
-    collective();
-    group->synchronize();
-    if (profile != nullptr) {
-      profile->collective_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (watch == nullptr) {
+      collective();
+      group->synchronize();
+      return;
     }
+    profile->collective_s += 1e-6 * comm::time_single_shot(*group, *watch, collective);
   };
   if (profile != nullptr) profile->collective_s = 0;
   switch (step.collective) {

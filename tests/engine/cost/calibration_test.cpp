@@ -142,7 +142,11 @@ TEST(CalibrationParse, EveryValidationError) {
       {with(R"("version": 1)", R"("version": "1")"), R"(ValueError: version = "1": expected an integer, got a string)"},
       // top-level fields
       {with(R"("world": 8)", R"("world": 8, "hosts": 2)"),
-       "ValueError: hosts: unknown field; a calibration has format, version, backend, world, mesh, axes"},
+       "ValueError: hosts: unknown field; a calibration has format, version, backend, timing, world, mesh, axes"},
+      {with(R"("backend": "mpi")", R"("backend": "mpi", "timing": "single-shot")"),
+       R"(ValueError: timing = "single-shot": expected "pipelined" or "single_shot")"},
+      {with(R"("backend": "mpi")", R"("backend": "mpi", "timing": 1)"),
+       R"(ValueError: timing = 1: expected a string, got an integer)"},
       {with(R"("backend": "mpi", )", ""), "ValueError: backend: required field is missing"},
       {with(R"("world": 8, )", ""), "ValueError: world: required field is missing"},
       {with(R"(, "mesh": {"shape": [2, 4], "names": ["dp", "tp"]})", ""), "ValueError: mesh: required field is missing"},
@@ -154,7 +158,8 @@ TEST(CalibrationParse, EveryValidationError) {
       {with(R"("world": 8)", R"("world": -8)"), "ValueError: world = -8: must be in 1..2147483647"},
       {with(R"("world": 8)", R"("world": 2147483648)"), "ValueError: world = 2147483648: must be in 1..2147483647"},
       {with(R"("world": 8)", R"("world": 8.5)"), "ValueError: world = 8.5: expected an integer, got a non-integer number"},
-      {with(R"("world": 8)", R"("world": 18446744073709551615)"), "ValueError: world = 18446744073709551615: too large"},
+      {with(R"("world": 8)", R"("world": 18446744073709551615)"),
+       "ValueError: world = 18446744073709551615: out of range for a 64-bit integer"},
       // mesh
       {with(R"({"shape": [2, 4], "names": ["dp", "tp"]})", "[2, 4]"),
        "ValueError: mesh = [2,4]: expected an object, got an array"},
@@ -261,6 +266,17 @@ TEST(CalibrationPrint, ContractExampleRoundTrips) {
             "    }\n  }\n}\n");
   EXPECT_EQ(parse_calibration(text), c);
   EXPECT_EQ(to_json_text(parse_calibration(text)), text);
+}
+
+TEST(CalibrationPrint, TheTimingModeRoundTripsWhenRecorded) {
+  Calibration c = parse_calibration(kBase);
+  EXPECT_EQ(c.timing, "");  // files from before the field have none
+  c.timing = "single_shot";
+  const std::string text = to_json_text(c);
+  EXPECT_NE(text.find("  \"backend\": \"mpi\",\n  \"timing\": \"single_shot\",\n"), std::string::npos) << text;
+  EXPECT_EQ(parse_calibration(text), c);
+  c.timing = "sometimes";
+  EXPECT_THROW((void)to_json_text(c), Error);
 }
 
 TEST(CalibrationPrint, NoAxes) {

@@ -34,6 +34,25 @@ void check(int code, const std::string& what) {
   if (code != MPI_SUCCESS) raise(ErrorKind::RuntimeError, what + " failed: " + mpi_error_string(code));
 }
 
+// check() whose message is built only on failure: collectives stay free of string work on their hot path.
+template <class What>
+void check_lazy(int code, What&& what) {
+  if (code != MPI_SUCCESS) raise(ErrorKind::RuntimeError, what() + " failed: " + mpi_error_string(code));
+}
+
+// Whether this node runs more ranks than it has online cores (Open MPI then sets mpi_yield_when_idle itself): the
+// polling loop yields the core between polls only then. The node's cores, not this process's affinity mask: mpirun
+// binds each rank to one core when there are enough of them, which is the case where nobody needs the yield.
+bool node_oversubscribed(MPI_Comm world) {
+  MPI_Comm node = MPI_COMM_NULL;
+  if (MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) return true;
+  int ranks = 1;
+  MPI_Comm_size(node, &ranks);
+  MPI_Comm_free(&node);
+  const long cores = static_cast<long>(std::thread::hardware_concurrency());
+  return cores <= 0 || ranks > cores;
+}
+
 int to_mpi(ThreadLevel level) noexcept {
   switch (level) {
     case ThreadLevel::Single: return MPI_THREAD_SINGLE;
@@ -196,6 +215,7 @@ struct MpiCommunicator::Impl {
   int rank = 0;
   int size = 1;
   int world_rank = 0;
+  bool yield = true;  // node_oversubscribed(), found by world() and inherited by splits
   // Temporaries of collectives that timed out: MPI may still write them, so they live as long as this.
   std::vector<std::vector<std::byte>> abandoned;
 
@@ -205,35 +225,33 @@ struct MpiCommunicator::Impl {
   }
 
   // Polls `request` until it completes, throwing TimeoutError after `timeout` (when non-zero).
-  // `describe` names the collective and its size.
+  // `describe()` names the collective and its size (called only for the message). Never sleeps: a sleep between
+  // polls quantizes every timed collective by the scheduler's timer slack (tens of microseconds). It spins on
+  // MPI_Test (which drives Open MPI's progress engine) as MPI_Wait does, yielding the core between polls only where
+  // the node runs more ranks than it has cores (what Open MPI's mpi_yield_when_idle does there); the clock is read
+  // every kClockEvery polls.
+  template <class Describe>
   void wait(MPI_Request& request, std::chrono::milliseconds timeout, const std::string& collective,
-            const std::string& describe, std::vector<std::byte>* temporary = nullptr) {
+            Describe&& describe, std::vector<std::byte>* temporary = nullptr) {
     using clock = std::chrono::steady_clock;
+    constexpr unsigned kClockEvery = 64;
     const auto start = clock::now();
     int done = 0;
-    std::int64_t pause_us = 0;
-    for (unsigned polls = 0;; ++polls) {
+    for (unsigned polls = 1;; ++polls) {
       const int rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
       if (rc != MPI_SUCCESS) {
         raise(ErrorKind::RuntimeError, where() + ": " + collective + " failed: " + mpi_error_string(rc));
       }
       if (done != 0) return;
-      if (timeout.count() > 0 && clock::now() - start >= timeout) {
+      if (timeout.count() > 0 && polls % kClockEvery == 0 && clock::now() - start >= timeout) {
         if (temporary != nullptr) abandoned.push_back(std::move(*temporary));
         const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - start);
-        throw comm::TimeoutError("TimeoutError: " + where() + ": " + collective + " " + describe +
+        throw comm::TimeoutError(where() + ": " + collective + " " + describe() +
                                  " did not complete within the timeout of " + std::to_string(timeout.count()) +
                                  " ms (waited " + std::to_string(waited.count()) +
                                  " ms): a peer did not join; the job must abort");
       }
-      // Spin briefly (small collectives finish in microseconds), then sleep with a growing pause (up to
-      // 200 us) so that other ranks on the same cores get to run and progress.
-      if (polls < 32) {
-        std::this_thread::yield();
-      } else {
-        pause_us = std::min<std::int64_t>(pause_us == 0 ? 2 : pause_us * 2, 200);
-        std::this_thread::sleep_for(std::chrono::microseconds(pause_us));
-      }
+      if (yield) std::this_thread::yield();
     }
   }
 
@@ -298,6 +316,7 @@ std::unique_ptr<MpiCommunicator> MpiCommunicator::world(std::string name) {
   check(MPI_Comm_rank(MPI_COMM_WORLD, &impl->rank), "MPI_Comm_rank(MPI_COMM_WORLD)");
   check(MPI_Comm_size(MPI_COMM_WORLD, &impl->size), "MPI_Comm_size(MPI_COMM_WORLD)");
   impl->world_rank = impl->rank;
+  impl->yield = node_oversubscribed(MPI_COMM_WORLD);
   return std::unique_ptr<MpiCommunicator>(new MpiCommunicator(std::move(impl)));
 }
 
@@ -334,10 +353,12 @@ void MpiCommunicator::all_reduce(comm::ConstBuffer in, comm::Buffer out, ReduceO
   const int count = im.checked_count(in.count, what);
   const void* send = in.data == out.data ? MPI_IN_PLACE : in.data;
   MPI_Request request = MPI_REQUEST_NULL;
-  check(MPI_Iallreduce(send, out.data, count, type, mpi_op(op), im.comm, &request), im.where() + ": MPI_Iallreduce");
-  im.wait(request, timeout(), what,
-          "of " + std::to_string(bytes_of(in.count, in.dtype)) + " bytes (" + std::to_string(in.count) + " x " +
-              std::string(to_string(in.dtype)) + ", " + std::string(to_string(op)) + ")");
+  check_lazy(MPI_Iallreduce(send, out.data, count, type, mpi_op(op), im.comm, &request),
+             [&] { return im.where() + ": MPI_Iallreduce"; });
+  im.wait(request, timeout(), what, [&] {
+    return "of " + std::to_string(bytes_of(in.count, in.dtype)) + " bytes (" + std::to_string(in.count) + " x " +
+           std::string(to_string(in.dtype)) + ", " + std::string(to_string(op)) + ")";
+  });
   if (op == ReduceOp::Avg) divide_by(out.data, out.count, out.dtype, im.size);
 }
 
@@ -358,11 +379,12 @@ void MpiCommunicator::all_gather(comm::ConstBuffer in, comm::Buffer out) {
   const void* own = static_cast<const std::byte*>(out.data) + block * static_cast<std::size_t>(im.rank);
   const void* send = (in.data == own && in.count > 0) ? MPI_IN_PLACE : in.data;
   MPI_Request request = MPI_REQUEST_NULL;
-  check(MPI_Iallgather(send, count, m.type, out.data, count, m.type, im.comm, &request),
-        im.where() + ": MPI_Iallgather");
-  im.wait(request, timeout(), what,
-          "of " + std::to_string(block) + " bytes per rank (" + std::to_string(in.count) + " x " +
-              std::string(to_string(in.dtype)) + ", " + std::to_string(block * n) + " bytes gathered)");
+  check_lazy(MPI_Iallgather(send, count, m.type, out.data, count, m.type, im.comm, &request),
+             [&] { return im.where() + ": MPI_Iallgather"; });
+  im.wait(request, timeout(), what, [&] {
+    return "of " + std::to_string(block) + " bytes per rank (" + std::to_string(in.count) + " x " +
+           std::string(to_string(in.dtype)) + ", " + std::to_string(block * n) + " bytes gathered)";
+  });
 }
 
 void MpiCommunicator::reduce_scatter(comm::ConstBuffer in, comm::Buffer out, ReduceOp op) {
@@ -379,17 +401,18 @@ void MpiCommunicator::reduce_scatter(comm::ConstBuffer in, comm::Buffer out, Red
   im.check_pointers(in.data, in.count, out.data, out.count, what);
   const int count = im.checked_count(out.count, what);
   MPI_Request request = MPI_REQUEST_NULL;
-  const std::string describe = "of " + std::to_string(bytes_of(in.count, in.dtype)) + " bytes (" +
-                               std::to_string(in.count) + " x " + std::string(to_string(in.dtype)) + ", " +
-                               std::string(to_string(op)) + ", " + std::to_string(bytes_of(out.count, out.dtype)) +
-                               " bytes kept per rank)";
+  const auto describe = [&] {
+    return "of " + std::to_string(bytes_of(in.count, in.dtype)) + " bytes (" + std::to_string(in.count) + " x " +
+           std::string(to_string(in.dtype)) + ", " + std::string(to_string(op)) + ", " +
+           std::to_string(bytes_of(out.count, out.dtype)) + " bytes kept per rank)";
+  };
   if (in.data == out.data) {
     // In place: MPI reads size() blocks from the buffer and leaves the result in its first block.
-    check(MPI_Ireduce_scatter_block(MPI_IN_PLACE, out.data, count, type, mpi_op(op), im.comm, &request),
-          im.where() + ": MPI_Ireduce_scatter_block");
+    check_lazy(MPI_Ireduce_scatter_block(MPI_IN_PLACE, out.data, count, type, mpi_op(op), im.comm, &request),
+               [&] { return im.where() + ": MPI_Ireduce_scatter_block"; });
   } else {
-    check(MPI_Ireduce_scatter_block(in.data, out.data, count, type, mpi_op(op), im.comm, &request),
-          im.where() + ": MPI_Ireduce_scatter_block");
+    check_lazy(MPI_Ireduce_scatter_block(in.data, out.data, count, type, mpi_op(op), im.comm, &request),
+               [&] { return im.where() + ": MPI_Ireduce_scatter_block"; });
   }
   im.wait(request, timeout(), what, describe);
   if (op == ReduceOp::Avg) divide_by(out.data, out.count, out.dtype, im.size);
@@ -418,12 +441,15 @@ void MpiCommunicator::all_to_all(comm::ConstBuffer in, comm::Buffer out) {
     send = copy.data();
   }
   MPI_Request request = MPI_REQUEST_NULL;
-  check(MPI_Ialltoall(send, count, m.type, out.data, count, m.type, im.comm, &request),
-        im.where() + ": MPI_Ialltoall");
-  im.wait(request, timeout(), what,
-          "of " + std::to_string(total) + " bytes (" + std::to_string(in.count) + " x " +
-              std::string(to_string(in.dtype)) + ", " + std::to_string(total / n) + " bytes per peer)",
-          copy.empty() ? nullptr : &copy);
+  check_lazy(MPI_Ialltoall(send, count, m.type, out.data, count, m.type, im.comm, &request),
+             [&] { return im.where() + ": MPI_Ialltoall"; });
+  im.wait(
+      request, timeout(), what,
+      [&] {
+        return "of " + std::to_string(total) + " bytes (" + std::to_string(in.count) + " x " +
+               std::string(to_string(in.dtype)) + ", " + std::to_string(total / n) + " bytes per peer)";
+      },
+      copy.empty() ? nullptr : &copy);
 }
 
 void MpiCommunicator::broadcast(comm::Buffer buffer, int root) {
@@ -437,17 +463,20 @@ void MpiCommunicator::broadcast(comm::Buffer buffer, int root) {
   const Moved m = moved_type(buffer.dtype);
   const int count = im.checked_count(buffer.count * m.per_element, what);
   MPI_Request request = MPI_REQUEST_NULL;
-  check(MPI_Ibcast(buffer.data, count, m.type, root, im.comm, &request), im.where() + ": MPI_Ibcast");
-  im.wait(request, timeout(), what,
-          "of " + std::to_string(bytes_of(buffer.count, buffer.dtype)) + " bytes (" + std::to_string(buffer.count) +
-              " x " + std::string(to_string(buffer.dtype)) + ", root " + std::to_string(root) + ")");
+  check_lazy(MPI_Ibcast(buffer.data, count, m.type, root, im.comm, &request),
+             [&] { return im.where() + ": MPI_Ibcast"; });
+  im.wait(request, timeout(), what, [&] {
+    return "of " + std::to_string(bytes_of(buffer.count, buffer.dtype)) + " bytes (" + std::to_string(buffer.count) +
+           " x " + std::string(to_string(buffer.dtype)) + ", root " + std::to_string(root) + ")";
+  });
 }
 
 void MpiCommunicator::barrier() {
   auto& im = *impl_;
   MPI_Request request = MPI_REQUEST_NULL;
-  check(MPI_Ibarrier(im.comm, &request), im.where() + ": MPI_Ibarrier");
-  im.wait(request, timeout(), "barrier", "(0 bytes)");
+  check_lazy(MPI_Ibarrier(im.comm, &request),
+             [&] { return im.where() + ": MPI_Ibarrier"; });
+  im.wait(request, timeout(), "barrier", [] { return std::string("(0 bytes)"); });
 }
 
 std::unique_ptr<comm::Communicator> MpiCommunicator::split(int color, int key, std::string name) {
@@ -455,8 +484,10 @@ std::unique_ptr<comm::Communicator> MpiCommunicator::split(int color, int key, s
   if (timeout().count() > 0) {
     // MPI_Comm_split blocks without a bound: first make sure every rank has arrived.
     MPI_Request request = MPI_REQUEST_NULL;
-    check(MPI_Ibarrier(im.comm, &request), im.where() + ": MPI_Ibarrier before MPI_Comm_split");
-    im.wait(request, timeout(), "split", "into '" + name + "' (0 bytes; the barrier before MPI_Comm_split)");
+    check_lazy(MPI_Ibarrier(im.comm, &request),
+               [&] { return im.where() + ": MPI_Ibarrier before MPI_Comm_split"; });
+    im.wait(request, timeout(), "split",
+            [&] { return "into '" + name + "' (0 bytes; the barrier before MPI_Comm_split)"; });
   }
   MPI_Comm child = MPI_COMM_NULL;
   check(MPI_Comm_split(im.comm, color < 0 ? MPI_UNDEFINED : color, key, &child),
@@ -465,6 +496,7 @@ std::unique_ptr<comm::Communicator> MpiCommunicator::split(int color, int key, s
   auto impl = std::make_unique<Impl>();
   impl->comm = child;
   impl->world_rank = im.world_rank;
+  impl->yield = im.yield;
   MPI_Comm_set_name(child, name.c_str());
   impl->name = std::move(name);
   check(MPI_Comm_rank(child, &impl->rank), "MPI_Comm_rank");

@@ -13,16 +13,29 @@
 // blocking from the caller's view; a backend honours a per-operation timeout and then throws TimeoutError. A
 // TimeoutError is fatal: the timed-out operation may still read or write its buffers, so the caller must not
 // free them or communicate again, only report and abort() (collectives cannot be cancelled portably).
+//
+// Timing (the launcher's timing protocol, launcher/src/timing.hpp, is built on these two hooks):
+//   set_completion(Completion::Queued)   a collective returns once it is enqueued on the backend's ordered queue
+//                                        (NCCL: the communicator's CUDA stream); synchronize() completes everything
+//                                        queued, under the timeout. Back-to-back launches then pipeline as in
+//                                        nccl-tests. A backend whose calls complete on return (MPI) treats Queued as
+//                                        Blocking.
+//   stopwatch(marks)                     timestamps taken in the communicator's own order: mark() records one after
+//                                        the work issued so far (NCCL: cudaEventRecord on the stream; MPI: the
+//                                        steady clock, the work being complete on return); after synchronize(),
+//                                        intervals_us() gives the times between consecutive marks. Neither sleeps.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "meshloom/dtype.hpp"
 #include "meshloom/plan/state.hpp"
@@ -48,6 +61,36 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+// Whether a collective call returns when complete (Blocking) or once enqueued (Queued; see above).
+enum class Completion { Blocking, Queued };
+
+// Timestamps in a communicator's order (see above). Capacity is fixed at creation, so that nothing is allocated
+// while a timed region runs.
+class Stopwatch {
+public:
+  virtual ~Stopwatch() = default;
+  // Records the next timestamp after the work issued so far. ValueError past the capacity.
+  virtual void mark() = 0;
+  // The times between consecutive marks in microseconds (marks - 1 values); call after the communicator's
+  // synchronize(). RuntimeError when the backend cannot read them.
+  [[nodiscard]] virtual std::vector<double> intervals_us() = 0;
+  // Forgets the marks (the capacity stays).
+  virtual void reset() noexcept = 0;
+};
+
+// The Stopwatch of backends whose collectives complete on return: std::chrono::steady_clock.
+class WallStopwatch final : public Stopwatch {
+public:
+  explicit WallStopwatch(std::size_t marks);
+  void mark() override;
+  [[nodiscard]] std::vector<double> intervals_us() override;
+  void reset() noexcept override { used_ = 0; }
+
+private:
+  std::vector<std::chrono::steady_clock::time_point> marks_;
+  std::size_t used_ = 0;
+};
+
 class Communicator {
 public:
   virtual ~Communicator() = default;
@@ -69,6 +112,11 @@ public:
   // Waits until the work queued so far has finished (a no-op for backends that complete on return).
   virtual void synchronize() = 0;
 
+  // See "Timing" above. The default completion is Blocking; the default stopwatch is a WallStopwatch.
+  virtual void set_completion(Completion completion) { completion_ = completion; }
+  [[nodiscard]] Completion completion() const noexcept { return completion_; }
+  [[nodiscard]] virtual std::unique_ptr<Stopwatch> stopwatch(std::size_t marks);
+
   // MPI_Comm_split / ncclCommSplit: ranks with equal color form one new communicator, ordered by key then by
   // old rank; color < 0 gives none (nullptr). Collective over this communicator.
   [[nodiscard]] virtual std::unique_ptr<Communicator> split(int color, int key, std::string name) = 0;
@@ -84,6 +132,12 @@ protected:
 
 private:
   std::chrono::milliseconds timeout_{0};
+  Completion completion_ = Completion::Blocking;
 };
+
+// One collective timed the single-shot way, the one definition of it that bench's single_shot mode and run's steps
+// share: in Queued mode, a mark, `launch()`, a mark, then synchronize(); returns the interval in microseconds.
+// `watch` (of `group`, at least 2 marks) is reset first. The group's completion is Blocking again on return.
+[[nodiscard]] double time_single_shot(Communicator& group, Stopwatch& watch, const std::function<void()>& launch);
 
 }  // namespace meshloom::comm

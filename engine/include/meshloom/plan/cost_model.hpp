@@ -105,11 +105,15 @@ struct CollectiveFit {
 };
 
 // The calibration file of the launcher's contract:
-// {"format": "meshloom-calibration", "version": 1, "backend": "mpi", "world": 8,
+// {"format": "meshloom-calibration", "version": 1, "backend": "mpi", "timing": "single_shot", "world": 8,
 //  "mesh": {"shape": [2, 4], "names": ["dp", "tp"]},
 //  "axes": {"tp": {"all_reduce": {"alpha_us": 12.0, "busbw_gbps": 3.1, "r2": 0.998, "samples": 14}, ...}, ...}}
+// "timing" (optional: files written before it existed have none) is the launcher's timing protocol the fits come
+// from: "pipelined" (nccl-tests' back-to-back figure) or "single_shot" (one collective after a barrier, as a
+// training step and `meshloom-launch run` meet it).
 struct Calibration {
   std::string backend;
+  std::string timing;  // "pipelined", "single_shot", or empty (not recorded)
   std::int64_t world = 0;
   std::vector<std::int64_t> mesh_shape;
   std::vector<std::string> mesh_names;

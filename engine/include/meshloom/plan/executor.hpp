@@ -80,7 +80,8 @@ struct ExecutionContext {
 
 // ---- Execution -----------------------------------------------------------------------------------------------
 
-// What one execute_step spent inside its communicator: the collective alone (issued, then synchronize()d), apart
+// What one execute_step spent inside its communicator: the collective alone, timed the single-shot way
+// (comm::time_single_shot: the group's stopwatch, CUDA events on NCCL, around the launch, then its completion), apart
 // from packing, padding, unpacking and the int64/float64 conversion around it. Zero for a local step.
 struct StepProfile {
   // Called by every member right before the collective is issued, when set: a barrier of the step's group there

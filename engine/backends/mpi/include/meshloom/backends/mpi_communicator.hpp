@@ -17,8 +17,10 @@
 // counts otherwise). in.data == out.data is in-place (for all_gather, in may also be rank()'s block of out).
 // Counts are limited to INT_MAX elements (MPI's int counts).
 //
-// Timeouts: every collective is the non-blocking MPI_I* call completed by an MPI_Test polling loop (spinning
-// briefly, then sleeping a few microseconds between polls so oversubscribed ranks progress). With a non-zero
+// Timeouts: every collective is the non-blocking MPI_I* call completed by an MPI_Test polling loop that never
+// sleeps (it yields the core between polls, so oversubscribed ranks progress; a sleep would quantize every timed
+// collective by the scheduler's timer slack). Collectives complete on return: Completion::Queued is Blocking here
+// and the stopwatch is the wall clock (communicator.hpp). With a non-zero
 // timeout() a collective that has not completed in time throws comm::TimeoutError naming the world rank, the
 // communicator, the collective and its size in bytes; the request stays outstanding (MPI cannot cancel a
 // collective), so the caller must then call abort(). split() with a timeout first waits (bounded) on an
