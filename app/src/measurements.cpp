@@ -9,8 +9,10 @@
 #include <cstring>
 #include <fstream>
 #include <set>
+#include <type_traits>
 #include <utility>
 
+#include "json_read.hpp"
 #include "meshloom/error.hpp"
 #include "meshloom/plan/plan.hpp"
 
@@ -47,10 +49,14 @@ const json& field(const json& obj, const char* name) {
   if (it == obj.end()) throw Bad{std::string("missing field \"") + name + "\""};
   return *it;
 }
+// The engine's integer policy (json_read.hpp): a value past int64 is refused, never wrapped.
 std::int64_t integer(const json& obj, const char* name) {
   const json& v = field(obj, name);
-  if (!v.is_number_integer()) throw Bad{std::string("field \"") + name + "\" = " + show(v) + ": expected an integer"};
-  return v.get<std::int64_t>();
+  try {
+    return detail::get_int(v, std::string("field \"") + name + "\"");
+  } catch (const Error& e) {
+    throw Bad{e.message()};
+  }
 }
 double number(const json& obj, const char* name) {
   const json& v = field(obj, name);
@@ -72,7 +78,15 @@ std::vector<T> list_of(const json& obj, const char* name, bool (json::*is)() con
   if (!it->is_array()) throw Bad{std::string("field \"") + name + "\" = " + show(*it) + ": expected a list of " + what};
   for (const auto& v : *it) {
     if (!(v.*is)()) throw Bad{std::string("field \"") + name + "\" = " + show(*it) + ": expected a list of " + what};
-    out.push_back(v.get<T>());
+    if constexpr (std::is_same_v<T, std::int64_t>) {
+      try {
+        out.push_back(detail::get_int(v, std::string("field \"") + name + "\""));
+      } catch (const Error& e) {
+        throw Bad{e.message()};
+      }
+    } else {
+      out.push_back(v.get<T>());
+    }
   }
   return out;
 }
@@ -142,6 +156,12 @@ LineResult Measurements::add_line(std::string_view line) {
                               " characters");
     }
     return fail(result, "not a JSON record (syntax error at column " + std::to_string(e.byte) + "): " + excerpt(line));
+  }
+  // The engine's JSON policy on top of the syntax: duplicate keys and overly deep values are refused.
+  try {
+    (void)detail::parse_json(line, 16);
+  } catch (const Error& e) {
+    return fail(result, e.message());
   }
   if (!j.is_object()) return fail(result, "not a JSON object: " + excerpt(line));
 

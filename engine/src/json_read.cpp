@@ -152,11 +152,19 @@ void check_fields(const json& object, const std::string& path, std::string_view 
 std::int64_t get_int(const json& value, const std::string& path) {
   if (value.is_number_unsigned()) {
     if (value.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-      bad_value(path, render(value), "too large");
+      bad_value(path, render(value), kOutOfRange);
     }
     return static_cast<std::int64_t>(value.get<std::uint64_t>());
   }
   if (value.is_number_integer()) return value.get<std::int64_t>();
+  if (value.is_number_float()) {
+    // An integer written beyond 64 bits reaches here as a double (the parser keeps what it cannot hold exactly).
+    const double d = value.get<double>();
+    constexpr double kTwo63 = 9223372036854775808.0;
+    if (std::isfinite(d) && std::trunc(d) == d && (d >= kTwo63 || d <= -kTwo63)) {
+      bad_value(path, render(value), kOutOfRange);
+    }
+  }
   bad_value(path, render(value), "expected an integer, got " + type_word(value));
 }
 

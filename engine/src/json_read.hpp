@@ -1,5 +1,7 @@
 // Engine-internal helpers for reading (and writing) the engine's strict JSON file formats: the design and the
-// calibration. Not installed; nlohmann/json stays private to the engine.
+// calibration. Not installed; nlohmann/json stays private to the engine. The launcher (same project, same
+// nlohmann/json) reads its JSON Lines with parse_json and get_int too, so that one policy holds everywhere:
+// duplicate keys and integers outside int64 are refused, never silently taken.
 //
 // Every reading failure is a ValueError whose message names the offending field by its path ("mesh.shape[1]",
 // "axes.tp.all_reduce.alpha_us") and, where there is one, its value: "<path> = <value>: <reason>".
@@ -58,6 +60,10 @@ void expect_object(const json& value, const std::string& path, std::string_view 
 void check_fields(const json& object, const std::string& path, std::string_view noun,
                   std::initializer_list<std::string_view> known, std::initializer_list<std::string_view> required);
 
+// What an integer outside int64 is refused with: "<path> = <value>: out of range for a 64-bit integer".
+inline constexpr const char* kOutOfRange = "out of range for a 64-bit integer";
+// A JSON integer that fits in int64 (one written beyond 64 bits, which the parser reads as a double, included in
+// the out-of-range refusal); ValueError "expected an integer, got ..." for anything else.
 [[nodiscard]] std::int64_t get_int(const json& value, const std::string& path);
 // Any JSON number (integer or not), as a double.
 [[nodiscard]] double get_number(const json& value, const std::string& path);

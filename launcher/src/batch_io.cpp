@@ -6,7 +6,9 @@
 #include <istream>
 #include <ostream>
 #include <streambuf>
+#include <string_view>
 
+#include "json_read.hpp"
 #include "text_format.hpp"
 
 namespace meshloom::launcher::jsonl {
@@ -79,16 +81,7 @@ void append_double(std::string& out, double v) {
 
 // ---- Field access --------------------------------------------------------------------------------------------
 
-std::int64_t get_int(const json& v, const std::string& path) {
-  if (v.is_number_unsigned()) {
-    if (v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-      value_error(path + " = " + show(v) + ": out of range for a 64-bit integer");
-    }
-    return static_cast<std::int64_t>(v.get<std::uint64_t>());
-  }
-  if (v.is_number_integer()) return v.get<std::int64_t>();
-  value_error(path + " = " + show(v) + ": expected an integer, got " + type_word(v));
-}
+std::int64_t get_int(const json& v, const std::string& path) { return detail::get_int(v, path); }
 
 double get_number(const json& v, const std::string& path) {
   if (!v.is_number()) value_error(path + " = " + show(v) + ": expected a number, got " + type_word(v));
@@ -175,12 +168,9 @@ void check_depth(const std::string& line, std::size_t max_depth) {
   }
 }
 
+// The parser's message (its "[json.exception...] " prefix already dropped by the engine's reader), cut short.
 std::string parse_message(const char* what) {
   std::string s = what;
-  if (s.rfind("[json.exception.", 0) == 0) {
-    const auto end = s.find("] ");
-    if (end != std::string::npos) s = s.substr(end + 2);
-  }
   if (s.size() > 240) {
     s.resize(237);
     s += "...";
@@ -228,9 +218,12 @@ json parse_line_object(const std::string& line, std::size_t max_line_bytes, std:
   check_depth(line, max_depth);
   json doc;
   try {
-    doc = json::parse(line);
-  } catch (const json::exception& e) {
-    value_error("the line is not valid JSON: " + parse_message(e.what()));
+    // The engine's reader: duplicate keys are refused ("mesh.shape: duplicate key ..."), as in design files.
+    doc = detail::parse_json(line, max_depth);
+  } catch (const Error& e) {
+    constexpr std::string_view kSyntax = "not valid JSON: ";
+    if (e.message().starts_with(kSyntax)) value_error("the line is " + parse_message(e.message().c_str()));
+    throw;
   }
   if (!doc.is_object()) value_error("the line must be a JSON object, got " + type_word(doc) + ": " + show(doc));
   return doc;

@@ -52,7 +52,8 @@ void append_double(std::string& out, double v);
 
 // ---- Field access --------------------------------------------------------------------------------------------
 
-// A JSON integer that fits in 64 bits; ValueError `<path> = <value>: expected an integer, got ...` otherwise.
+// A JSON integer that fits in 64 bits; ValueError `<path> = <value>: expected an integer, got ...` or `<path> =
+// <value>: out of range for a 64-bit integer` otherwise (the engine's detail::get_int: one policy everywhere).
 [[nodiscard]] std::int64_t get_int(const json& v, const std::string& path);
 // A JSON number (integer or not) as a double.
 [[nodiscard]] double get_number(const json& v, const std::string& path);
@@ -74,7 +75,8 @@ void check_fields(const json& obj, const std::string& where, const std::vector<s
 // ---- Lines ---------------------------------------------------------------------------------------------------
 
 // The line parsed as a JSON object, after the checks every batch line gets first: at most max_line_bytes
-// bytes, not blank, nested at most max_depth levels (checked before the parser sees it), valid JSON, an object.
+// bytes, not blank, nested at most max_depth levels (checked before the parser sees it), valid JSON without
+// duplicate keys (the engine's reader, detail::parse_json: `<path>: duplicate key "k"`), an object.
 // ValueError otherwise.
 [[nodiscard]] json parse_line_object(const std::string& line, std::size_t max_line_bytes, std::size_t max_depth);
 

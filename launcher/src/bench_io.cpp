@@ -95,7 +95,8 @@ bool JsonlSink::append(const std::filesystem::path& path, const std::string& rec
 void report_rank_error(int rank, const std::string& what, JsonlSink& sink,
                        const std::optional<std::filesystem::path>& jsonl) noexcept {
   try {
-    std::cerr << "meshloom-launch: rank " << rank << ": error: " << what << "\n" << std::flush;
+    // One write (std::cerr is unbuffered: one write per <<), so that ranks' lines do not interleave mid-line.
+    std::cerr << ("meshloom-launch: rank " + std::to_string(rank) + ": error: " + what + "\n") << std::flush;
     const std::string record = error_record(rank, what);
     if (sink.is_open()) {
       sink.write(record);
@@ -105,6 +106,19 @@ void report_rank_error(int rank, const std::string& what, JsonlSink& sink,
   } catch (const std::exception&) {
     // The stream cannot take the record (a full disk, say): stderr already has the error.
   }
+}
+
+void JsonlStream::open() {
+  if (rank_ != 0 || !path_) return;
+  if (created_) {
+    raise(ErrorKind::RuntimeError, "the JSON Lines stream \"" + path_->string() +
+                                       "\" is opened after other ranks may have appended to it");
+  }
+  sink_ = JsonlSink(*path_);
+}
+
+void JsonlStream::report_error(const std::string& what) noexcept {
+  report_rank_error(rank_, what, sink_, appends() ? path_ : std::nullopt);
 }
 
 std::string host_name() {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace meshloom::launcher {
 
@@ -39,9 +40,42 @@ private:
   std::filesystem::path path_;
 };
 
+// The JSON Lines stream of an MPI command (run, bench, calibrate) as each rank sees it. Rank 0 creates (or
+// truncates) the file and writes every record; another rank only ever appends its own error record. Rank 0's
+// truncation must never erase such a record, so another rank appends only once it knows that rank 0 has created
+// the file: after a world collective that rank 0 entered only after open() succeeded. The commands open the stream
+// before their first world exchange (agree_on_errors, mpi_command.hpp), which calls created() once it completes and
+// rank 0 reported no error; before that, another rank's error goes to stderr alone.
+class JsonlStream {
+public:
+  JsonlStream(int rank, std::optional<std::filesystem::path> path) : rank_(rank), path_(std::move(path)) {}
+
+  // Rank 0 with a path: creates or truncates the file (RuntimeError naming it when it cannot, or when called after
+  // created(): other ranks may have appended by then). Other ranks: nothing.
+  void open();
+  // A world collective that rank 0 entered after open() succeeded has completed: the file exists, and rank 0 will not
+  // truncate it again, so other ranks may append to it from now on.
+  void created() noexcept { created_ = true; }
+  // Whether this rank reports its errors by appending to the file (a rank other than 0, once created()).
+  [[nodiscard]] bool appends() const noexcept { return rank_ != 0 && created_ && path_.has_value(); }
+
+  // Reports an error of this rank: stderr, and the error record (rank 0: written to the open stream; another rank:
+  // appended when appends()). Never throws.
+  void report_error(const std::string& what) noexcept;
+
+  // Rank 0's open stream (closed on other ranks and without a path): what writes the records.
+  [[nodiscard]] JsonlSink& sink() noexcept { return sink_; }
+
+private:
+  int rank_ = 0;
+  std::optional<std::filesystem::path> path_;
+  JsonlSink sink_;
+  bool created_ = false;
+};
+
 // Reports an error of this rank: to stderr ("meshloom-launch: rank R: error: ..."), and as an error record of the
 // JSON Lines stream: written to `sink` when this rank holds it open, else appended to `jsonl` when given (ranks
-// other than the writer, once the run has started). Never throws.
+// other than the writer, only once rank 0 has created the file: JsonlStream decides). Never throws.
 void report_rank_error(int rank, const std::string& what, JsonlSink& sink,
                        const std::optional<std::filesystem::path>& jsonl) noexcept;
 

@@ -9,10 +9,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
-#include <functional>
 #include <optional>
 #include <string>
 
+#include "bench_io.hpp"
 #include "meshloom/comm/communicator.hpp"
 #include "meshloom/dtype.hpp"
 #include "meshloom/error.hpp"
@@ -55,11 +55,13 @@ inline std::chrono::milliseconds timeout_ms(double seconds) {
 // Every rank learns whether any rank failed before the run (local_error: this rank's, empty when none). The
 // exchange runs under `timeout` (set on world). Returns nullopt when no rank failed; otherwise the exit status:
 // kExitError after reporting (rank 0 reports its own error, or that another rank failed; another rank reports its
-// own only when rank 0 had none), or kAbortCode after world.abort when the exchange itself fails.
-// `report` writes one error of this rank (stderr and whatever else the command keeps).
+// own only when rank 0 had none), or kAbortCode after world.abort when the exchange itself fails. Errors are
+// reported through `stream` (stderr and the JSON Lines record), which every rank must have opened before: rank 0
+// enters the exchange only after creating the file, so once the exchange completes with no error on rank 0, every
+// rank knows that the file exists and calls stream.created(): other ranks may append their records from then on
+// (their own error here included) and rank 0's truncation can no longer erase one.
 inline std::optional<int> agree_on_errors(comm::Communicator& world, const std::string& local_error,
-                                          std::chrono::milliseconds timeout,
-                                          const std::function<void(const std::string&)>& report) {
+                                          std::chrono::milliseconds timeout, JsonlStream& stream) {
   const bool lead = world.rank() == 0;
   const std::int64_t mine[2] = {local_error.empty() ? 0 : 1, lead && !local_error.empty() ? 1 : 0};
   std::int64_t any[2] = {0, 0};
@@ -67,15 +69,16 @@ inline std::optional<int> agree_on_errors(comm::Communicator& world, const std::
     world.set_timeout(timeout);
     world.all_reduce(comm::ConstBuffer{mine, 2, DType::Int64}, comm::Buffer{any, 2, DType::Int64}, ReduceOp::Max);
   } catch (const std::exception& e) {
-    report(what_of(e));
+    stream.report_error(what_of(e));  // not known to be created: stderr alone on ranks other than 0
     world.abort(kAbortCode);
     return kAbortCode;
   }
+  if (any[1] == 0) stream.created();  // rank 0 opened the stream without error before it joined
   if (any[0] == 0) return std::nullopt;
   if (!local_error.empty() && (lead || any[1] == 0)) {
-    report(local_error);
+    stream.report_error(local_error);
   } else if (lead) {
-    report("RuntimeError: another rank failed before the run (see its message)");
+    stream.report_error("RuntimeError: another rank failed before the run (see its message)");
   }
   return kExitError;
 }

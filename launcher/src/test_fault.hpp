@@ -3,6 +3,10 @@
 //
 //   MESHLOOM_TEST_FAULT=exit:RANK:AT   world rank RANK ends at once (std::_Exit(3)) before unit AT
 //   MESHLOOM_TEST_FAULT=hang:RANK:AT   world rank RANK sleeps for good before unit AT
+//   MESHLOOM_TEST_FAULT=setup:RANK:MS  world rank RANK fails before the run (a RuntimeError, as a bad setting on that
+//                                      rank alone would), and world rank 0 waits MS milliseconds before it creates
+//                                      the --jsonl file: the order in which rank 0's truncation would erase RANK's
+//                                      error record if RANK appended it too early (bench_io.hpp, JsonlStream)
 //
 // A unit is a step of the plan for `run` (0-based) and a result row of the sweep for `bench` and `calibrate`.
 // Unset, the hook costs one comparison per unit. A malformed value is a ValueError naming it, like any option.
@@ -20,16 +24,27 @@
 namespace meshloom::launcher {
 
 struct TestFault {
-  enum class Kind { Exit, Hang };
+  enum class Kind { Exit, Hang, Setup };
   Kind kind = Kind::Exit;
   int rank = 0;
-  std::int64_t at = 0;
+  std::int64_t at = 0;  // Setup: rank 0's wait in milliseconds
 
-  // Acts when this is world rank `rank` before unit `unit`.
+  // Exit and Hang: acts when this is world rank `rank` before unit `unit`.
   void maybe_fire(int world_rank, std::int64_t unit) const {
-    if (world_rank != rank || unit != at) return;
+    if (kind == Kind::Setup || world_rank != rank || unit != at) return;
     if (kind == Kind::Exit) std::_Exit(3);
     for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+  }
+
+  // Setup: on world rank 0, waits before the --jsonl file is created.
+  void maybe_delay_jsonl(int world_rank) const {
+    if (kind == Kind::Setup && world_rank == 0) std::this_thread::sleep_for(std::chrono::milliseconds(at));
+  }
+  // Setup: fails on world rank `rank`, before the run.
+  void maybe_fail_setup(int world_rank) const {
+    if (kind != Kind::Setup || world_rank != rank) return;
+    raise(ErrorKind::RuntimeError,
+          "MESHLOOM_TEST_FAULT: world rank " + std::to_string(rank) + " failed before the run (injected)");
   }
 };
 
@@ -39,7 +54,8 @@ inline std::optional<TestFault> test_fault_from_env() {
   if (text == nullptr || *text == '\0') return std::nullopt;
   const std::string s = text;
   const auto bad = [&] {
-    raise(ErrorKind::ValueError, "MESHLOOM_TEST_FAULT=\"" + s + "\": expected exit:RANK:AT or hang:RANK:AT");
+    raise(ErrorKind::ValueError,
+          "MESHLOOM_TEST_FAULT=\"" + s + "\": expected exit:RANK:AT, hang:RANK:AT or setup:RANK:MS");
   };
   const auto first = s.find(':');
   const auto second = first == std::string::npos ? first : s.find(':', first + 1);
@@ -50,6 +66,8 @@ inline std::optional<TestFault> test_fault_from_env() {
     f.kind = TestFault::Kind::Exit;
   } else if (kind == "hang") {
     f.kind = TestFault::Kind::Hang;
+  } else if (kind == "setup") {
+    f.kind = TestFault::Kind::Setup;
   } else {
     bad();
   }
@@ -62,6 +80,15 @@ inline std::optional<TestFault> test_fault_from_env() {
   f.rank = static_cast<int>(number(s.substr(first + 1, second - first - 1)));
   f.at = number(s.substr(second + 1));
   return f;
+}
+
+// Before rank 0 creates the --jsonl file: the wait of a Setup fault. A malformed value waits for nothing here; the
+// command reports it when it reads the fault with its settings.
+inline void test_fault_delay_jsonl(int world_rank) noexcept {
+  try {
+    if (const auto f = test_fault_from_env()) f->maybe_delay_jsonl(world_rank);
+  } catch (...) {
+  }
 }
 
 }  // namespace meshloom::launcher

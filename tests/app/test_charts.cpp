@@ -188,8 +188,19 @@ private slots:
     QVERIFY2(r.error.find("line 15: not a bench record: missing field \"type\"") != std::string::npos, r.error.c_str());
     r = m.add_line(lines[0]);
     QVERIFY2(r.error.find("a second config record") != std::string::npos, r.error.c_str());
+    // The engine's JSON policy: a duplicate key and an integer past int64 are refused, not read as the last value
+    // or wrapped to a negative one.
+    r = m.add_line(R"({"type":"result","axis":"dp","group_size":2,"groups":2,"collective":"all_reduce","dtype":"float32",)"
+                   R"("bytes":8,"bytes":16,"count":2,"time_us":1,"algbw_gbps":1,"busbw_gbps":1,"wrong":0})");
+    QVERIFY2(r.error.find("line 17: ") == 0 && r.error.find("duplicate key \"bytes\"") != std::string::npos,
+             r.error.c_str());
+    r = m.add_line(R"({"type":"result","axis":"dp","group_size":2,"groups":2,"collective":"all_reduce","dtype":"float32",)"
+                   R"("bytes":18446744073709551615,"count":2,"time_us":1,"algbw_gbps":1,"busbw_gbps":1,"wrong":0})");
+    QVERIFY2(r.error.find("field \"bytes\" = 18446744073709551615: out of range for a 64-bit integer") !=
+                 std::string::npos,
+             r.error.c_str());
     QCOMPARE(m.point_count(), std::size_t{6});  // nothing lost
-    QCOMPARE(m.problems().size(), std::size_t{9});
+    QCOMPARE(m.problems().size(), std::size_t{11});
 
     QVERIFY(m.add_line("").ok());
     QVERIFY(m.add_line("   \r").ok());
@@ -205,7 +216,7 @@ private slots:
     r = m.add_line(R"({"type":"summary","ok":false,"results":7})");
     QCOMPARE(r.kind, RecordKind::Summary);
     QCOMPARE(m.summary_ok(), std::optional<bool>(false));
-    QCOMPARE(r.line, std::size_t{22});
+    QCOMPARE(r.line, std::size_t{24});
   }
 
   void fitted_model_is_the_engines_calibrated_cost() {

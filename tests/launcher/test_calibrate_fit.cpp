@@ -158,6 +158,47 @@ TEST(CalibrateIo, RejectsBadFilesNamingTheLine) {
                Error);
 }
 
+// The engine's JSON policy (json_read.hpp) on every line: an integer beyond int64 is refused, never wrapped to a
+// negative count, and so is a duplicate key (never "the last one wins"); each error names the key or value and the
+// line.
+TEST(CalibrateIo, RefusesOutOfRangeIntegersAndDuplicateKeysNamingTheLine) {
+  auto error_of = [](const std::string& text) {
+    try {
+      (void)parse_bench_jsonl(text, "x.jsonl");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string good = bench_jsonl(1, 1);
+  const auto replaced = [&](const std::string& from, const std::string& to, std::size_t nth = 0) {
+    std::string text = good;
+    std::size_t pos = text.find(from);
+    for (std::size_t i = 0; i < nth; ++i) pos = text.find(from, pos + 1);
+    EXPECT_NE(pos, std::string::npos) << from;
+    return text.replace(pos, from.size(), to);
+  };
+  ASSERT_NE(good.find("\"bytes\":8,"), std::string::npos) << good;
+  EXPECT_EQ(error_of(replaced("\"bytes\":8,", "\"bytes\":18446744073709551615,")),
+            "ValueError: \"x.jsonl\" line 2: field \"bytes\" = 18446744073709551615: out of range for a 64-bit "
+            "integer");
+  EXPECT_EQ(error_of(replaced("\"wrong\":0", "\"wrong\":9223372036854775808", 1)),
+            "ValueError: \"x.jsonl\" line 3: field \"wrong\" = 9223372036854775808: out of range for a 64-bit "
+            "integer");
+  EXPECT_EQ(error_of(replaced("\"world\":4", "\"world\":-9223372036854775809")),
+            "ValueError: \"x.jsonl\" line 1: field \"world\" = -9.223372036854776e+18: out of range for a 64-bit "
+            "integer");
+  EXPECT_EQ(error_of(replaced("\"shape\":[2,2]", "\"shape\":[2,18446744073709551616]")),
+            "ValueError: \"x.jsonl\" line 1: field \"mesh.shape[1]\" = 1.8446744073709552e+19: out of range for a "
+            "64-bit integer");
+  // The largest int64 is still an integer.
+  EXPECT_EQ(error_of(replaced("\"wrong\":0", "\"wrong\":9223372036854775807")), "no error");
+  EXPECT_EQ(error_of(replaced("\"time_us\":", "\"time_us\":1,\"time_us\":", 2)),
+            "ValueError: \"x.jsonl\" line 4: time_us: duplicate key \"time_us\"");
+  EXPECT_EQ(error_of(replaced("\"shape\":[2,2]", "\"shape\":[2,2],\"shape\":[4]")),
+            "ValueError: \"x.jsonl\" line 1: mesh.shape: duplicate key \"shape\"");
+}
+
 TEST(CalibrateIo, LeavesOutRowsWithWrongElementsAndNotesErrors) {
   std::string text = bench_jsonl(10, 1);
   const auto pos = text.find("\"wrong\":0");

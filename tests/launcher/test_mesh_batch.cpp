@@ -212,6 +212,17 @@ TEST(MeshBatchErrors, NotJson) {
   EXPECT_TRUE(starts_with(error_of("{\"mesh\": \"\xff\"}"), "ValueError: the line is not valid JSON: "));
 }
 
+// The engine's JSON policy (json_read.hpp), as for design files: a duplicate key is refused, naming it, never
+// "the last one wins".
+TEST(MeshBatchErrors, DuplicateKeys) {
+  EXPECT_EQ(error_of(R"J({"mesh": {"shape": [2, 4]}, "mesh": {"shape": [8]}})J"),
+            R"(ValueError: mesh: duplicate key "mesh")");
+  EXPECT_EQ(error_of(R"J({"mesh": {"shape": [2, 4], "shape": [8]}})J"),
+            R"(ValueError: mesh.shape: duplicate key "shape")");
+  EXPECT_EQ(error_of(R"J({"mesh": {"shape": [2, 4]}, "ops": [{"op": "describe"}, {"op": "slice", "op": "flatten"}]})J"),
+            R"(ValueError: ops[1].op: duplicate key "op")");
+}
+
 TEST(MeshBatchErrors, UnknownFields) {
   EXPECT_EQ(ask(R"J({"mesh": {"shape": [2]}, "extra": 1})J"),
             R"J({"ok":false,"error":"ValueError: unknown field \"extra\" in the line (expected world, mesh, ops)"})J");

@@ -313,6 +313,14 @@ TEST(PlanBatch, LineErrors) {
   EXPECT_EQ(error_of("[1, 2]"), "ValueError: the line must be a JSON object, got an array: [1,2]");
   EXPECT_EQ(error_of(std::string(100, '[')),
             "ValueError: the line nests JSON arrays and objects more than 64 levels deep");
+  // The engine's JSON policy (json_read.hpp): duplicate keys and integers beyond int64 are refused, naming them.
+  EXPECT_EQ(error_of(example(R"("src": "RRR")")), R"(ValueError: src: duplicate key "src")");
+  EXPECT_EQ(error_of(example(R"("weights": {"chunk": 0, "chunk": 1})")),
+            R"(ValueError: weights.chunk: duplicate key "chunk")");
+  EXPECT_EQ(error_of(example(R"("itemsize": 18446744073709551615)")),
+            "ValueError: itemsize = 18446744073709551615: out of range for a 64-bit integer");
+  EXPECT_EQ(error_of(example(R"("itemsize": 100000000000000000000)")),
+            "ValueError: itemsize = 1e+20: out of range for a 64-bit integer");
   PlanBatchLimits small;
   small.max_line_bytes = 10;
   EXPECT_EQ(error_of(example(), small),

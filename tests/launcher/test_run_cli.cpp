@@ -148,7 +148,8 @@ TEST(RunCli, ARankThatHangsIsReportedByTheTimeoutAndTheJobAborts) {
   EXPECT_NE(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.status, 124) << "the job hung until the outer timeout";
   EXPECT_LT(seconds, 40.0);
-  EXPECT_NE(r.err.find("TimeoutError"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("error: TimeoutError: world rank "), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("TimeoutError: TimeoutError"), std::string::npos) << r.err;  // the kind once
   EXPECT_NE(r.err.find("did not complete within the timeout of 2000 ms"), std::string::npos) << r.err;
   std::ifstream in(jsonl);
   std::vector<nlohmann::json> recs;
@@ -161,9 +162,36 @@ TEST(RunCli, ARankThatHangsIsReportedByTheTimeoutAndTheJobAborts) {
   for (const auto& j : recs) {
     if (j.at("type") != "error") continue;
     error = true;
-    EXPECT_NE(j.at("message").get<std::string>().find("TimeoutError"), std::string::npos) << j.dump();
+    EXPECT_EQ(j.at("message").get<std::string>().rfind("TimeoutError: world rank ", 0), 0U) << j.dump();
   }
   EXPECT_TRUE(error) << slurp(jsonl);
+}
+
+// A rank that fails before the run while rank 0 is slow to create the --jsonl file (MESHLOOM_TEST_FAULT=setup:1:MS):
+// rank 1's own error record is in the file, appended after rank 0's truncation (never before, where the truncation
+// would erase it), beside rank 0's; an earlier run's records are gone.
+TEST(RunCli, AnotherRanksEarlyErrorRecordSurvivesRankZerosTruncation) {
+  const auto jsonl = temp_dir() / "early.jsonl";
+  std::ofstream(jsonl) << "{\"type\":\"stale\"}\n";
+  const Launched r = mpirun(4, "--mesh 2,2 --tensor 8,8 --src 'S(0)R' --dst RR --iterations 1 --jsonl '" +
+                                   jsonl.string() + "'",
+                            "MESHLOOM_TEST_FAULT=setup:1:1500");
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  std::ifstream in(jsonl);
+  std::vector<nlohmann::json> recs;
+  for (std::string line; std::getline(in, line);) {
+    ASSERT_NO_THROW(recs.push_back(nlohmann::json::parse(line))) << line;
+  }
+  ASSERT_EQ(recs.size(), 2U) << slurp(jsonl);
+  std::vector<std::string> messages(2);
+  for (const auto& j : recs) {
+    ASSERT_EQ(j.at("type"), "error") << j.dump();
+    const int rank = j.at("rank").get<int>();
+    ASSERT_TRUE(rank == 0 || rank == 1) << j.dump();
+    messages[static_cast<std::size_t>(rank)] = j.at("message").get<std::string>();
+  }
+  EXPECT_EQ(messages[1], "RuntimeError: MESHLOOM_TEST_FAULT: world rank 1 failed before the run (injected)");
+  EXPECT_EQ(messages[0], "RuntimeError: another rank failed before the run (see its message)");
 }
 
 TEST(RunCli, AMalformedFaultHookIsAUsageError) {

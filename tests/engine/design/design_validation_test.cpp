@@ -188,9 +188,13 @@ TEST(DesignErrors, WorldAndHosts) {
   expect_error(with("/world", 0), {"ValueError: world = 0: must be in 1..2147483647"});
   expect_error(with("/world", -8), {"world = -8: must be in 1..2147483647"});
   expect_error(with("/world", 2147483648LL), {"world = 2147483648: must be in 1..2147483647"});
-  expect_error(with("/world", 18446744073709551615ULL), {"world = 18446744073709551615: too large"});
+  expect_error(with("/world", 18446744073709551615ULL),
+               {"world = 18446744073709551615: out of range for a 64-bit integer"});
+  // An integer beyond 64 bits, which the parser holds as a double: out of range too, not "a non-integer number".
   expect_error(with("/world", json::parse("123456789012345678901234567890")),
-               {"world = 1.2345678901234568e+29: expected an integer, got a non-integer number"});
+               {"world = 1.2345678901234568e+29: out of range for a 64-bit integer"});
+  expect_error(with("/world", json::parse("-9223372036854775809")),
+               {"world = -9.223372036854776e+18: out of range for a 64-bit integer"});
   expect_error(with("/devices_per_host", 0), {"devices_per_host = 0: must be >= 1"});
   expect_error(with("/devices_per_host", 3), {"ValueError: devices_per_host = 3: does not divide world = 8"});
   expect_error(with("/devices_per_host", 16), {"devices_per_host = 16: does not divide world = 8"});
