@@ -18,6 +18,7 @@
 #include "bench_run.hpp"
 #include "calibrate_io.hpp"
 #include "live_backend.hpp"
+#include "live_command.hpp"
 #include "commands.hpp"
 #include "meshloom/backends/mpi_communicator.hpp"
 #include "meshloom/backends/mpi_runtime.hpp"
@@ -28,6 +29,7 @@
 #include "meshloom/plan/cost_model.hpp"
 #include "mpi_command.hpp"
 #include "sizes.hpp"
+#include "test_fault.hpp"
 #include "text_format.hpp"
 
 namespace meshloom::launcher {
@@ -36,7 +38,7 @@ namespace {
 
 struct BenchCliOptions {
   std::string design, shape, names, world, axes, collectives, min_bytes, max_bytes, step_factor, warmup, iters, dtype,
-      op, timeout, jsonl, out, from, backend = "mpi";
+      op, timeout, jsonl, out, from, timing, backend = "mpi";
   std::vector<std::string> flatten;
   bool check = false;
 };
@@ -93,9 +95,16 @@ MeshChoice parse_mesh_choice(const BenchCliOptions& o, const CLI::App& cmd) {
   return m;
 }
 
-BenchSettings parse_settings(const BenchCliOptions& o, const CLI::App& cmd) {
+BenchSettings parse_settings(const BenchCliOptions& o, const CLI::App& cmd, const std::string& command) {
   auto given = [&cmd](const char* name) { return cmd.count(name) > 0; };
   BenchSettings s;
+  // bench measures as nccl-tests does; calibrate as the planner's steps are met (one collective at a time).
+  s.timing = command == "calibrate" ? TimingMode::SingleShot : TimingMode::Pipelined;
+  if (given("--timing")) {
+    const auto mode = timing_mode_from_string(o.timing);
+    if (!mode) raise(ErrorKind::ValueError, "--timing \"" + o.timing + "\": expected pipelined or single_shot");
+    s.timing = *mode;
+  }
   if (given("--axes")) s.axes = parse_name_list(o.axes, "--axes");
   if (given("--collectives")) {
     for (const auto& name : parse_name_list(o.collectives, "--collectives")) {
@@ -153,129 +162,92 @@ int write_calibration(const BenchSweep& sweep, const std::filesystem::path& out_
 
 // The sweep on live ranks: bench, or calibrate without --from.
 int run_live(const BenchCliOptions& o, const CLI::App& cmd, const std::string& command) {
-  mpi::MpiSession session;
-  int status = 0;
-  {
-    auto world = mpi::MpiCommunicator::world();
-    const int rank = world->rank();
-    const bool lead = rank == 0;
-    JsonlSink sink;
-    std::optional<std::filesystem::path> jsonl;
-    if (cmd.count("--jsonl") > 0) jsonl = o.jsonl;
-
-    // Everything every rank can decide alone, before any collective: the same on every rank, so an error here
-    // ends every rank cleanly (no abort).
-    BenchSettings settings;
-    std::optional<DeviceMesh> mesh;
-    BenchRunInfo info;
-    std::optional<std::filesystem::path> out_path;
-    std::string local_error;
-    try {
-      if (lead && jsonl) sink = JsonlSink(*jsonl);
-      if (command == "calibrate") {
-        if (cmd.count("--out") == 0) raise(ErrorKind::ValueError, "calibrate needs --out FILE (the calibration to write)");
-        out_path = o.out;
-      }
-      const MeshChoice choice = parse_mesh_choice(o, cmd);
-      settings = parse_settings(o, cmd);
-      settings.fault = test_fault_from_env();
-      check_backend_name(o.backend);
-      const std::int64_t world_size = world->size();
-      std::int64_t needed = 1;
-      for (const auto s : choice.spec.shape) {
-        if (__builtin_mul_overflow(needed, s, &needed)) needed = std::numeric_limits<std::int64_t>::max();
-      }
-      std::string shape_text;
-      for (std::size_t i = 0; i < choice.spec.shape.size(); ++i) {
-        shape_text += (i > 0 ? ", " : "") + choice.spec.names[i] + "=" + std::to_string(choice.spec.shape[i]);
-      }
-      if (needed > world_size) {
-        raise(ErrorKind::ValueError, "the mesh (" + shape_text + ") needs " + std::to_string(needed) +
-                                         " ranks but the MPI world has " + std::to_string(world_size) +
-                                         "; start it with mpirun -np " + std::to_string(needed) + " or more");
-      }
-      if (choice.world && *choice.world != world_size) {
-        raise(ErrorKind::ValueError, std::string(cmd.count("--world") > 0 ? "--world " : "the design's world ") +
-                                         std::to_string(*choice.world) + " but the MPI world has " +
-                                         std::to_string(world_size) + " ranks; start it with mpirun -np " +
-                                         std::to_string(*choice.world));
-      }
-      // An unnamed --shape names its axes "0", "1", ... (what the JSON Lines and the calibration call them).
-      mesh = build_mesh(choice.spec, world_size);
-      const AxisSelection axes = select_axes(*mesh, settings.axes);
-      validate_bench_settings(settings, *mesh, axes, o.backend);
-
-      info.command = command;
-      info.backend = o.backend;
-      info.world = world_size;
-      info.mesh_shape = mesh->shape();
-      info.mesh_names = choice.spec.names;
-      for (const auto& f : choice.spec.flattened) info.flattened.push_back({f.name, f.axes});
-      info.meshloom_version = MESHLOOM_VERSION;
-      info.mpi_library = mpi::runtime_info().library;
-      info.host = host_name();
-    } catch (const std::exception& e) {
-      local_error = what_of(e);
+  BenchSettings settings;
+  std::optional<DeviceMesh> mesh;
+  BenchRunInfo info;
+  std::optional<std::filesystem::path> out_path;
+  LiveCommand live;
+  if (cmd.count("--jsonl") > 0) live.jsonl = o.jsonl;
+  live.backend = o.backend;
+  live.prepare = [&](mpi::MpiCommunicator& world) {
+    const int rank = world.rank();
+    if (command == "calibrate") {
+      if (cmd.count("--out") == 0) raise(ErrorKind::ValueError, "calibrate needs --out FILE (the calibration to write)");
+      out_path = o.out;
     }
-    // One exchange tells every rank whether any rank failed (the same error everywhere, usually; an unreadable
-    // --jsonl file on rank 0 alone, say, must not leave the others waiting in the first collective).
-    // The sweep's timeout once every setting is valid, the default otherwise.
-    const auto report = [&](const std::string& what) { report_rank_error(rank, what, sink, std::nullopt); };
-    if (const auto failed = agree_on_errors(
-            *world, local_error, timeout_ms(local_error.empty() ? settings.timeout_s : kDefaultTimeoutS), report)) {
-      return *failed;
+    const MeshChoice choice = parse_mesh_choice(o, cmd);
+    settings = parse_settings(o, cmd, command);
+    settings.fault = test_fault_from_env();
+    if (settings.fault) settings.fault->maybe_fail_setup(rank);
+    check_backend_name(o.backend);
+    const std::int64_t world_size = world.size();
+    std::int64_t needed = 1;
+    for (const auto s : choice.spec.shape) {
+      if (__builtin_mul_overflow(needed, s, &needed)) needed = std::numeric_limits<std::int64_t>::max();
     }
+    std::string shape_text;
+    for (std::size_t i = 0; i < choice.spec.shape.size(); ++i) {
+      shape_text += (i > 0 ? ", " : "") + choice.spec.names[i] + "=" + std::to_string(choice.spec.shape[i]);
+    }
+    if (needed > world_size) {
+      raise(ErrorKind::ValueError, "the mesh (" + shape_text + ") needs " + std::to_string(needed) +
+                                       " ranks but the MPI world has " + std::to_string(world_size) +
+                                       "; start it with mpirun -np " + std::to_string(needed) + " or more");
+    }
+    if (choice.world && *choice.world != world_size) {
+      raise(ErrorKind::ValueError, std::string(cmd.count("--world") > 0 ? "--world " : "the design's world ") +
+                                       std::to_string(*choice.world) + " but the MPI world has " +
+                                       std::to_string(world_size) + " ranks; start it with mpirun -np " +
+                                       std::to_string(*choice.world));
+    }
+    // An unnamed --shape names its axes "0", "1", ... (what the JSON Lines and the calibration call them).
+    mesh = build_mesh(choice.spec, world_size);
+    const AxisSelection axes = select_axes(*mesh, settings.axes);
+    validate_bench_settings(settings, *mesh, axes, o.backend);
 
-    // The backend: nccl finds a GPU on every rank (agreed) and bootstraps its world through MPI.
-    std::unique_ptr<LiveBackend> backend;
-    std::string backend_error;
-    try {
-      backend = open_backend(o.backend, *world, timeout_ms(settings.timeout_s));
-      if (o.backend != "mpi") info.backend_library = backend->describe();
-    } catch (const std::exception& e) {
-      backend_error = what_of(e);
-    }
-    if (const auto failed = agree_on_errors(*world, backend_error, timeout_ms(settings.timeout_s), report)) {
-      return *failed;
-    }
-
-    // Collectives from here on: a failure on one rank cannot be told to the others, so it ends the job.
-    try {
-      // Every group inherits the world's timeout (split passes it on).
-      const comm::MeshGroups groups = backend->groups(*mesh, LiveBackend::Buffers::Native);
-      // With --jsonl -, standard output carries the records alone: the table goes to standard error.
-      std::ostream& human = jsonl && is_stdout(*jsonl) ? std::cerr : std::cout;
-      BenchOutcome outcome = run_bench(*world, groups, *mesh, settings, info, human, sink, backend.get());
-      status = outcome.exit_code;
-      if (out_path) {
-        int written = 0;
-        if (lead) {
-          try {
-            written = write_calibration(outcome.sweep, *out_path, human);
-          } catch (const std::exception& e) {
-            report_rank_error(rank, what_of(e), sink, std::nullopt);
-            written = 1;
-          }
+    info.command = command;
+    info.backend = o.backend;
+    info.world = world_size;
+    info.mesh_shape = mesh->shape();
+    info.mesh_names = choice.spec.names;
+    for (const auto& f : choice.spec.flattened) info.flattened.push_back({f.name, f.axes});
+    info.meshloom_version = MESHLOOM_VERSION;
+    info.mpi_library = mpi::runtime_info().library;
+    info.host = host_name();
+    return settings.timeout_s;
+  };
+  live.run = [&](mpi::MpiCommunicator& world, LiveBackend& backend, JsonlStream& records) {
+    if (o.backend != "mpi") info.backend_library = backend.describe();
+    // Every group inherits the world's timeout (split passes it on).
+    const comm::MeshGroups groups = backend.groups(*mesh, LiveBackend::Buffers::Native);
+    // With --jsonl -, standard output carries the records alone: the table goes to standard error.
+    std::ostream& human = live.jsonl && is_stdout(*live.jsonl) ? std::cerr : std::cout;
+    BenchOutcome outcome = run_bench(world, groups, *mesh, settings, info, human, records.sink(), &backend);
+    int status = outcome.exit_code;
+    if (out_path) {
+      int written = 0;
+      if (world.rank() == 0) {
+        try {
+          written = write_calibration(outcome.sweep, *out_path, human);
+        } catch (const std::exception& e) {
+          records.report_error(what_of(e));
+          written = 1;
         }
-        // Every rank learns whether rank 0 wrote the calibration.
-        std::int64_t failed = written, any = 0;
-        world->all_reduce(comm::ConstBuffer{&failed, 1, DType::Int64}, comm::Buffer{&any, 1, DType::Int64},
-                          ReduceOp::Max);
-        if (any != 0) status = kExitError;
       }
-    } catch (const std::exception& e) {
-      report_rank_error(rank, what_of(e), sink, jsonl);
-      world->abort(kAbortCode);
-      return kAbortCode;
+      // Every rank learns whether rank 0 wrote the calibration.
+      std::int64_t failed = written, any = 0;
+      world.all_reduce(comm::ConstBuffer{&failed, 1, DType::Int64}, comm::Buffer{&any, 1, DType::Int64}, ReduceOp::Max);
+      if (any != 0) status = kExitError;
     }
-  }
-  return status;
+    return status;
+  };
+  return run_live_command(live);
 }
 
 int run_from_file(const BenchCliOptions& o, const CLI::App& cmd) {
   try {
     for (const char* name : {"--design", "--shape", "--names", "--world", "--flatten", "--axes", "--collectives",
-                             "--minbytes", "--maxbytes", "--stepfactor", "--warmup-iters", "--iters", "--dtype", "--op",
+                             "--minbytes", "--maxbytes", "--stepfactor", "--warmup-iters", "--iters", "--timing", "--dtype", "--op",
                              "--timeout", "--jsonl", "--check", "--backend"}) {
       if (cmd.count(name) > 0) {
         raise(ErrorKind::ValueError, std::string("--from reads a finished bench run; ") + name +
@@ -311,6 +283,10 @@ void add_sweep_options(CLI::App* cmd, BenchCliOptions& o) {
   cmd->add_option("-f,--stepfactor", o.step_factor, "Size multiplication factor (default 2)")->type_name("F");
   cmd->add_option("-w,--warmup-iters", o.warmup, "Warm-up iterations per size (default 5)")->type_name("N");
   cmd->add_option("-n,--iters", o.iters, "Timed iterations per size (default 20)")->type_name("N");
+  cmd->add_option("--timing", o.timing,
+                  "pipelined: iterations back to back, one wait (nccl-tests; bench's default); single_shot: each "
+                  "iteration alone after a barrier, as a training step meets it (calibrate's default)")
+      ->type_name("MODE");
   cmd->add_option("--dtype", o.dtype, "Element type (default float32)")->type_name("DTYPE");
   cmd->add_option("--op", o.op, "Reduction of all_reduce and reduce_scatter: sum (default), avg, max, min, product")
       ->type_name("OP");

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "collectives/collective.hpp"
 #include "meshloom/error.hpp"
-#include "meshloom/plan/cost_model.hpp"
 
 namespace meshloom::launcher {
 
@@ -15,72 +15,39 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-constexpr std::array<BenchCollective, 5> kCollectives{BenchCollective::AllReduce, BenchCollective::AllGather,
-                                                      BenchCollective::ReduceScatter, BenchCollective::AllToAll,
-                                                      BenchCollective::Broadcast};
-
 std::string dump(const ojson& j) { return j.dump(-1, ' ', false, ojson::error_handler_t::replace); }
 
 }  // namespace
 
 std::string_view to_string(BenchCollective c) noexcept {
-  switch (c) {
-    case BenchCollective::AllReduce: return "all_reduce";
-    case BenchCollective::AllGather: return "all_gather";
-    case BenchCollective::ReduceScatter: return "reduce_scatter";
-    case BenchCollective::AllToAll: return "all_to_all";
-    case BenchCollective::Broadcast: return "broadcast";
+  for (const CollectiveDef* def : collective_defs()) {
+    if (def->id() == c) return def->name();
   }
   return "?";
 }
 
 std::optional<BenchCollective> bench_collective_from_string(std::string_view text) noexcept {
-  for (const auto c : kCollectives) {
-    if (to_string(c) == text) return c;
+  for (const CollectiveDef* def : collective_defs()) {
+    if (def->name() == text) return def->id();
   }
   return std::nullopt;
 }
 
-std::vector<BenchCollective> all_bench_collectives() { return {kCollectives.begin(), kCollectives.end()}; }
-
-bool reduces(BenchCollective c) noexcept {
-  return c == BenchCollective::AllReduce || c == BenchCollective::ReduceScatter;
+std::vector<BenchCollective> all_bench_collectives() {
+  std::vector<BenchCollective> all;
+  for (const CollectiveDef* def : collective_defs()) all.push_back(def->id());
+  return all;
 }
-bool rooted(BenchCollective c) noexcept { return c == BenchCollective::Broadcast; }
+
+bool reduces(BenchCollective c) noexcept { return collective_def(c).reduces(); }
+bool rooted(BenchCollective c) noexcept { return collective_def(c).rooted(); }
 
 SizeCounts size_counts(BenchCollective c, std::int64_t size_bytes, std::int64_t itemsize, std::int64_t n) {
   if (itemsize < 1 || n < 1 || size_bytes < 0) {
     raise(ErrorKind::ValueError, "size_counts: size " + std::to_string(size_bytes) + ", itemsize " +
                                      std::to_string(itemsize) + ", group size " + std::to_string(n));
   }
-  const std::int64_t elements = size_bytes / itemsize;
-  SizeCounts s;
-  switch (c) {
-    case BenchCollective::AllReduce:
-    case BenchCollective::Broadcast:
-      s.count = elements;
-      s.bytes = elements * itemsize;
-      s.in_count = s.out_count = elements;
-      break;
-    case BenchCollective::AllGather:
-      s.count = elements / n;
-      s.bytes = s.count * itemsize * n;
-      s.in_count = s.count;
-      s.out_count = s.count * n;
-      break;
-    case BenchCollective::ReduceScatter:
-      s.count = elements / n;
-      s.bytes = s.count * itemsize * n;
-      s.in_count = s.count * n;
-      s.out_count = s.count;
-      break;
-    case BenchCollective::AllToAll:
-      s.count = elements / n;
-      s.bytes = s.count * itemsize * n;
-      s.in_count = s.out_count = s.count * n;
-      break;
-  }
-  return s;
+  return collective_def(c).counts(size_bytes / itemsize, itemsize, n);
 }
 
 double algbw_gbps(std::int64_t bytes, double time_us) noexcept {
@@ -88,18 +55,18 @@ double algbw_gbps(std::int64_t bytes, double time_us) noexcept {
   return static_cast<double>(bytes) / (time_us * 1e3);
 }
 
-double busbw_gbps(BenchCollective c, double algbw, std::int64_t n) { return algbw * bus_factor(to_string(c), n); }
+double busbw_gbps(BenchCollective c, double algbw, std::int64_t n) { return algbw * collective_def(c).bus_factor(n); }
 
 // ---- The table ---------------------------------------------------------------------------------------------
 
 std::string table_header() {
   char line[256];
   std::string out;
-  std::snprintf(line, sizeof line, "#%11s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s\n", "size", "count", "type", "redop",
-                "root", "time", "algbw", "busbw", "#wrong");
+  std::snprintf(line, sizeof line, "#%11s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %5s  %7s\n", "size", "count",
+                "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "p95", "cv", "slowest");
   out += line;
-  std::snprintf(line, sizeof line, "#%11s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s\n", "(B)", "(elements)", "", "", "",
-                "(us)", "(GB/s)", "(GB/s)", "");
+  std::snprintf(line, sizeof line, "#%11s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %5s  %7s\n", "(B)",
+                "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(%)", "(rank)");
   out += line;
   return out;
 }
@@ -119,11 +86,13 @@ std::string format_time_us(double time_us) {
 std::string table_row(const BenchResult& r) {
   const std::string redop = reduces(r.collective) ? std::string(to_string(r.op)) : "none";
   const std::string wrong = r.checked ? std::to_string(r.wrong) : "N/A";
-  char line[320];
-  std::snprintf(line, sizeof line, "%12lld  %12lld  %8s  %6s  %6d  %7s  %6.2f  %6.2f  %6s\n",
+  const std::string slowest = r.stats.slowest_rank >= 0 ? std::to_string(r.stats.slowest_rank) : "-";
+  char line[400];
+  std::snprintf(line, sizeof line, "%12lld  %12lld  %8s  %6s  %6d  %7s  %6.2f  %6.2f  %6s  %7s  %5.1f  %7s\n",
                 static_cast<long long>(r.bytes), static_cast<long long>(r.count), std::string(to_string(r.dtype)).c_str(),
                 redop.c_str(), rooted(r.collective) ? 0 : -1, format_time_us(r.time_us).c_str(), r.algbw_gbps,
-                r.busbw_gbps, wrong.c_str());
+                r.busbw_gbps, wrong.c_str(), format_time_us(r.stats.p95_us).c_str(), 100.0 * r.stats.cv,
+                slowest.c_str());
   return line;
 }
 
@@ -164,10 +133,21 @@ std::string config_record(const BenchRunInfo& info) {
   j["iters"] = info.iters;
   j["check"] = info.check;
   j["timeout_s"] = info.timeout_s;
+  j["timing"] = std::string(to_string(info.timing));
   j["versions"] = {{"meshloom", info.meshloom_version}, {"mpi", info.mpi_library}};
   if (!info.backend_library.empty()) j["versions"][info.backend] = info.backend_library;
   j["host"] = info.host;
+  j["hosts"] = info.hosts;
   return dump(j);
+}
+
+ojson stats_json(const IterationStats& s) {
+  ojson j = {{"iterations", s.iterations}, {"min_us", s.min_us}, {"p50_us", s.p50_us}, {"p95_us", s.p95_us},
+             {"p99_us", s.p99_us},         {"mean_us", s.mean_us}, {"max_us", s.max_us}, {"cv", s.cv}};
+  if (s.slowest_rank >= 0) {
+    j["slowest"] = {{"rank", s.slowest_rank}, {"host", s.slowest_host}, {"iterations", s.slowest_count}};
+  }
+  return j;
 }
 
 std::string result_record(const BenchResult& r) {
@@ -187,6 +167,8 @@ std::string result_record(const BenchResult& r) {
   j["busbw_gbps"] = r.busbw_gbps;
   j["wrong"] = r.wrong;
   j["checked"] = r.checked;
+  j["timing"] = std::string(to_string(r.timing));
+  j["stats"] = stats_json(r.stats);
   return dump(j);
 }
 

@@ -11,6 +11,8 @@
 // 2(n-1)/n; all_gather, reduce_scatter, all_to_all (n-1)/n; broadcast 1.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,6 +21,7 @@
 
 #include "meshloom/dtype.hpp"
 #include "meshloom/plan/state.hpp"
+#include "timing.hpp"
 
 namespace meshloom::launcher {
 
@@ -57,7 +60,9 @@ struct BenchResult {
   ReduceOp op = ReduceOp::Sum;
   std::int64_t bytes = 0;
   std::int64_t count = 0;
-  double time_us = 0;
+  TimingMode timing = TimingMode::Pipelined;
+  IterationStats stats;  // over the iterations (timing.hpp)
+  double time_us = 0;    // stats.p50_us: what algbw and busbw divide
   double algbw_gbps = 0;
   double busbw_gbps = 0;
   std::int64_t wrong = 0;   // wrong elements over every rank (0 when not checked)
@@ -100,10 +105,16 @@ struct BenchRunInfo {
   std::int64_t iters = 20;
   bool check = false;
   double timeout_s = 60;
+  TimingMode timing = TimingMode::Pipelined;
+  std::vector<std::string> hosts;  // every rank's host, by world rank
   std::string meshloom_version;
   std::string mpi_library;
   std::string host;
 };
+
+// The timing protocol's statistics as records carry them: {"iterations", "min_us", "p50_us", "p95_us", "p99_us",
+// "mean_us", "max_us", "cv", "slowest": {"rank", "host", "iterations"}} ("slowest" only when a rank ran).
+[[nodiscard]] nlohmann::ordered_json stats_json(const IterationStats& stats);
 
 // Each without a trailing newline.
 [[nodiscard]] std::string config_record(const BenchRunInfo& info);

@@ -13,6 +13,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "collectives/collective.hpp"
+#include "collectives/known_data.hpp"
 #include "meshloom/error.hpp"
 #include "sizes.hpp"
 #include "text_format.hpp"
@@ -26,207 +28,24 @@ using Bytes = std::vector<std::byte>;
 
 std::size_t usize(std::int64_t v) { return static_cast<std::size_t>(v); }
 
-// ---- Data whose exact result is known ----------------------------------------------------------------------
-
-// Element `index` of rank `rank` for collectives that only move data: itemsize bytes of a mixed 64-bit value, so
-// that a block in the wrong place or from the wrong rank is caught.
-std::uint64_t mix(std::uint64_t rank, std::uint64_t index) noexcept {
-  std::uint64_t z = rank * 0x9E3779B97F4A7C15ULL + index + 0x632BE59BD9B4E019ULL;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
-void put_moved(Bytes& buf, std::size_t element, std::size_t item, std::uint64_t rank, std::uint64_t index) {
-  const std::uint64_t v = mix(rank, index);
-  std::memcpy(buf.data() + element * item, &v, item);
-}
-
-bool same_moved(const Bytes& buf, std::size_t element, std::size_t item, std::uint64_t rank, std::uint64_t index) {
-  const std::uint64_t v = mix(rank, index);
-  return std::memcmp(buf.data() + element * item, &v, item) == 0;
-}
-
-// Element `index` of rank `rank` (of n) for reducing collectives: small integers whose reduction is exact in every
-// type (integer sums wrap the same way on both sides).
-std::int64_t reduced_input(ReduceOp op, std::int64_t rank, std::int64_t index, std::int64_t n) {
-  switch (op) {
-    case ReduceOp::Sum: return (index * 7 + rank * 3) % 11;
-    case ReduceOp::Avg: return (index % 7) + n + 2 * rank - (n - 1);  // the ranks' offsets cancel: sum = n * base
-    case ReduceOp::Max:
-    case ReduceOp::Min: return (index * 5 + rank * 3) % 17;
-    case ReduceOp::Product: return index % n == rank ? 2 : 1;
-  }
-  return 0;
-}
-
-template <class T>
-T combine(ReduceOp op, T a, T b) {
-  switch (op) {
-    case ReduceOp::Sum:
-    case ReduceOp::Avg: return static_cast<T>(a + b);
-    case ReduceOp::Max: return std::max(a, b);
-    case ReduceOp::Min: return std::min(a, b);
-    case ReduceOp::Product: return static_cast<T>(a * b);
-  }
-  return a;
-}
-
-template <class T>
-T expected_reduction(ReduceOp op, std::int64_t index, std::int64_t n) {
-  T acc = static_cast<T>(reduced_input(op, 0, index, n));
-  for (std::int64_t r = 1; r < n; ++r) acc = combine(op, acc, static_cast<T>(reduced_input(op, r, index, n)));
-  if (op == ReduceOp::Avg) acc = static_cast<T>(acc / static_cast<T>(n));
-  return acc;
-}
-
-// Calls f(T{}) with the C++ type of a dtype the backends reduce.
-template <class F>
-void with_reducible_type(DType dtype, F&& f) {
-  switch (dtype) {
-    case DType::Float32: f(float{}); return;
-    case DType::Float64: f(double{}); return;
-    case DType::Int32: f(std::int32_t{}); return;
-    case DType::Int64: f(std::int64_t{}); return;
-    case DType::Int8: f(std::int8_t{}); return;
-    case DType::UInt8: f(std::uint8_t{}); return;
-    default: break;
-  }
-  raise(ErrorKind::ValueError, "--dtype " + std::string(to_string(dtype)) +
-                                   ": the mpi backend cannot reduce it (all_reduce, reduce_scatter); use float32, "
-                                   "float64, int32, int64, int8 or uint8, or leave those collectives out");
-}
-
-bool reducible(DType dtype) {
-  switch (dtype) {
-    case DType::Float32: case DType::Float64: case DType::Int32: case DType::Int64: case DType::Int8: case DType::UInt8:
-      return true;
-    default: return false;
-  }
-}
-
-template <class T>
-void put_reduced(Bytes& buf, std::size_t element, ReduceOp op, std::int64_t rank, std::int64_t index, std::int64_t n) {
-  const T v = static_cast<T>(reduced_input(op, rank, index, n));
-  std::memcpy(buf.data() + element * sizeof(T), &v, sizeof(T));
-}
-
-template <class T>
-bool same_reduced(const Bytes& buf, std::size_t element, ReduceOp op, std::int64_t index, std::int64_t n) {
-  T got;
-  std::memcpy(&got, buf.data() + element * sizeof(T), sizeof(T));
-  const T want = expected_reduction<T>(op, index, n);
-  return std::memcmp(&got, &want, sizeof(T)) == 0;
-}
-
-// The buffers of one collective at one size on one rank: host bytes (filled and checked here), and, for a backend
-// whose memory is not the host's, its copies of them (what the collective is given).
+// One rank's buffers of one collective at one size: the host copies (filled and checked by the collective's own
+// file) and, for a backend whose memory is not the host's, its copies of them (what the collective is given).
 struct Buffers {
-  Bytes in, out;
-  SizeCounts counts;
-  std::size_t item = 0;
+  CollectiveData host;
   std::unique_ptr<BackendBuffer> device_in, device_out;
 
-  [[nodiscard]] void* in_data() { return device_in ? device_in->data() : in.data(); }
-  [[nodiscard]] void* out_data() { return device_out ? device_out->data() : out.data(); }
+  [[nodiscard]] void* in_data() { return device_in ? device_in->data() : host.in.data(); }
+  [[nodiscard]] void* out_data() { return device_out ? device_out->data() : host.out.data(); }
   // Host -> backend memory (before the timed region), and the output back (after it).
   void upload() {
-    if (device_in) device_in->upload(in.data(), in.size());
-    if (device_out) device_out->upload(out.data(), out.size());
+    if (device_in) device_in->upload(host.in.data(), host.in.size());
+    if (device_out) device_out->upload(host.out.data(), host.out.size());
   }
   void download() {
-    if (device_in) device_in->download(in.data(), in.size());  // broadcast works in place
-    if (device_out) device_out->download(out.data(), out.size());
+    if (device_in) device_in->download(host.in.data(), host.in.size());  // broadcast works in place
+    if (device_out) device_out->download(host.out.data(), host.out.size());
   }
 };
-
-// Fills the inputs (and poisons the outputs) with the known data of `collective` for local rank `me` of n.
-void fill(Buffers& b, BenchCollective collective, DType dtype, ReduceOp op, std::int64_t me, std::int64_t n) {
-  const auto urank = static_cast<std::uint64_t>(me);
-  const std::size_t item = b.item;
-  std::fill(b.out.begin(), b.out.end(), std::byte{0xA5});
-  switch (collective) {
-    case BenchCollective::AllReduce:
-    case BenchCollective::ReduceScatter:
-      with_reducible_type(dtype, [&](auto tag) {
-        using T = decltype(tag);
-        const std::size_t elements = b.in.size() / sizeof(T);
-        for (std::size_t i = 0; i < elements; ++i) put_reduced<T>(b.in, i, op, me, static_cast<std::int64_t>(i), n);
-      });
-      break;
-    case BenchCollective::AllGather:
-    case BenchCollective::AllToAll: {
-      const std::size_t elements = b.in.size() / item;
-      for (std::size_t i = 0; i < elements; ++i) put_moved(b.in, i, item, urank, i);
-      break;
-    }
-    case BenchCollective::Broadcast: {
-      // In place: rank 0 holds the data, the others a different pattern.
-      const std::size_t elements = b.in.size() / item;
-      for (std::size_t i = 0; i < elements; ++i) put_moved(b.in, i, item, me == 0 ? 0 : urank + 1000003, i);
-      break;
-    }
-  }
-}
-
-// Wrong elements of this rank's output after a run on fill()ed buffers.
-std::int64_t count_wrong(const Buffers& b, BenchCollective collective, DType dtype, ReduceOp op, std::int64_t me,
-                         std::int64_t n) {
-  std::int64_t wrong = 0;
-  const std::size_t item = b.item;
-  const auto count = usize(b.counts.count);
-  switch (collective) {
-    case BenchCollective::AllReduce:
-    case BenchCollective::ReduceScatter:
-      with_reducible_type(dtype, [&](auto tag) {
-        using T = decltype(tag);
-        const std::int64_t offset = collective == BenchCollective::ReduceScatter ? me * b.counts.count : 0;
-        for (std::size_t i = 0; i < count; ++i) {
-          if (!same_reduced<T>(b.out, i, op, offset + static_cast<std::int64_t>(i), n)) ++wrong;
-        }
-      });
-      break;
-    case BenchCollective::AllGather:
-      for (std::size_t r = 0; r < usize(n); ++r) {
-        for (std::size_t i = 0; i < count; ++i) {
-          if (!same_moved(b.out, r * count + i, item, r, i)) ++wrong;
-        }
-      }
-      break;
-    case BenchCollective::AllToAll:
-      // Block j of my output is block `me` of rank j's input.
-      for (std::size_t j = 0; j < usize(n); ++j) {
-        for (std::size_t i = 0; i < count; ++i) {
-          if (!same_moved(b.out, j * count + i, item, j, usize(me) * count + i)) ++wrong;
-        }
-      }
-      break;
-    case BenchCollective::Broadcast:
-      for (std::size_t i = 0; i < count; ++i) {
-        if (!same_moved(b.in, i, item, 0, i)) ++wrong;
-      }
-      break;
-  }
-  return wrong;
-}
-
-void run_once(comm::Communicator& c, BenchCollective collective, Buffers& b, DType dtype, ReduceOp op) {
-  const comm::ConstBuffer in{b.in_data(), usize(b.counts.in_count), dtype};
-  const comm::Buffer out{b.out_data(), usize(b.counts.out_count), dtype};
-  switch (collective) {
-    case BenchCollective::AllReduce: c.all_reduce(in, out, op); break;
-    case BenchCollective::AllGather: c.all_gather(in, out); break;
-    case BenchCollective::ReduceScatter: c.reduce_scatter(in, out, op); break;
-    case BenchCollective::AllToAll: c.all_to_all(in, out); break;
-    case BenchCollective::Broadcast: c.broadcast(comm::Buffer{b.in_data(), usize(b.counts.in_count), dtype}, 0); break;
-  }
-}
-
-double sum_over_world(comm::Communicator& world, double value) {
-  double out = 0;
-  world.all_reduce(comm::ConstBuffer{&value, 1, DType::Float64}, comm::Buffer{&out, 1, DType::Float64}, ReduceOp::Sum);
-  return out;
-}
 
 std::int64_t sum_over_world(comm::Communicator& world, std::int64_t value) {
   std::int64_t out = 0;
@@ -287,6 +106,9 @@ AxisSelection select_axes(const DeviceMesh& mesh, const std::vector<std::string>
     if (std::find(all.begin(), all.end(), f) == all.end()) all.push_back(f);
   }
   std::vector<std::string> chosen = requested.empty() ? all : requested;
+  // A world of one rank has only axes of size 1: they are what there is to measure (a collective on one rank is the
+  // library's local copy, its launch and completion cost).
+  const bool only_ones = mesh.size() == 1;
   AxisSelection sel;
   for (const auto& axis : chosen) {
     if (std::find(all.begin(), all.end(), axis) == all.end()) {
@@ -297,7 +119,7 @@ AxisSelection select_axes(const DeviceMesh& mesh, const std::vector<std::string>
       raise(ErrorKind::ValueError, "--axes: axis '" + axis + "' is given twice");
     }
     const AxisRef ref = axis;
-    (mesh.size(ref) > 1 ? sel.run : sel.skipped).push_back(axis);
+    (mesh.size(ref) > 1 || !requested.empty() || only_ones ? sel.run : sel.skipped).push_back(axis);
   }
   return sel;
 }
@@ -312,7 +134,8 @@ void validate_bench_settings(const BenchSettings& s, const DeviceMesh& mesh, con
     raise(ErrorKind::ValueError, "--timeout " + std::to_string(s.timeout_s) + ": seconds in 0..1000000 (0 = none)");
   }
   for (const auto c : s.collectives) {
-    if (reduces(c) && !reducible(s.dtype) && (backend == "mpi" || s.check)) {
+    // The mpi backend reduces exactly the types --check can predict.
+    if (reduces(c) && !known::checkable(s.dtype) && (backend == "mpi" || s.check)) {
       raise(ErrorKind::ValueError, "--dtype " + std::string(to_string(s.dtype)) + ": " +
                                        (backend == "mpi" ? "the mpi backend cannot reduce it ("
                                                          : "--check cannot predict its reduction (") +
@@ -336,6 +159,35 @@ void validate_bench_settings(const BenchSettings& s, const DeviceMesh& mesh, con
   }
 }
 
+namespace {
+
+std::string header_text(const BenchRunInfo& info, const BenchSettings& s, const DeviceMesh& mesh,
+                        const AxisSelection& axes) {
+  std::string h;
+  h += "# meshloom-launch " + info.command + ": backend " + info.backend + " (" +
+       (info.backend_library.empty() ? info.mpi_library : info.backend_library + "; " + info.mpi_library) +
+       "), world " + std::to_string(info.world) + ", host " + info.host + ", meshloom " + info.meshloom_version + "\n";
+  h += "# mesh " + mesh_text(mesh) + ", layout " + to_string(mesh.layout());
+  if (!mesh.flattened_names().empty()) h += ", flattened " + join(mesh.flattened_names(), {.separator = ", "});
+  h += "\n";
+  h += "# sizes " + format_size(s.sizes.front()) + " .. " + format_size(s.sizes.back()) + " (" +
+       std::to_string(s.sizes.size()) + " sizes), dtype " + std::string(to_string(s.dtype)) + ", op " +
+       std::string(to_string(s.op)) + ", warm-up " + std::to_string(s.warmup_iters) + ", iterations " +
+       std::to_string(s.iters) + ", check " + (s.check ? "on" : "off") + ", timeout " +
+       (s.timeout_s > 0 ? seconds_text(s.timeout_s) : std::string("none")) + "\n";
+  h += "# collectives " + join(info.collectives, {.separator = ", "}) + "\n";
+  h += "# axes " + (axes.run.empty() ? std::string("none") : join(axes.run, {.separator = ", "}));
+  if (!axes.skipped.empty()) h += "; skipped (size 1): " + join(axes.skipped, {.separator = ", "});
+  h += "\n# timing " + std::string(to_string(s.timing)) +
+       (s.timing == TimingMode::Pipelined ? " (iterations back to back, one wait; nccl-tests)"
+                                          : " (each iteration alone after a barrier, as a training step meets it)") +
+       "; time = p50 over the iterations of the mean over the ranks; GB = 1e9 bytes; busbw = algbw * bus factor;"
+       " cv = stddev / mean; slowest = the rank slowest in the most iterations\n";
+  return h;
+}
+
+}  // namespace
+
 BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups, const DeviceMesh& mesh,
                        const BenchSettings& s, BenchRunInfo info, std::ostream& out, JsonlSink& sink,
                        LiveBackend* backend) {
@@ -356,35 +208,19 @@ BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups
   info.iters = s.iters;
   info.check = s.check;
   info.timeout_s = s.timeout_s;
+  info.timing = s.timing;
+  info.hosts = gather_hosts(world, info.host);
 
   BenchOutcome outcome;
   outcome.sweep.backend = info.backend;
+  outcome.sweep.timing = std::string(to_string(s.timing));
   outcome.sweep.world = info.world;
   outcome.sweep.mesh_shape = info.mesh_shape;
   outcome.sweep.mesh_names = info.mesh_names;
 
   if (lead) {
     sink.write(config_record(info));
-    if (s.print_tables) {
-      std::string h;
-      h += "# meshloom-launch " + info.command + ": backend " + info.backend + " (" +
-           (info.backend_library.empty() ? info.mpi_library : info.backend_library + "; " + info.mpi_library) +
-           "), world " +
-           std::to_string(info.world) + ", host " + info.host + ", meshloom " + info.meshloom_version + "\n";
-      h += "# mesh " + mesh_text(mesh) + ", layout " + to_string(mesh.layout());
-      if (!mesh.flattened_names().empty()) h += ", flattened " + join(mesh.flattened_names(), {.separator = ", "});
-      h += "\n";
-      h += "# sizes " + format_size(s.sizes.front()) + " .. " + format_size(s.sizes.back()) + " (" +
-           std::to_string(s.sizes.size()) + " sizes), dtype " + std::string(to_string(s.dtype)) + ", op " +
-           std::string(to_string(s.op)) + ", warm-up " + std::to_string(s.warmup_iters) + ", iterations " +
-           std::to_string(s.iters) + ", check " + (s.check ? "on" : "off") + ", timeout " +
-           (s.timeout_s > 0 ? seconds_text(s.timeout_s) : std::string("none")) + "\n";
-      h += "# collectives " + join(info.collectives, {.separator = ", "}) + "\n";
-      h += "# axes " + (axes.run.empty() ? std::string("none") : join(axes.run, {.separator = ", "}));
-      if (!axes.skipped.empty()) h += "; skipped (size 1): " + join(axes.skipped, {.separator = ", "});
-      h += "\n# time: mean per iteration over every rank; GB = 1e9 bytes; busbw = algbw * bus factor\n";
-      out << h << std::flush;
-    }
+    if (s.print_tables) out << header_text(info, s, mesh, axes) << std::flush;
   }
 
   std::int64_t total_rows = 0;
@@ -395,6 +231,7 @@ BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups
     }
   }
   const Progress progress(lead && ::isatty(STDERR_FILENO) == 1, total_rows);
+  const TimingPlan timing{.mode = s.timing, .warmup = s.warmup_iters, .iters = s.iters};
 
   std::int64_t done = 0;
   std::int64_t all_wrong = 0;
@@ -410,61 +247,49 @@ BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups
     std::int64_t axis_rows = 0;
     if (lead && s.print_tables) {
       out << "#\n# axis " << axis << ": " << group_count << (group_count == 1 ? " group" : " groups") << " of " << n
-          << " ranks, run at the same time\n"
+          << (n == 1 ? " rank" : " ranks") << ", run at the same time\n"
           << table_header() << std::flush;
     }
     for (const auto collective : s.collectives) {
-      if (lead && s.print_tables) out << "# " << to_string(collective) << "\n";
+      const CollectiveDef& def = collective_def(collective);
+      if (lead && s.print_tables) out << "# " << def.name() << "\n";
       std::vector<std::int64_t> too_small;
       for (const auto size : s.sizes) {
         Buffers b;
-        b.item = usize(item);
-        b.counts = size_counts(collective, size, item, n);
-        if (b.counts.count == 0) {
+        b.host.counts = def.counts(size / item, item, n);
+        b.host.dtype = s.dtype;
+        b.host.op = s.op;
+        b.host.me = me;
+        b.host.n = n;
+        if (b.host.counts.count == 0) {
           too_small.push_back(size);
           continue;
         }
         if (s.fault) s.fault->maybe_fire(world.rank(), done);
-        if (lead) {
-          progress.show(done, axis + " " + std::string(to_string(collective)) + " " + format_size(size));
-        }
-        double local_us = 0;
-        std::int64_t local_wrong = 0;
+        if (lead) progress.show(done, axis + " " + std::string(def.name()) + " " + format_size(size));
         if (c != nullptr) {
-          b.in.resize(usize(b.counts.in_count) * b.item);
-          b.out.resize(collective == BenchCollective::Broadcast ? 0 : usize(b.counts.out_count) * b.item);
-          fill(b, collective, s.dtype, s.op, me, n);
+          def.fill(b.host);
           if (staged) {
-            b.device_in = backend->allocate(b.in.size());
-            if (!b.out.empty()) b.device_out = backend->allocate(b.out.size());
+            b.device_in = backend->allocate(b.host.in.size());
+            if (!b.host.out.empty()) b.device_out = backend->allocate(b.host.out.size());
             b.upload();
           }
         }
-        world.barrier();
-        if (c != nullptr) {
-          for (std::int64_t i = 0; i < s.warmup_iters; ++i) run_once(*c, collective, b, s.dtype, s.op);
-          c->synchronize();
-        }
-        world.barrier();
-        if (c != nullptr) {
-          const auto t0 = Clock::now();
-          for (std::int64_t i = 0; i < s.iters; ++i) run_once(*c, collective, b, s.dtype, s.op);
-          c->synchronize();
-          const auto t1 = Clock::now();
-          local_us = std::chrono::duration<double, std::micro>(t1 - t0).count() / static_cast<double>(s.iters);
-        }
-        const double time_sum = sum_over_world(world, local_us);
-        const double ranks = sum_over_world(world, c != nullptr ? 1.0 : 0.0);
+        const auto launch = [&] { def.launch(*c, b.in_data(), b.out_data(), b.host.counts, s.dtype, s.op); };
+        const std::vector<double> times = time_iterations(world, c, timing, launch);
+        const IterationStats stats = iteration_stats(world, times, s.iters, info.hosts);
+        std::int64_t wrong = 0;
         if (s.check) {
+          // Untimed: fresh inputs, one run, the closed form on every rank.
           if (c != nullptr) {
-            fill(b, collective, s.dtype, s.op, me, n);
+            def.fill(b.host);
             b.upload();
-            run_once(*c, collective, b, s.dtype, s.op);
+            launch();
             c->synchronize();
             b.download();
-            local_wrong = count_wrong(b, collective, s.dtype, s.op, me, n);
+            wrong = def.wrong(b.host);
           }
-          local_wrong = sum_over_world(world, local_wrong);
+          wrong = sum_over_world(world, wrong);
         }
         ++done;
         if (!lead) continue;
@@ -476,12 +301,14 @@ BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups
         r.collective = collective;
         r.dtype = s.dtype;
         r.op = s.op;
-        r.bytes = b.counts.bytes;
-        r.count = b.counts.count;
-        r.time_us = ranks > 0 ? time_sum / ranks : 0;
+        r.bytes = b.host.counts.bytes;
+        r.count = b.host.counts.count;
+        r.timing = s.timing;
+        r.stats = stats;
+        r.time_us = stats.p50_us;
         r.algbw_gbps = algbw_gbps(r.bytes, r.time_us);
         r.busbw_gbps = busbw_gbps(collective, r.algbw_gbps, n);
-        r.wrong = local_wrong;
+        r.wrong = wrong;
         r.checked = s.check;
         axis_wrong += r.wrong;
         axis_busbw += r.busbw_gbps;
@@ -494,8 +321,8 @@ BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups
         outcome.sweep.results.push_back(std::move(r));
       }
       if (lead && s.print_tables && !too_small.empty()) {
-        out << "# " << to_string(collective) << ": sizes below " << format_size(n * item) << " skipped ("
-            << too_small.size() << "): no element per rank\n";
+        out << "# " << def.name() << ": sizes below " << format_size(n * item) << " skipped (" << too_small.size()
+            << "): no element per rank\n";
       }
     }
     all_wrong += axis_wrong;

@@ -1,7 +1,8 @@
-// `meshloom-launch bench` on live ranks: every group of each mesh axis runs one collective at the same time (the
-// groups are the communicators of build_mesh_groups; each rank runs its own group's collective, as nccl-tests'
-// NCCL_TESTS_SPLIT does), timed over the iterations and averaged across every rank of the world that runs it.
-// Rank 0 prints the tables and writes the JSON Lines stream; `calibrate` runs the same sweep.
+// `meshloom-launch bench` on live ranks: the driver. Every group of each mesh axis runs one collective at the same
+// time (the groups are the communicators of build_mesh_groups; each rank runs its own group's collective, as
+// nccl-tests' NCCL_TESTS_SPLIT does). What a collective is lives in its own file (collectives/collective.hpp); how it
+// is timed, and the per-iteration statistics over ranks, in timing.hpp. Rank 0 prints the tables and writes the JSON
+// Lines stream; `calibrate` runs the same sweep.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,7 @@ struct BenchSettings {
   std::vector<std::int64_t> sizes;
   std::int64_t warmup_iters = 5;
   std::int64_t iters = 20;
+  TimingMode timing = TimingMode::Pipelined;
   DType dtype = DType::Float32;
   ReduceOp op = ReduceOp::Sum;
   bool check = false;
@@ -38,7 +40,9 @@ struct BenchSettings {
 };
 
 // The axes of `mesh` the sweep runs (settings.axes, or every own axis then every flattened axis), split into those
-// of size > 1 and those of size 1 (skipped). KeyError naming the valid axes for an unknown one.
+// run and those skipped: by default an axis of size 1 is skipped (its groups move nothing), except on a world of
+// one rank, where every axis has size 1 and is measured; an axis named in `requested` is always run. KeyError
+// naming the valid axes for an unknown one.
 struct AxisSelection {
   std::vector<std::string> run;
   std::vector<std::string> skipped;

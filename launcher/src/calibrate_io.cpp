@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "batch_io.hpp"
+#include "json_read.hpp"
 #include "meshloom/error.hpp"
 
 namespace meshloom::launcher {
@@ -18,6 +19,8 @@ namespace {
 using nlohmann::json;
 
 constexpr std::size_t kMaxBenchFileBytes = std::size_t{256} << 20;
+// Deepest nesting of a record (the config's mesh and flattened axes need 4 levels).
+constexpr std::size_t kMaxRecordDepth = 16;
 
 struct LineContext {
   const std::string& source;
@@ -30,10 +33,26 @@ struct LineContext {
     if (it == obj.end()) fail(std::string("missing field \"") + name + "\"");
     return *it;
   }
-  std::int64_t integer(const json& obj, const char* name) const {
-    const json& v = field(obj, name);
-    if (!v.is_number_integer()) fail(std::string("field \"") + name + "\" = " + jsonl::show(v) + ": expected an integer");
-    return v.get<std::int64_t>();
+  // The engine's policy (detail::get_int): an integer that fits in int64, never one that wraps.
+  std::int64_t integer_at(const json& v, const std::string& path) const {
+    try {
+      return detail::get_int(v, "field " + jsonl::quote(path));
+    } catch (const Error& e) {
+      fail(e.message());
+    }
+  }
+  std::int64_t integer(const json& obj, const char* name) const { return integer_at(field(obj, name), name); }
+  // The line as a JSON object, read by the engine's reader: duplicate keys are refused (naming the key).
+  json record(const std::string& text) const {
+    json j;
+    try {
+      j = detail::parse_json(text, kMaxRecordDepth);
+    } catch (const Error& e) {
+      if (e.message().starts_with("not valid JSON")) fail("not a JSON object");
+      fail(e.message());
+    }
+    if (!j.is_object()) fail("not a JSON object");
+    return j;
   }
   double number(const json& obj, const char* name) const {
     const json& v = field(obj, name);
@@ -59,13 +78,18 @@ BenchSweep parse_bench_jsonl(const std::string& text, const std::string& source)
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
     const LineContext ctx{source, number};
-    json j = json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) ctx.fail("not a JSON object");
+    const json j = ctx.record(line);
     const std::string type = ctx.text(j, "type");
     if (type == "config") {
       if (config_seen) ctx.fail("a second config record (one bench run per file)");
       config_seen = true;
       sweep.backend = ctx.text(j, "backend");
+      if (j.contains("timing")) {
+        sweep.timing = ctx.text(j, "timing");
+        if (!timing_mode_from_string(sweep.timing)) {
+          ctx.fail("field \"timing\" = \"" + sweep.timing + "\": expected \"pipelined\" or \"single_shot\"");
+        }
+      }
       sweep.world = ctx.integer(j, "world");
       const json& mesh = ctx.field(j, "mesh");
       if (!mesh.is_object()) ctx.fail("field \"mesh\" = " + jsonl::show(mesh) + ": expected an object");
@@ -73,9 +97,8 @@ BenchSweep parse_bench_jsonl(const std::string& text, const std::string& source)
       const json& names = ctx.field(mesh, "names");
       if (!shape.is_array()) ctx.fail("field \"mesh.shape\" = " + jsonl::show(shape) + ": expected a list of integers");
       if (!names.is_array()) ctx.fail("field \"mesh.names\" = " + jsonl::show(names) + ": expected a list of names");
-      for (const auto& s : shape) {
-        if (!s.is_number_integer()) ctx.fail("field \"mesh.shape\" = " + jsonl::show(shape) + ": expected integers");
-        sweep.mesh_shape.push_back(s.get<std::int64_t>());
+      for (std::size_t i = 0; i < shape.size(); ++i) {
+        sweep.mesh_shape.push_back(ctx.integer_at(shape[i], "mesh.shape[" + std::to_string(i) + "]"));
       }
       for (const auto& s : names) {
         if (!s.is_string()) ctx.fail("field \"mesh.names\" = " + jsonl::show(names) + ": expected strings");
@@ -140,6 +163,7 @@ CalibrationReport calibrate_sweep(const BenchSweep& sweep) {
   if (sweep.results.empty()) raise(ErrorKind::ValueError, "the bench run has no result records: nothing to calibrate");
   CalibrationReport report;
   report.calibration.backend = sweep.backend;
+  report.calibration.timing = sweep.timing;
   report.calibration.world = sweep.world;
   report.calibration.mesh_shape = sweep.mesh_shape;
   report.calibration.mesh_names = sweep.mesh_names;
@@ -172,7 +196,9 @@ CalibrationReport calibrate_sweep(const BenchSweep& sweep) {
     row.axis = key.first;
     row.collective = std::string(to_string(key.second));
     row.group_size = group_size[key];
-    row.fit = fit_alpha_beta(samples[key], bus_factor(row.collective, row.group_size));
+    // A group of one rank moves nothing between ranks (its bus factor is 0, and the planner never prices it): its
+    // fit is the local copy's, by algbw (factor 1), so that a world of one rank (one GPU) still calibrates.
+    row.fit = fit_alpha_beta(samples[key], row.group_size == 1 ? 1.0 : bus_factor(row.collective, row.group_size));
     if (row.fit.ok) {
       report.calibration.axes[row.axis][row.collective] =
           CollectiveFit{row.fit.alpha_us, row.fit.busbw_gbps, row.fit.r2, row.fit.samples};
@@ -185,7 +211,7 @@ CalibrationReport calibrate_sweep(const BenchSweep& sweep) {
 std::string fit_table(const CalibrationReport& report) {
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line, "# Fits: time_us = alpha_us + factor(n) * bytes / (busbw_gbps * 1e3), weighted 1/t^2\n");
+  std::snprintf(line, sizeof line, "# Fits: time_us = alpha_us + factor(n) * bytes / (busbw_gbps * 1e3), weighted 1/t^2 (groups of one rank: factor 1)\n");
   out += line;
   std::snprintf(line, sizeof line, "#%11s  %14s  %4s  %7s  %10s  %12s  %8s  %s\n", "axis", "collective", "n", "samples",
                 "alpha (us)", "busbw (GB/s)", "r2", "fit");

@@ -17,6 +17,7 @@ namespace meshloom::launcher {
 // What a calibration needs from a sweep: the run's backend, world and mesh, and its result rows.
 struct BenchSweep {
   std::string backend;
+  std::string timing;  // the config record's "timing" ("pipelined" / "single_shot"; empty in older files)
   std::int64_t world = 0;
   std::vector<std::int64_t> mesh_shape;
   std::vector<std::string> mesh_names;

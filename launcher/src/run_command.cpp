@@ -27,8 +27,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench_format.hpp"
 #include "bench_io.hpp"
 #include "live_backend.hpp"
+#include "live_command.hpp"
 #include "commands.hpp"
 #include "meshloom/backends/mpi_communicator.hpp"
 #include "meshloom/comm/mesh_groups.hpp"
@@ -258,6 +260,8 @@ nlohmann::ordered_json step_json(const Prepared& p, const Candidate& c, std::siz
           {"predicted", per_model(p, [&](std::size_t m) { return costs.steps[m][i]; })},
           {"measured_us", t.collective_median_s * 1e6},
           {"iterations_us", micros(t.collective_iteration_s)},
+          {"timing", "single_shot"},
+          {"stats", stats_json(t.collective_stats)},
           {"step_us", t.median_s * 1e6},
           {"step_iterations_us", micros(t.iteration_s)}};
 }
@@ -369,7 +373,7 @@ std::string run_header(const RunCliOptions& o, const Prepared& p, const comm::Co
   head << "run " << to_string(s.request.src) << " -> " << to_string(s.request.dst) << " on " << world.size() << " "
        << backend.name() << " ranks (" << backend.describe() << ")\n  mesh " << plan_mesh_text(s) << ", tensor " << shape_text(s.request.tensor_shape)
        << ", " << (p.settings.dtype == DType::Float64 ? "float64" : "int64") << " (itemsize " << s.request.itemsize
-       << " for the models), " << p.settings.iterations << " iterations per step (median of the slowest rank)\n";
+       << " for the models), " << p.settings.iterations << " iterations per step (collective: single_shot, p50 of the mean over the ranks; step: median of the slowest rank)\n";
   if (!o.compare) {
     const PlannerKind used = resolve_planner(s.request);
     head << "  planner " << to_string(s.request.planner);
@@ -386,83 +390,55 @@ std::string run_header(const RunCliOptions& o, const Prepared& p, const comm::Co
 }
 
 int run_live(const RunCliOptions& o, const CLI::App& cmd) {
-  mpi::MpiSession session;
-  int status = 0;
-  {
-    auto world = mpi::MpiCommunicator::world();
-    const int rank = world->rank();
-    const bool lead = rank == 0;
-    JsonlSink sink;
-    std::optional<std::filesystem::path> jsonl;
-    if (cmd.count("--jsonl") > 0) jsonl = o.jsonl;
-    std::optional<Prepared> prepared;
-    std::string local_error;
-    try {
-      if (lead && jsonl) sink = JsonlSink(*jsonl);
-      prepared = prepare(o, cmd, world->size(), rank);
-    } catch (const std::exception& e) {
-      local_error = what_of(e);
+  std::optional<Prepared> prepared;
+  LiveCommand live;
+  if (cmd.count("--jsonl") > 0) live.jsonl = o.jsonl;
+  live.backend = o.backend;
+  live.prepare = [&](mpi::MpiCommunicator& world) {
+    prepared = prepare(o, cmd, world.size(), world.rank());
+    if (prepared->settings.fault) prepared->settings.fault->maybe_fail_setup(world.rank());
+    return prepared->timeout_s;
+  };
+  live.run = [&](mpi::MpiCommunicator& world, LiveBackend& backend, JsonlStream& records) {
+    const bool lead = world.rank() == 0;
+    JsonlSink& sink = records.sink();
+    Prepared& p = *prepared;
+    int status = 0;
+    // Every group inherits the world's timeout (split passes it on). The executor computes on the host.
+    const comm::MeshGroups groups = backend.groups(*p.mesh, LiveBackend::Buffers::Host);
+    if (lead) {
+      sink.write(config_json(p, world, backend).dump());
+      std::cout << run_header(o, p, world, backend) << std::flush;
     }
-    // Every rank learns whether any rank failed before the first collective of the run; the run's timeout once
-    // every setting is valid (prepare succeeded), the default otherwise.
-    const auto report = [&](const std::string& what) { report_rank_error(rank, what, sink, std::nullopt); };
-    if (const auto failed = agree_on_errors(*world, local_error,
-                                            timeout_ms(prepared ? prepared->timeout_s : kDefaultTimeoutS), report)) {
-      return *failed;
-    }
-    // The backend: nccl finds a GPU on every rank (agreed) and bootstraps its world through MPI.
-    std::unique_ptr<LiveBackend> backend;
-    std::string backend_error;
-    try {
-      backend = open_backend(o.backend, *world, timeout_ms(prepared->timeout_s));
-    } catch (const std::exception& e) {
-      backend_error = what_of(e);
-    }
-    if (const auto failed = agree_on_errors(*world, backend_error, timeout_ms(prepared->timeout_s), report)) {
-      return *failed;
-    }
-    // Collectives from here on: a failure on one rank cannot be told to the others, so it ends the job.
-    try {
-      Prepared& p = *prepared;
-      // Every group inherits the world's timeout (split passes it on). The executor computes on the host.
-      const comm::MeshGroups groups = backend->groups(*p.mesh, LiveBackend::Buffers::Host);
+    std::vector<RunOutcome> outcomes;
+    std::vector<PlanCosts> costs;
+    for (std::size_t k = 0; k < p.candidates.size(); ++k) {
+      const Candidate& c = p.candidates[k];
+      costs.push_back(price_plan(p, c.plan));
+      if (lead) sink.write(plan_json(p, c, k, costs.back()).dump());
+      const StepObserver stream = [&](std::size_t i, const StepTiming& t) {
+        if (lead) sink.write(step_json(p, c, k, costs.back(), i, t).dump());
+      };
+      RunOutcome outcome = execute_plan(world, groups, p.names, p.human.setup.request, c.plan, p.settings,
+                                        p.buffers, stream);
+      if (!outcome.verified) status = 1;
       if (lead) {
-        sink.write(config_json(p, *world, *backend).dump());
-        std::cout << run_header(o, p, *world, *backend) << std::flush;
-      }
-      std::vector<RunOutcome> outcomes;
-      std::vector<PlanCosts> costs;
-      for (std::size_t k = 0; k < p.candidates.size(); ++k) {
-        const Candidate& c = p.candidates[k];
-        costs.push_back(price_plan(p, c.plan));
-        if (lead) sink.write(plan_json(p, c, k, costs.back()).dump());
-        const StepObserver stream = [&](std::size_t i, const StepTiming& t) {
-          if (lead) sink.write(step_json(p, c, k, costs.back(), i, t).dump());
-        };
-        RunOutcome outcome = execute_plan(*world, groups, p.names, p.human.setup.request, c.plan, p.settings,
-                                          p.buffers, stream);
-        if (!outcome.verified) status = 1;
-        if (lead) {
-          sink.write(summary_json(p, c, k, costs.back(), outcome).dump());
-          std::ostringstream out;
-          if (o.compare) out << "plan " << k << " (proposed by " << join(c.proposed_by, {.separator = ", "}) << ")\n";
-          print_plan(out, p, c, costs.back(), outcome);
-          std::cout << out.str() << (o.compare ? "\n" : "") << std::flush;
-        }
-        outcomes.push_back(std::move(outcome));
-      }
-      if (o.compare && lead) {
+        sink.write(summary_json(p, c, k, costs.back(), outcome).dump());
         std::ostringstream out;
-        print_comparison(out, p, outcomes, costs, sink);
-        std::cout << out.str() << std::flush;
+        if (o.compare) out << "plan " << k << " (proposed by " << join(c.proposed_by, {.separator = ", "}) << ")\n";
+        print_plan(out, p, c, costs.back(), outcome);
+        std::cout << out.str() << (o.compare ? "\n" : "") << std::flush;
       }
-    } catch (const std::exception& e) {
-      report_rank_error(rank, what_of(e), sink, jsonl);
-      world->abort(kAbortCode);
-      return kAbortCode;
+      outcomes.push_back(std::move(outcome));
     }
-  }
-  return status;
+    if (o.compare && lead) {
+      std::ostringstream out;
+      print_comparison(out, p, outcomes, costs, sink);
+      std::cout << out.str() << std::flush;
+    }
+    return status;
+  };
+  return run_live_command(live);
 }
 
 }  // namespace

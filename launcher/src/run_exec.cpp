@@ -6,6 +6,7 @@
 #include <limits>
 #include <utility>
 
+#include "bench_io.hpp"
 #include "meshloom/error.hpp"
 #include "meshloom/plan/executor.hpp"
 #include "meshloom/plan/simulator.hpp"
@@ -116,6 +117,7 @@ RunOutcome execute_plan(comm::Communicator& world, const comm::MeshGroups& group
   ctx.coordinate = buffers.coordinate;
   LocalTensor local = buffers.initial;
   const auto iterations = static_cast<std::size_t>(std::max<std::int64_t>(1, settings.iterations));
+  const std::vector<std::string> hosts = gather_hosts(world, host_name());
   for (std::size_t i = 0; i < plan.steps.size(); ++i) {
     const PlanStep& step = plan.steps[i];
     if (settings.fault) settings.fault->maybe_fire(rank, static_cast<std::int64_t>(i));
@@ -141,15 +143,23 @@ RunOutcome execute_plan(comm::Communicator& world, const comm::MeshGroups& group
       times[iterations + it] = profile.collective_s;
       if (it + 1 == iterations) result = std::move(copy);
     }
-    std::vector<double> slowest(times.size(), 0.0);
-    world.all_reduce(comm::ConstBuffer{times.data(), times.size(), DType::Float64},
+    // The whole step: the slowest rank's time per iteration, the median over the iterations. The collective alone:
+    // the timing protocol's statistics (timing.hpp: the mean over the ranks per iteration, p50 over the iterations),
+    // the same figures bench and calibrate report.
+    std::vector<double> slowest(iterations, 0.0);
+    world.all_reduce(comm::ConstBuffer{times.data(), iterations, DType::Float64},
                      comm::Buffer{slowest.data(), slowest.size(), DType::Float64}, ReduceOp::Max);
+    std::vector<double> collective_us;
+    if (in_mesh) {
+      for (std::size_t it = 0; it < iterations; ++it) collective_us.push_back(1e6 * times[iterations + it]);
+    }
     StepTiming timing;
-    const auto middle = slowest.begin() + static_cast<std::ptrdiff_t>(iterations);
-    timing.iteration_s.assign(slowest.begin(), middle);
-    timing.collective_iteration_s.assign(middle, slowest.end());
+    timing.collective_stats =
+        iteration_stats(world, collective_us, static_cast<std::int64_t>(iterations), hosts);
+    timing.iteration_s = std::move(slowest);
+    for (const double us : timing.collective_stats.per_iteration_us) timing.collective_iteration_s.push_back(1e-6 * us);
     timing.median_s = median(timing.iteration_s);
-    timing.collective_median_s = median(timing.collective_iteration_s);
+    timing.collective_median_s = 1e-6 * timing.collective_stats.p50_us;
     outcome.total_s += timing.median_s;
     outcome.collective_total_s += timing.collective_median_s;
     if (observer) observer(i, timing);

@@ -4,10 +4,11 @@
 // Each rank builds only its own buffers (rank_buffers: initial_local of the request's source at its mesh
 // coordinate, expected_local of the target), before any collective. Step by step, every rank runs the step
 // `iterations` times on fresh copies of its buffer, each run started together (a world barrier) and timed on every
-// rank twice: the whole step (packing, padding, the int64/float64 conversion, the collective, unpacking) and the
-// collective alone (issued to completed, StepProfile), which starts on a second world barrier so that every group
-// runs it at the same time, as bench does. An iteration's time is the slowest rank's, a step's time the
-// median over the iterations; the cost models predict the collective, so that is what they are compared with. The
+// rank twice: the whole step (packing, padding, the int64/float64 conversion, the collective, unpacking; per
+// iteration the slowest rank's time, the step's time the median over the iterations) and the collective alone, which
+// starts on a second world barrier so that every group runs it at the same time and is timed by the launcher's
+// single_shot protocol (timing.hpp: comm::time_single_shot, the mean over the ranks per iteration, p50 over the
+// iterations, the slowest rank named); the cost models predict the collective, so that is what they are compared with. The
 // last copy goes on to the next step. At the end every rank checks that its buffer has the target's shape (one
 // world reduction, so that no rank enters a reduction its peers skip), the target's Partial axes are reduced, and
 // every rank compares its buffer with expected_local of the target; rank 0 learns the first mismatch (lowest rank).
@@ -28,6 +29,7 @@
 #include "meshloom/plan/planner.hpp"
 #include "meshloom/plan/simulator.hpp"
 #include "test_fault.hpp"
+#include "timing.hpp"
 
 namespace meshloom::launcher {
 
@@ -39,9 +41,10 @@ struct RunSettings {
 
 struct StepTiming {
   std::vector<double> iteration_s;             // per iteration, the slowest rank's seconds for the whole step
-  std::vector<double> collective_iteration_s;  // per iteration, the slowest rank's seconds in the collective
-  double median_s = 0;
-  double collective_median_s = 0;
+  std::vector<double> collective_iteration_s;  // per iteration, the mean over the ranks of the collective's seconds
+  double median_s = 0;                         // the median of iteration_s
+  double collective_median_s = 0;              // collective_stats.p50_us, in seconds
+  IterationStats collective_stats;             // the timing protocol's statistics of the collective (timing.hpp)
 };
 
 struct RunOutcome {

@@ -143,15 +143,21 @@ BenchResult sample_result() {
 TEST(BenchTable, RowsHaveNcclTestsColumns) {
   const std::string header = table_header();
   EXPECT_EQ(header,
-            "#       size         count      type   redop    root     time   algbw   busbw  #wrong\n"
-            "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)        \n");
-  const BenchResult r = sample_result();
-  EXPECT_EQ(table_row(r), "     1048576        262144   float32     sum      -1    512.3    2.05    3.07       0\n");
-  BenchResult b = r;
+            "#       size         count      type   redop    root     time   algbw   busbw  #wrong      p95     cv  slowest\n"
+            "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)    (%)   (rank)\n");
+  BenchResult r = sample_result();
+  r.stats.p95_us = 640.25;
+  r.stats.cv = 0.0734;
+  r.stats.slowest_rank = 3;
+  EXPECT_EQ(table_row(r),
+            "     1048576        262144   float32     sum      -1    512.3    2.05    3.07       0    640.2    7.3        3\n");
+  BenchResult b = sample_result();
   b.collective = BenchCollective::Broadcast;
   b.checked = false;
   b.time_us = 12345.6;
-  EXPECT_EQ(table_row(b), "     1048576        262144   float32    none       0    12346    2.05    3.07     N/A\n");
+  // No rank ran (no statistics): the slowest column says so.
+  EXPECT_EQ(table_row(b),
+            "     1048576        262144   float32    none       0    12346    2.05    3.07     N/A     0.00    0.0        -\n");
   b.time_us = 3.14159;
   EXPECT_NE(table_row(b).find("   3.14 "), std::string::npos);
   EXPECT_EQ(table_footer(0, true, 3.07), "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 3.07\n");
@@ -175,6 +181,26 @@ TEST(BenchRecords, ResultHasTheContractFields) {
   EXPECT_EQ(j["wrong"], 0);
   EXPECT_TRUE(j["wrong"].is_number_integer());
   EXPECT_EQ(result_record(sample_result()).find('\n'), std::string::npos);
+}
+
+TEST(BenchRecords, ResultCarriesTheTimingProtocolsStatistics) {
+  BenchResult r = sample_result();
+  r.timing = TimingMode::SingleShot;
+  r.stats = summarize({3, 1, 2, 10});
+  r.stats.slowest_rank = 2;
+  r.stats.slowest_host = "node-b";
+  r.stats.slowest_count = 3;
+  const json j = json::parse(result_record(r));
+  EXPECT_EQ(j["timing"], "single_shot");
+  json st = j["stats"];
+  EXPECT_NEAR(st["p95_us"].get<double>(), 8.95, 1e-12);  // numpy.percentile([1, 2, 3, 10], 95)
+  EXPECT_NEAR(st["cv"].get<double>(), std::sqrt(12.5) / 4.0, 1e-12);
+  st.erase("p95_us");
+  st.erase("cv");
+  EXPECT_EQ(st, json::parse(R"({"iterations": 4, "min_us": 1.0, "p50_us": 2.5, "p99_us": 9.79, "mean_us": 4.0,
+      "max_us": 10.0, "slowest": {"rank": 2, "host": "node-b", "iterations": 3}})"));
+  r.stats.slowest_rank = -1;  // nobody ran: no straggler to name
+  EXPECT_FALSE(json::parse(result_record(r))["stats"].contains("slowest"));
 }
 
 TEST(BenchRecords, ConfigSummaryAndError) {
@@ -237,6 +263,36 @@ TEST(BenchIo, JsonlSinkTruncatesWritesAndOthersAppend) {
   }
   EXPECT_EQ(slurp(path), "{\"type\":\"config\"}\n{\"type\":\"error\",\"rank\":1}\n{\"type\":\"summary\"}\n");
   EXPECT_THROW(JsonlSink(temp_path("no/such/dir/x.jsonl")), Error);
+  std::filesystem::remove_all(path.parent_path());
+}
+
+// The ordering that keeps another rank's error record from rank 0's truncation: a rank other than 0 appends only
+// once told that rank 0 has created the file (before that its error goes to stderr alone), and rank 0 cannot
+// (re)create the file once other ranks may append.
+TEST(BenchIo, JsonlStreamAppendsOtherRanksRecordsOnlyAfterRankZeroCreatedTheFile) {
+  const auto path = temp_path("stream.jsonl");
+  std::filesystem::remove(path);
+  JsonlStream other(1, path);
+  other.open();  // not rank 0: creates nothing
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_FALSE(other.appends());
+  other.report_error("RuntimeError: too early");
+  EXPECT_FALSE(std::filesystem::exists(path)) << slurp(path);
+
+  std::ofstream(path) << "{\"type\":\"stale\"}\n";
+  JsonlStream lead(0, path);
+  lead.open();  // truncates
+  EXPECT_EQ(slurp(path), "");
+  lead.created();
+  other.created();
+  EXPECT_FALSE(lead.appends());  // rank 0 writes through its open stream
+  EXPECT_TRUE(other.appends());
+  other.report_error("RuntimeError: after");
+  lead.report_error("RuntimeError: lead");
+  const auto lines = slurp(path);
+  EXPECT_EQ(lines, error_record(1, "RuntimeError: after") + "\n" + error_record(0, "RuntimeError: lead") + "\n");
+  EXPECT_NE(error_of([&] { lead.open(); }).find("opened after other ranks may have appended"), std::string::npos);
+  EXPECT_EQ(slurp(path), lines);  // not truncated
   std::filesystem::remove_all(path.parent_path());
 }
 

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -105,7 +106,7 @@ void expect_table_matches_jsonl(const Launched& r, const std::filesystem::path& 
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& row = rows[i];
     const auto& j = results[i];
-    ASSERT_EQ(row.cells.size(), 9U) << i;
+    ASSERT_EQ(row.cells.size(), 12U) << i;
     EXPECT_EQ(row.axis, j["axis"].get<std::string>());
     EXPECT_EQ(row.collective, j["collective"].get<std::string>());
     EXPECT_EQ(std::stoll(row.cells[0]), j["bytes"].get<std::int64_t>());
@@ -122,7 +123,28 @@ void expect_table_matches_jsonl(const Launched& r, const std::filesystem::path& 
     const double n = j["group_size"].get<double>();
     EXPECT_NEAR(algbw, j["bytes"].get<double>() / (time * 1e3), 1e-12 * std::max(1.0, algbw));
     EXPECT_NEAR(busbw, algbw * factor(j["collective"].get<std::string>(), n), 1e-12 * std::max(1.0, busbw));
+    // The timing protocol's statistics: the table's time is p50, then p95, the spread and the straggler's rank.
+    const json& st = j["stats"];
+    EXPECT_EQ(j["timing"], recs.front()["timing"]);
+    EXPECT_EQ(st["iterations"], recs.front()["iters"]);
+    EXPECT_DOUBLE_EQ(st["p50_us"].get<double>(), time);
+    EXPECT_LE(st["min_us"].get<double>(), st["p50_us"].get<double>());
+    EXPECT_LE(st["p50_us"].get<double>(), st["p95_us"].get<double>());
+    EXPECT_LE(st["p95_us"].get<double>(), st["p99_us"].get<double>());
+    EXPECT_LE(st["p99_us"].get<double>(), st["max_us"].get<double>());
+    EXPECT_GE(st["cv"].get<double>(), 0.0);
+    const double p95 = st["p95_us"].get<double>();
+    EXPECT_NEAR(std::stod(row.cells[9]), p95, p95 >= 100 ? 0.51 : 0.0051);
+    EXPECT_NEAR(std::stod(row.cells[10]), 100 * st["cv"].get<double>(), 0.051);
+    ASSERT_TRUE(st.contains("slowest")) << st.dump();
+    const int slowest = st["slowest"]["rank"].get<int>();
+    EXPECT_EQ(row.cells[11], std::to_string(slowest));
+    EXPECT_GE(slowest, 0);
+    EXPECT_LT(slowest, world);
+    EXPECT_EQ(st["slowest"]["host"], recs.front()["hosts"][static_cast<std::size_t>(slowest)]);
+    EXPECT_GE(st["slowest"]["iterations"].get<int>(), 1);
   }
+  EXPECT_EQ(recs.front()["hosts"].size(), static_cast<std::size_t>(world));
   EXPECT_NE(r.out.find("# Out of bounds values : 0 OK"), std::string::npos);
   EXPECT_NE(r.out.find("# Avg bus bandwidth    : "), std::string::npos);
 }
@@ -136,6 +158,47 @@ TEST(BenchMpi, FourRanksTableAndJsonlAgreeAndCheckPasses) {
   // 2 axes x 5 collectives x 10 sizes.
   EXPECT_EQ(table_rows(r.out).size(), 100U);
   EXPECT_EQ(records(jsonl).front()["mesh"]["names"], json({"dp", "tp"}));
+}
+
+// A world of one rank (one GPU, say) measures its axes of size 1, in both timing modes.
+TEST(BenchMpi, AWorldOfOneRankMeasuresItsAxes) {
+  for (const std::string mode : {"pipelined", "single_shot"}) {
+    const auto jsonl = temp_dir() / ("np1_" + mode + ".jsonl");
+    const Launched r = mpirun(1, "bench --shape 1 --names dp --check -b 8 -e 4K -f 8 -w 1 -n 4 --timing " + mode +
+                                     " --jsonl '" + jsonl.string() + "'");
+    ASSERT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("# timing " + mode), std::string::npos) << r.out;
+    const auto recs = records(jsonl);
+    EXPECT_EQ(recs.front()["timing"], mode);
+    EXPECT_EQ(recs.front()["axes"], json({"dp"}));
+    EXPECT_EQ(recs.front()["skipped_axes"], json::array());
+    EXPECT_EQ(table_rows(r.out).size(), 5U * 4U) << r.out;  // 5 collectives x 4 sizes (8 B .. 4 KiB)
+    for (const auto& j : recs) {
+      if (j["type"] != "result") continue;
+      EXPECT_EQ(j["group_size"], 1);
+      EXPECT_EQ(j["wrong"], 0);
+      EXPECT_GT(j["time_us"].get<double>(), 0.0) << j.dump();
+      EXPECT_EQ(j["stats"]["iterations"], 4);
+    }
+  }
+}
+
+TEST(BenchMpi, SingleShotModeOnFourRanksAgreesWithItsTable) {
+  const auto jsonl = temp_dir() / "single.jsonl";
+  const Launched r = mpirun(4, "bench --shape 2,2 --names dp,tp --check -b 64 -e 4K -f 8 -w 1 -n 5 --timing single_shot "
+                               "--collectives all_reduce,reduce_scatter --axes dp,tp --jsonl '" + jsonl.string() + "'");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const auto recs = records(jsonl);
+  EXPECT_EQ(recs.front()["timing"], "single_shot");
+  const auto rows = table_rows(r.out);
+  EXPECT_EQ(rows.size(), 2U * 2U * 3U);
+  EXPECT_NE(r.out.find("# timing single_shot"), std::string::npos) << r.out;
+}
+
+TEST(BenchMpi, AnUnknownTimingModeIsAUsageError) {
+  const Launched r = mpirun(2, "bench --shape 2 --names dp -b 8 -e 8 --timing single-shot");
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--timing \"single-shot\": expected pipelined or single_shot"), std::string::npos) << r.err;
 }
 
 TEST(BenchMpi, TwoRanksSkipsAxesOfSizeOneAndRunsFlattenedAxes) {
@@ -188,7 +251,8 @@ TEST(BenchMpi, JsonlDashCarriesTheErrorRecordsOfRanksOtherThanTheWriter) {
   for (std::size_t i = 3; i < recs.size(); ++i) {
     ASSERT_EQ(recs[i]["type"], "error") << recs[i].dump();
     EXPECT_NE(recs[i]["rank"], 0) << recs[i].dump();  // rank 0 is the one that hangs
-    EXPECT_NE(recs[i]["message"].get<std::string>().find("TimeoutError"), std::string::npos) << recs[i].dump();
+    // The kind once, then the message: "TimeoutError: world rank 1 (rank ...".
+    EXPECT_EQ(recs[i]["message"].get<std::string>().rfind("TimeoutError: world rank ", 0), 0U) << recs[i].dump();
     ++errors;
   }
   EXPECT_GE(errors, 1U) << r.out;
@@ -203,6 +267,7 @@ TEST(BenchMpi, CalibrateWritesACalibrationTheEngineUses) {
   EXPECT_NE(r.out.find("# Fits: "), std::string::npos);
   const meshloom::Calibration c = meshloom::load_calibration(out);
   EXPECT_EQ(c.backend, "mpi");
+  EXPECT_EQ(c.timing, "single_shot");  // calibrate's default: the planner's steps meet collectives one at a time
   EXPECT_EQ(c.world, 4);
   EXPECT_EQ(c.mesh_shape, (std::vector<std::int64_t>{2, 2}));
   EXPECT_EQ(c.mesh_names, (std::vector<std::string>{"dp", "tp"}));
@@ -255,6 +320,36 @@ TEST(BenchMpi, MeshLargerThanTheWorldFailsBeforeAnyCollective) {
   EXPECT_NE(w.err.find("--world 4 but the MPI world has 2 ranks"), std::string::npos) << w.err;
 }
 
+// A rank that fails before the run while rank 0 is slow to create the --jsonl file (MESHLOOM_TEST_FAULT=setup:1:MS:
+// rank 0 waits MS ms first): rank 1's own error record must be in the file, written after rank 0's truncation, never
+// before it (where the truncation would erase it); rank 0 says that another rank failed. An earlier run's records
+// are gone.
+void expect_early_error_survives(const std::string& command) {
+  const auto jsonl = temp_dir() / (command + "_early.jsonl");
+  std::ofstream(jsonl) << "{\"type\":\"stale\"}\n";
+  const std::string out = command == "calibrate" ? " --out '" + (temp_dir() / "early.json").string() + "'" : "";
+  const Launched r = mpirun(2,
+                            command + " --shape 2 --names dp -b 8 -e 8 -w 1 -n 1 --jsonl '" + jsonl.string() + "'" + out,
+                            "MESHLOOM_TEST_FAULT=setup:1:1500");
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  const std::string injected = "RuntimeError: MESHLOOM_TEST_FAULT: world rank 1 failed before the run (injected)";
+  EXPECT_NE(r.err.find("rank 1: error: " + injected), std::string::npos) << r.err;
+  std::vector<json> recs;
+  ASSERT_NO_THROW(recs = records(jsonl)) << slurp(jsonl);
+  ASSERT_EQ(recs.size(), 2U) << slurp(jsonl);
+  std::map<int, std::string> messages;
+  for (const auto& j : recs) {
+    ASSERT_EQ(j["type"], "error") << j.dump();
+    messages[j["rank"].get<int>()] = j["message"].get<std::string>();
+  }
+  EXPECT_EQ(messages[1], injected) << slurp(jsonl);
+  EXPECT_EQ(messages[0], "RuntimeError: another rank failed before the run (see its message)") << slurp(jsonl);
+}
+
+TEST(BenchMpi, AnotherRanksEarlyErrorRecordSurvivesRankZerosTruncation) { expect_early_error_survives("bench"); }
+
+TEST(BenchMpi, CalibrateKeepsAnotherRanksEarlyErrorRecord) { expect_early_error_survives("calibrate"); }
+
 // A rank that stops making progress (MESHLOOM_TEST_FAULT=hang, before the third result row) or dies (exit): the
 // others' collective times out or fails, the job ends non-zero well within the outer limit, and the stream holds
 // the config and the rows measured before, every line whole.
@@ -271,7 +366,8 @@ void expect_fault_ends_the_job(const std::string& fault, bool names_timeout) {
   EXPECT_NE(r.status, 124) << "the job hung until the outer timeout";
   EXPECT_LT(seconds, 40.0);
   if (names_timeout) {
-    EXPECT_NE(r.err.find("TimeoutError"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("error: TimeoutError: world rank "), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("TimeoutError: TimeoutError"), std::string::npos) << r.err;  // the kind once
     EXPECT_NE(r.err.find("did not complete within the timeout of 2000 ms"), std::string::npos) << r.err;
   }
   std::vector<json> recs;
@@ -280,7 +376,12 @@ void expect_fault_ends_the_job(const std::string& fault, bool names_timeout) {
   EXPECT_EQ(recs[0]["type"], "config");
   EXPECT_EQ(recs[1]["type"], "result");
   EXPECT_EQ(recs[2]["type"], "result");
-  for (const auto& j : recs) EXPECT_NE(j["type"], "summary");
+  for (const auto& j : recs) {
+    EXPECT_NE(j["type"], "summary");
+    if (names_timeout && j["type"] == "error" && j["message"].get<std::string>().find("Timeout") != std::string::npos) {
+      EXPECT_EQ(j["message"].get<std::string>().rfind("TimeoutError: world rank ", 0), 0U) << j.dump();
+    }
+  }
 }
 
 TEST(BenchMpi, ARankThatHangsIsReportedByTheTimeoutAndTheJobAborts) { expect_fault_ends_the_job("hang:3:2", true); }

@@ -1,0 +1,48 @@
+// all_gather: count elements in per rank, count * n out; rank r's block lands at offset r * count.
+//   counts      count = (S / s) / n, bytes = count * s * n (the gathered array)
+//   bus factor  (n-1)/n
+//   check       element k of block j of every rank's output is mix(j, k), what rank j put at its element k
+#include "collectives/collective.hpp"
+#include "collectives/known_data.hpp"
+
+namespace meshloom::launcher {
+
+namespace {
+
+class AllGather final : public CollectiveDef {
+public:
+  BenchCollective id() const noexcept override { return BenchCollective::AllGather; }
+  std::string_view name() const noexcept override { return "all_gather"; }
+
+  SizeCounts counts(std::int64_t elements, std::int64_t item, std::int64_t n) const override {
+    const std::int64_t count = elements / n;
+    return {.count = count, .bytes = count * item * n, .in_count = count, .out_count = count * n};
+  }
+  double bus_factor(std::int64_t n) const override { return static_cast<double>(n - 1) / static_cast<double>(n); }
+
+  void fill(CollectiveData& d) const override {
+    known::size_buffers(d, false);
+    known::fill_moved(d, static_cast<std::uint64_t>(d.me));
+  }
+  std::int64_t wrong(const CollectiveData& d) const override {
+    const auto count = static_cast<std::size_t>(d.counts.count);
+    std::int64_t w = 0;
+    for (std::size_t e = 0; e < static_cast<std::size_t>(d.counts.out_count); ++e) {
+      if (!known::same_moved(d.out, e, d.item(), e / count, e % count)) ++w;
+    }
+    return w;
+  }
+  void launch(comm::Communicator& group, void* in, void* out, const SizeCounts& c, DType dtype,
+              ReduceOp /*op*/) const override {
+    group.all_gather({in, static_cast<std::size_t>(c.in_count), dtype}, {out, static_cast<std::size_t>(c.out_count), dtype});
+  }
+};
+
+}  // namespace
+
+const CollectiveDef& all_gather_def() {
+  static const AllGather def;
+  return def;
+}
+
+}  // namespace meshloom::launcher

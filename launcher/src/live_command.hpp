@@ -1,0 +1,36 @@
+// The skeleton every live command (bench, calibrate, run) runs under mpirun, in one place:
+//
+//   1. MPI and the world communicator; the JSON Lines stream (rank 0 creates the file, JsonlStream).
+//   2. prepare(): everything a rank can decide alone, before any collective (parse, build the mesh, check the
+//      settings). It throws on a usage error; since every rank decides the same, one exchange (agree_on_errors)
+//      then ends every rank cleanly with exit 2, and no rank is left waiting in a collective.
+//   3. The backend (open_backend: nccl finds a GPU on every rank and bootstraps its world through MPI), agreed the
+//      same way.
+//   4. run(): the collectives. From here a failure on one rank cannot be told to the others: it is reported (stderr
+//      and an error record) and the job is aborted (exit 3).
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "bench_io.hpp"
+#include "live_backend.hpp"
+#include "meshloom/backends/mpi_communicator.hpp"
+
+namespace meshloom::launcher {
+
+struct LiveCommand {
+  std::optional<std::filesystem::path> jsonl;  // --jsonl
+  std::string backend = "mpi";                 // --backend
+  // Step 2. Returns the per-operation timeout in seconds (the command's --timeout); throws on a usage error.
+  std::function<double(mpi::MpiCommunicator& world)> prepare;
+  // Step 4. Returns the exit status (0, 1 for wrong elements or an unverified plan, 2 for a reported error).
+  std::function<int(mpi::MpiCommunicator& world, LiveBackend& backend, JsonlStream& records)> run;
+};
+
+// Runs `command` on this rank and returns its exit status.
+[[nodiscard]] int run_live_command(const LiveCommand& command);
+
+}  // namespace meshloom::launcher

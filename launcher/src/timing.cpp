@@ -1,0 +1,172 @@
+#include "timing.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+
+#include "meshloom/error.hpp"
+
+namespace meshloom::launcher {
+
+namespace {
+
+// Restores Blocking completion however the timed region ends.
+class QueuedScope {
+public:
+  explicit QueuedScope(comm::Communicator* group) : group_(group) {
+    if (group_ != nullptr) group_->set_completion(comm::Completion::Queued);
+  }
+  ~QueuedScope() {
+    if (group_ != nullptr) group_->set_completion(comm::Completion::Blocking);
+  }
+  QueuedScope(const QueuedScope&) = delete;
+  QueuedScope& operator=(const QueuedScope&) = delete;
+
+private:
+  comm::Communicator* group_;
+};
+
+}  // namespace
+
+std::string_view to_string(TimingMode mode) noexcept {
+  return mode == TimingMode::Pipelined ? "pipelined" : "single_shot";
+}
+
+std::optional<TimingMode> timing_mode_from_string(std::string_view text) noexcept {
+  if (text == "pipelined") return TimingMode::Pipelined;
+  if (text == "single_shot") return TimingMode::SingleShot;
+  return std::nullopt;
+}
+
+std::vector<double> time_iterations(comm::Communicator& control, comm::Communicator* group, const TimingPlan& plan,
+                                    const std::function<void()>& launch) {
+  if (plan.iters < 1) raise(ErrorKind::ValueError, "timing: " + std::to_string(plan.iters) + " iterations");
+  const auto iters = static_cast<std::size_t>(plan.iters);
+  std::unique_ptr<comm::Stopwatch> watch;
+  if (group != nullptr) watch = group->stopwatch(plan.mode == TimingMode::Pipelined ? iters + 1 : 2);
+  const QueuedScope queued(group);
+
+  control.barrier();
+  if (group != nullptr) {
+    for (std::int64_t i = 0; i < plan.warmup; ++i) launch();
+    group->synchronize();
+  }
+  std::vector<double> times;
+  if (plan.mode == TimingMode::Pipelined) {
+    control.barrier();
+    if (group == nullptr) return times;
+    watch->mark();
+    for (std::size_t i = 0; i < iters; ++i) {
+      launch();
+      watch->mark();
+    }
+    group->synchronize();
+    times = watch->intervals_us();
+  } else {
+    if (group != nullptr) times.reserve(iters);
+    for (std::size_t i = 0; i < iters; ++i) {
+      control.barrier();
+      if (group != nullptr) times.push_back(comm::time_single_shot(*group, *watch, launch));
+    }
+  }
+  if (group != nullptr && times.size() != iters) {
+    raise(ErrorKind::RuntimeError, "timing: the stopwatch gave " + std::to_string(times.size()) + " times for " +
+                                       std::to_string(iters) + " iterations");
+  }
+  return times;
+}
+
+double quantile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  const double at = std::clamp(q, 0.0, 1.0) * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(at));
+  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (at - static_cast<double>(lo));
+}
+
+IterationStats summarize(std::vector<double> values) {
+  IterationStats s;
+  s.iterations = static_cast<std::int64_t>(values.size());
+  if (values.empty()) return s;
+  std::sort(values.begin(), values.end());
+  s.min_us = values.front();
+  s.max_us = values.back();
+  s.p50_us = quantile(values, 0.50);
+  s.p95_us = quantile(values, 0.95);
+  s.p99_us = quantile(values, 0.99);
+  double sum = 0;
+  for (const double v : values) sum += v;
+  s.mean_us = sum / static_cast<double>(values.size());
+  double squares = 0;
+  for (const double v : values) squares += (v - s.mean_us) * (v - s.mean_us);
+  const double sd = std::sqrt(squares / static_cast<double>(values.size()));
+  s.cv = s.mean_us > 0 ? sd / s.mean_us : 0;
+  return s;
+}
+
+IterationStats iteration_stats(comm::Communicator& control, const std::vector<double>& mine, std::int64_t iters,
+                               const std::vector<std::string>& hosts) {
+  const auto n = static_cast<std::size_t>(iters);
+  const bool ran = !mine.empty();
+  if (ran && mine.size() != n) {
+    raise(ErrorKind::ValueError, "iteration_stats: " + std::to_string(mine.size()) + " times for " +
+                                     std::to_string(iters) + " iterations");
+  }
+  // One reduction each: the sum and the maximum of every iteration's time, then the lowest rank that took it.
+  std::vector<double> sums(n + 1, 0.0), peaks(n, 0.0);
+  for (std::size_t i = 0; i < n && ran; ++i) sums[i] = mine[i];
+  sums[n] = ran ? 1.0 : 0.0;
+  const std::vector<double> my_sums = sums;
+  control.all_reduce({my_sums.data(), my_sums.size(), DType::Float64}, {sums.data(), sums.size(), DType::Float64},
+                     ReduceOp::Sum);
+  const std::vector<double> my_peaks = ran ? mine : std::vector<double>(n, -1.0);
+  control.all_reduce({my_peaks.data(), n, DType::Float64}, {peaks.data(), n, DType::Float64}, ReduceOp::Max);
+  std::vector<std::int64_t> who(n, std::numeric_limits<std::int64_t>::max()), mine_who(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    mine_who[i] = ran && mine[i] == peaks[i] ? control.rank() : std::numeric_limits<std::int64_t>::max();
+  }
+  control.all_reduce({mine_who.data(), n, DType::Int64}, {who.data(), n, DType::Int64}, ReduceOp::Min);
+
+  const double ranks = sums[n];
+  if (!(ranks > 0)) return IterationStats{};
+  std::vector<double> per_iteration(n);
+  for (std::size_t i = 0; i < n; ++i) per_iteration[i] = sums[i] / ranks;
+  IterationStats s = summarize(per_iteration);
+  s.per_iteration_us = std::move(per_iteration);
+  // The straggler: the rank slowest in the most iterations (the lowest rank on a tie).
+  std::vector<std::pair<std::int64_t, std::int64_t>> counts;  // (rank, iterations)
+  for (const std::int64_t r : who) {
+    auto it = std::find_if(counts.begin(), counts.end(), [r](const auto& c) { return c.first == r; });
+    if (it == counts.end()) {
+      counts.emplace_back(r, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  std::sort(counts.begin(), counts.end(),
+            [](const auto& a, const auto& b) { return a.second != b.second ? a.second > b.second : a.first < b.first; });
+  if (!counts.empty() && counts.front().first != std::numeric_limits<std::int64_t>::max()) {
+    s.slowest_rank = static_cast<int>(counts.front().first);
+    s.slowest_count = counts.front().second;
+    const auto r = static_cast<std::size_t>(s.slowest_rank);
+    s.slowest_host = r < hosts.size() ? hosts[r] : std::string();
+  }
+  return s;
+}
+
+std::vector<std::string> gather_hosts(comm::Communicator& control, const std::string& mine) {
+  constexpr std::size_t kWidth = 256;
+  std::vector<char> own(kWidth, '\0');
+  std::memcpy(own.data(), mine.data(), std::min(mine.size(), kWidth - 1));
+  const auto world = static_cast<std::size_t>(control.size());
+  std::vector<char> all(kWidth * world, '\0');
+  control.all_gather({own.data(), kWidth, DType::UInt8}, {all.data(), all.size(), DType::UInt8});
+  std::vector<std::string> hosts;
+  hosts.reserve(world);
+  for (std::size_t r = 0; r < world; ++r) hosts.emplace_back(all.data() + r * kWidth);
+  return hosts;
+}
+
+}  // namespace meshloom::launcher

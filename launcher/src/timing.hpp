@@ -1,0 +1,79 @@
+// The timing protocol of bench, calibrate and run, in one place. Two modes:
+//
+//   pipelined    nccl-tests' protocol: `warmup` launches and one completion wait, a barrier of the control world
+//                (so every group starts together), then `iters` launches back to back with one completion wait at
+//                the end. The group runs in Completion::Queued mode, so NCCL enqueues every launch on its stream
+//                without waiting (MPI completes each call before the next: a blocking loop, as a user would write).
+//                A stopwatch mark before the first launch and after each launch (CUDA events on NCCL, the steady
+//                clock on MPI) gives one time per iteration: on NCCL the interval between consecutive completions
+//                on the GPU, free of launch gaps; the sum over the iterations is nccl-tests' total.
+//   single_shot  the way a framework's step meets a collective: for each of `iters` iterations, a barrier of the
+//                control world, then comm::time_single_shot (a mark, one launch, a mark, a completion wait; the same
+//                function times run's steps). Launch and synchronisation latency are paid every time; each interval
+//                is one iteration's time.
+//
+// Nothing sleeps inside a timed region (the backends' waits spin; communicator.hpp). Timed regions allocate
+// nothing: the stopwatch and every buffer exist before the first mark.
+//
+// Statistics over ranks and iterations (iteration_stats, collective over the control world): an iteration's time is
+// the mean of the participating ranks' times for it (nccl-tests averages over ranks); min, p50, p95, p99, mean, max
+// and the coefficient of variation (population standard deviation / mean) are taken over the iterations'
+// times, percentiles by linear interpolation between the closest ranks (numpy's default). The slowest rank of an
+// iteration is the rank whose own time for it was the longest (the lowest such rank on a tie); the straggler
+// reported is the rank that was slowest in the most iterations, with its host.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "meshloom/comm/communicator.hpp"
+
+namespace meshloom::launcher {
+
+enum class TimingMode { Pipelined, SingleShot };
+
+// "pipelined", "single_shot".
+[[nodiscard]] std::string_view to_string(TimingMode mode) noexcept;
+[[nodiscard]] std::optional<TimingMode> timing_mode_from_string(std::string_view text) noexcept;
+
+struct TimingPlan {
+  TimingMode mode = TimingMode::Pipelined;
+  std::int64_t warmup = 5;
+  std::int64_t iters = 20;
+};
+
+// Times `launch` (one collective on `group`) under `plan` and returns this rank's `plan.iters` times in
+// microseconds. `group` is nullptr on a rank that runs nothing (outside the mesh): it joins the control world's
+// barriers and returns nothing. Collective over `control`. The group's completion mode is Blocking again on return.
+[[nodiscard]] std::vector<double> time_iterations(comm::Communicator& control, comm::Communicator* group,
+                                                  const TimingPlan& plan, const std::function<void()>& launch);
+
+struct IterationStats {
+  std::int64_t iterations = 0;
+  double min_us = 0, p50_us = 0, p95_us = 0, p99_us = 0, mean_us = 0, max_us = 0;
+  double cv = 0;  // standard deviation / mean
+  std::vector<double> per_iteration_us;  // iteration_stats: each iteration's time (mean over the ranks), in order
+  int slowest_rank = -1;          // the straggler (world rank), -1 when no rank ran
+  std::int64_t slowest_count = 0;  // in how many iterations it was the slowest
+  std::string slowest_host;
+};
+
+// Collective over `control`: every rank passes its times (empty when it ran nothing; otherwise `iters` of them)
+// and every rank's host name indexed by world rank (gather_hosts). Every rank returns the same statistics.
+[[nodiscard]] IterationStats iteration_stats(comm::Communicator& control, const std::vector<double>& mine,
+                                             std::int64_t iters, const std::vector<std::string>& hosts);
+
+// The statistics of `values` alone (no ranks): for tests and for one rank's own times.
+[[nodiscard]] IterationStats summarize(std::vector<double> values);
+
+// The q-quantile (0..1) of ascending `sorted` by linear interpolation; 0 for none.
+[[nodiscard]] double quantile(const std::vector<double>& sorted, double q);
+
+// Every rank's host name, indexed by world rank (names longer than 255 bytes are cut). Collective over `control`.
+[[nodiscard]] std::vector<std::string> gather_hosts(comm::Communicator& control, const std::string& mine);
+
+}  // namespace meshloom::launcher
