@@ -382,6 +382,15 @@ void RedistributionPanel::sync_pickers() {
   const auto rank = static_cast<std::int64_t>(t.shape.size());
   src_picker_->set_state(t.src, d.mesh.shape, d.mesh.names, rank);
   dst_picker_->set_state(t.dst, d.mesh.shape, d.mesh.names, rank);
+  PlacementPicker::align(*src_picker_, *dst_picker_);
+}
+
+QComboBox* RedistributionPanel::placement_picker(bool source, std::size_t axis) const {
+  return (source ? src_picker_ : dst_picker_)->placement_box(axis);
+}
+
+QSpinBox* RedistributionPanel::order_picker(bool source, std::size_t axis) const {
+  return (source ? src_picker_ : dst_picker_)->order_box(axis);
 }
 
 void RedistributionPanel::update_calibration() {

@@ -30,6 +30,7 @@ class QComboBox;
 class QGroupBox;
 class QLabel;
 class QLineEdit;
+class QSpinBox;
 class QTableView;
 
 namespace meshloom::app {
@@ -89,10 +90,20 @@ public:
   [[nodiscard]] QTableView* greedy_table() const noexcept { return greedy_table_; }
   [[nodiscard]] QLineEdit* source_field() const noexcept { return src_; }
   [[nodiscard]] QLineEdit* target_field() const noexcept { return dst_; }
-  // The per-axis pickers under the source and target fields (PlacementPicker): a choice there is the same
-  // undoable edit as its text typed in the field, refused with the same inline message.
+  // The per-axis pickers under the source and target fields (PlacementPicker), one label, placement box and
+  // shard-order box per mesh axis, the source's and the target's boxes of an axis one above the other. They show the
+  // current tensor's states from the design: on every design change (undo and redo too), another tensor, axes
+  // added, removed, renamed or resized, another tensor rank (the boxes are rebuilt then); hidden without a tensor.
+  // A choice there is set_source / set_target of the new state's text (to_string): the same single undoable edit
+  // as that text typed in the field, refused with the same inline message under the field, after which the picker
+  // shows the design's state again.
   [[nodiscard]] PlacementPicker* source_picker() const noexcept { return src_picker_; }
   [[nodiscard]] PlacementPicker* target_picker() const noexcept { return dst_picker_; }
+  // A picker's placement box (entries PlacementPicker::choices(rank): R, S(0).., P(sum)..) and shard-order box
+  // ([k], shown only where the axis shares its dim with other axes) of mesh axis `axis`, of the source picker
+  // when `source`, else of the target's; nullptr past the mesh's last axis.
+  [[nodiscard]] QComboBox* placement_picker(bool source, std::size_t axis) const;
+  [[nodiscard]] QSpinBox* order_picker(bool source, std::size_t axis) const;
 
   // The inline message shown (empty when none). Fields: "source", "target" (a refused state text), "plan",
   // "graph", "greedy" (the engine's error for that plan), "tensor" (the hint of a design without tensors),
@@ -116,7 +127,7 @@ private:
 
   void sync_tensors();
   void sync_fields();
-  void sync_pickers();  // the pickers from the design (after a refused picker choice too)
+  void sync_pickers();  // the pickers from the design (after a refused picker choice too), aligned
   void update_calibration();
   void replan();
   [[nodiscard]] int tensor_index() const;  // into design().tensors; -1 when none

@@ -2,11 +2,16 @@
 // every example design, the panel's graph and greedy tables equal the engine's plan_redistribution step by step;
 // impossible requests shown inline with the engine's message and no rows; source and target edits as one undoable
 // command each; refused state text shown inline with the design unchanged; the calibrated model only with a
-// calibration that loads.
+// calibration that loads; the per-axis placement pickers: every example state shown box by box as the engine's text,
+// every choice one undoable edit checked against the engine's State, shard orders, refused choices, and the pickers
+// following the mesh and the tensor.
 #include <QAbstractItemModelTester>
+#include <QApplication>
 #include <QDir>
 #include <QComboBox>
 #include <QFile>
+#include <QLabel>
+#include <QLayout>
 #include <QSpinBox>
 #include <QLineEdit>
 #include <QSignalSpy>
@@ -15,11 +20,17 @@
 #include <QUndoStack>
 #include <QtTest>
 
+#include <algorithm>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "design_document.hpp"
 #include "meshloom/design/design.hpp"
+#include "meshloom/design/edit.hpp"
 #include "meshloom/dtype.hpp"
 #include "meshloom/plan/cost_model.hpp"
 #include "meshloom/plan/planner.hpp"
@@ -112,6 +123,37 @@ QString differs(const PlanModel& model, const Expected& want, const Design& d) {
       return where + QStringLiteral("cost text");
   }
   return {};
+}
+
+QStringList example_files() {
+  return QDir(QStringLiteral(MESHLOOM_EXAMPLES_DIR)).entryList({QStringLiteral("*.meshloom.json")}, QDir::Files, QDir::Name);
+}
+
+// What a picker's boxes spell: each axis' placement, and its [k] where the order box shows.
+QString picker_text(const PlacementPicker& picker) {
+  QString text;
+  for (std::size_t a = 0; a < picker.axis_count(); ++a) {
+    text += picker.placement_box(a)->currentText();
+    if (!picker.order_box(a)->isHidden()) text += QStringLiteral("[%1]").arg(picker.order_box(a)->value());
+  }
+  return text;
+}
+
+// The state a picker choice must make, built here from the engine's State alone: axis `axis` placed at `p`; every
+// dim keeps its shard order less the axes that no longer split it; a dim that `axis` newly splits gets it last.
+State chosen(const State& s, std::size_t axis, const Placement& p) {
+  std::vector<Placement> placements = s.placements();
+  placements[axis] = p;
+  std::vector<ShardOrderEntry> order;
+  for (std::int64_t dim = 0; dim < static_cast<std::int64_t>(kMaxDesignTensorRank); ++dim) {
+    std::vector<std::size_t> axes;
+    for (const std::size_t a : s.shard_axes(dim)) {
+      if (placements[a] == Placement::shard(dim)) axes.push_back(a);
+    }
+    if (p == Placement::shard(dim) && std::find(axes.begin(), axes.end(), axis) == axes.end()) axes.push_back(axis);
+    if (!axes.empty()) order.push_back(ShardOrderEntry{dim, axes});
+  }
+  return State(std::move(placements), std::move(order));
 }
 
 Design cube_with(const char* src, const char* dst) {  // (pp, dp, tp) = 2x2x2, one tensor
@@ -373,37 +415,135 @@ private slots:
     QCOMPARE(doc.undo_stack()->index(), now + 2);
   }
 
-  // The per-axis pickers show every example tensor's states axis by axis; a choice is one undoable edit whose text
-  // is the engine's; a new split joins its dim's order innermost; the order box moves an axis; undo restores both.
-  void per_axis_pickers_edit_the_state() {
-    const QStringList files = QDir(QStringLiteral(MESHLOOM_EXAMPLES_DIR))
-                                  .entryList({QStringLiteral("*.meshloom.json")}, QDir::Files, QDir::Name);
+  // The per-axis pickers show every example tensor's states axis by axis: the boxes spell the engine's text of the
+  // state (the text field's), every entry and tooltip says what it places where, and the source's and the target's
+  // boxes of an axis stand one above the other.
+  void pickers_show_every_example_state() {
     int shown = 0;
-    for (const QString& file : files) {
+    for (const QString& file : example_files()) {
       DesignDocument doc;
       QString error;
       QVERIFY2(doc.open(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/") + file, &error), qPrintable(error));
       RedistributionPanel panel(&doc);
-      for (const DesignTensor& t : doc.design().tensors) {
+      // Shown for the boxes' places, as a window of the app's dock size whose layout does not set its minimum size
+      // (the offscreen platform warns about every such change).
+      panel.layout()->setSizeConstraint(QLayout::SetNoConstraint);
+      panel.resize(1280, 420);
+      panel.show();
+      const Design& d = doc.design();
+      for (const DesignTensor& t : d.tensors) {
         QVERIFY(panel.select_tensor(q(t.name)));
-        for (auto [picker, state] : {std::pair{panel.source_picker(), t.src}, std::pair{panel.target_picker(), t.dst}}) {
+        QApplication::processEvents();  // the layout, for the boxes' places
+        const auto options = PlacementPicker::choices(static_cast<std::int64_t>(t.shape.size()));
+        for (const bool source : {true, false}) {
+          const State& state = source ? t.src : t.dst;
+          PlacementPicker* picker = source ? panel.source_picker() : panel.target_picker();
+          QLineEdit* field = source ? panel.source_field() : panel.target_field();
+          const QString what = QStringLiteral("%1 / %2 / %3").arg(file, q(t.name), source ? QStringLiteral("src") : QStringLiteral("dst"));
+          QVERIFY(picker->isEnabled());
           QCOMPARE(picker->state(), state);
-          QCOMPARE(picker->axis_count(), doc.design().mesh.shape.size());
-          const auto options = PlacementPicker::choices(static_cast<std::int64_t>(t.shape.size()));
+          QCOMPARE(picker->axis_count(), d.mesh.shape.size());
+          QCOMPARE(field->text(), q(to_string(state)));
+          QCOMPARE(picker_text(*picker), field->text());
+          QCOMPARE(parse_state(picker_text(*picker).toStdString()), state);
           for (std::size_t a = 0; a < picker->axis_count(); ++a) {
-            const int i = picker->placement_box(a)->currentIndex();
-            QVERIFY(i >= 0);
-            QCOMPARE(options[static_cast<std::size_t>(i)], state.placement(a));
-            const auto& p = state.placement(a);
-            const bool shared = p.is_shard() && state.shard_axes(p.dim()).size() > 1;
-            QCOMPARE(!picker->order_box(a)->isHidden(), shared);
+            QComboBox* box = picker->placement_box(a);
+            QCOMPARE(panel.placement_picker(source, a), box);
+            QCOMPARE(panel.order_picker(source, a), picker->order_box(a));
+            QCOMPARE(picker->axis_label(a)->text(), q(d.mesh.names[a]));
+            QCOMPARE(box->count(), static_cast<int>(options.size()));
+            for (int i = 0; i < box->count(); ++i) {
+              const Placement& p = options[static_cast<std::size_t>(i)];
+              QCOMPARE(box->itemText(i), q(to_string(p)));
+              const QString tip = box->itemData(i, Qt::ToolTipRole).toString();
+              QVERIFY2(tip.startsWith(q(to_string(p)) + QStringLiteral(": ")), qPrintable(tip));
+              QVERIFY2(tip.contains(QStringLiteral(" %1 ranks of %2").arg(d.mesh.shape[a]).arg(q(d.mesh.names[a]))),
+                       qPrintable(tip));
+              if (p.is_shard()) QVERIFY2(tip.contains(QStringLiteral("tensor dim %1 split").arg(p.dim())), qPrintable(tip));
+            }
+            QCOMPARE(options[static_cast<std::size_t>(box->currentIndex())], state.placement(a));
+            QCOMPARE(box->toolTip(), box->itemData(box->currentIndex(), Qt::ToolTipRole).toString());
+            const Placement& p = state.placement(a);
+            const std::vector<std::size_t> axes = p.is_shard() ? state.shard_axes(p.dim()) : std::vector<std::size_t>{};
+            QSpinBox* order = picker->order_box(a);
+            QCOMPARE(!order->isHidden(), axes.size() > 1);
+            if (axes.size() > 1) {
+              QCOMPARE(order->maximum(), static_cast<int>(axes.size()) - 1);
+              QCOMPARE(static_cast<std::size_t>(order->value()),
+                       static_cast<std::size_t>(std::find(axes.begin(), axes.end(), a) - axes.begin()));
+              QVERIFY2(order->toolTip().contains(QStringLiteral("Tensor dim %1 is split by").arg(p.dim())),
+                       qPrintable(order->toolTip()));
+            }
+            // Source above target, axis by axis.
+            QCOMPARE(box->mapTo(&panel, QPoint(0, 0)).x(),
+                     panel.placement_picker(!source, a)->mapTo(&panel, QPoint(0, 0)).x());
+            QVERIFY2(box->width() >= box->sizeHint().width(), qPrintable(what));
           }
           ++shown;
         }
       }
     }
-    QVERIFY(shown >= 20);
+    QVERIFY(shown >= 30);
+  }
 
+  // Every choice in every box of every example tensor: one undoable edit whose state is built here from the engine's
+  // State alone and whose text is the engine's; undo restores the design, the field and the pickers.
+  void every_picker_choice_is_one_undoable_edit() {
+    int edits = 0;
+    for (const QString& file : example_files()) {
+      DesignDocument doc;
+      QString error;
+      QVERIFY2(doc.open(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/") + file, &error), qPrintable(error));
+      RedistributionPanel panel(&doc);
+      panel.set_state_budget(20'000);  // the plans of odd states need not be found, only asked for
+      const Design before = doc.design();
+      for (std::size_t ti = 0; ti < before.tensors.size(); ++ti) {
+        const DesignTensor& t = before.tensors[ti];
+        QVERIFY(panel.select_tensor(q(t.name)));
+        const auto options = PlacementPicker::choices(static_cast<std::int64_t>(t.shape.size()));
+        for (const bool source : {true, false}) {
+          const State& state = source ? t.src : t.dst;
+          PlacementPicker* picker = source ? panel.source_picker() : panel.target_picker();
+          QLineEdit* field = source ? panel.source_field() : panel.target_field();
+          for (std::size_t a = 0; a < state.ndim(); ++a) {
+            // One other choice per axis, a different one for every axis and tensor: all of them over the examples.
+            const auto now = static_cast<std::size_t>(panel.placement_picker(source, a)->currentIndex());
+            const std::size_t pick = (now + 1 + (a + ti) % (options.size() - 1)) % options.size();
+            const State want = chosen(state, a, options[pick]);
+            const QString what = QStringLiteral("%1 / %2 / axis %3 -> %4")
+                                     .arg(file, q(t.name))
+                                     .arg(a)
+                                     .arg(q(to_string(options[pick])));
+            const int commands = doc.undo_stack()->index();  // undone commands stay counted until the next push
+            panel.placement_picker(source, a)->setCurrentIndex(static_cast<int>(pick));
+            QVERIFY2(panel.message(source ? QStringLiteral("source") : QStringLiteral("target")).isEmpty(),
+                     qPrintable(what));
+            QCOMPARE(doc.undo_stack()->index(), commands + 1);
+            QCOMPARE(doc.undo_stack()->count(), commands + 1);
+            const DesignTensor& after = doc.design().tensors[ti];
+            QCOMPARE(source ? after.src : after.dst, want);
+            QCOMPARE(source ? after.dst : after.src, source ? t.dst : t.src);
+            QCOMPARE(field->text(), q(to_string(want)));
+            QCOMPARE(parse_state(field->text().toStdString()), want);
+            QCOMPARE(picker->state(), want);
+            QCOMPARE(picker_text(*picker), field->text());
+            QCOMPARE(panel.current_tensor(), q(t.name));
+            doc.undo_stack()->undo();
+            QCOMPARE(doc.design(), before);
+            QCOMPARE(field->text(), q(to_string(state)));
+            QCOMPARE(picker->state(), state);
+            QCOMPARE(picker_text(*picker), field->text());
+            ++edits;
+          }
+        }
+      }
+    }
+    QVERIFY(edits >= 90);
+  }
+
+  // A new split joins its dim's order innermost; the order box moves an axis and the others shift; undo restores the
+  // state, the field and the pickers; a split that ends leaves the others' order.
+  void picker_shard_order() {
     DesignDocument doc;
     QString error;
     QVERIFY2(doc.open(example("default.meshloom.json"), &error), qPrintable(error));  // (pp, dp, tp)
@@ -411,36 +551,225 @@ private slots:
     QVERIFY(panel.select_tensor(QStringLiteral("activation")));
     PlacementPicker* src = panel.source_picker();
     const State before = doc.design().tensors[1].src;  // RS(0)P(sum)
+    QCOMPARE(before, parse_state("RS(0)P(sum)"));
     const int commands = doc.undo_stack()->count();
     // pp: R -> S(0): pp joins dim 0's order after dp (innermost).
     const auto options = PlacementPicker::choices(2);
     const auto s0 = static_cast<int>(std::find(options.begin(), options.end(), Placement::shard(0)) - options.begin());
-    src->placement_box(0)->setCurrentIndex(s0);
+    panel.placement_picker(true, 0)->setCurrentIndex(s0);
     QCOMPARE(doc.undo_stack()->count(), commands + 1);
-    const State expected = PlacementPicker::with_placement(before, 0, Placement::shard(0));
-    QCOMPARE(doc.design().tensors[1].src, expected);
-    QCOMPARE(expected.shard_axes(0), (std::vector<std::size_t>{1, 0}));
-    QCOMPARE(panel.source_field()->text(), q(to_string(expected)));  // "S(0)[1]S(0)[0]P(sum)"
-    QCOMPARE(src->state(), expected);
-    QVERIFY(!src->order_box(0)->isHidden());
-    QCOMPARE(src->order_box(0)->value(), 1);
-    // The order box moves pp first: the default order, S(0)S(0)P(sum) in the engine's text.
-    src->order_box(0)->setValue(0);
+    const State joined = doc.design().tensors[1].src;
+    QCOMPARE(joined, chosen(before, 0, Placement::shard(0)));
+    QCOMPARE(joined.shard_axes(0), (std::vector<std::size_t>{1, 0}));
+    QCOMPARE(panel.source_field()->text(), q(to_string(joined)));
+    QCOMPARE(joined, parse_state("S(0)[1]S(0)[0]P(sum)"));
+    QCOMPARE(src->state(), joined);
+    QVERIFY(!panel.order_picker(true, 0)->isHidden());
+    QVERIFY(!panel.order_picker(true, 1)->isHidden());
+    QVERIFY(panel.order_picker(true, 2)->isHidden());
+    QCOMPARE(panel.order_picker(true, 0)->value(), 1);
+    QCOMPARE(panel.order_picker(true, 1)->value(), 0);
+    // The order box moves pp first: the default order.
+    panel.order_picker(true, 0)->setValue(0);
     QCOMPARE(doc.undo_stack()->count(), commands + 2);
-    QCOMPARE(doc.design().tensors[1].src.shard_axes(0), (std::vector<std::size_t>{0, 1}));
-    QCOMPARE(panel.source_field()->text(), q(to_string(doc.design().tensors[1].src)));
-    QVERIFY(doc.design().tensors[1].src.has_default_shard_order());
-    // Undo twice: the state, the field and the pickers are as they were.
-    doc.undo_stack()->undo();
-    doc.undo_stack()->undo();
+    const State moved = doc.design().tensors[1].src;
+    QCOMPARE(moved.shard_axes(0), (std::vector<std::size_t>{0, 1}));
+    QVERIFY(moved.has_default_shard_order());
+    QCOMPARE(moved, parse_state("S(0)S(0)P(sum)"));
+    QCOMPARE(panel.source_field()->text(), q(to_string(moved)));
+    QCOMPARE(panel.order_picker(true, 0)->value(), 0);
+    QCOMPARE(panel.order_picker(true, 1)->value(), 1);
+    // tp joins too, innermost of three; then to the front, the others shift back.
+    panel.placement_picker(true, 2)->setCurrentIndex(s0);
+    QCOMPARE(doc.undo_stack()->count(), commands + 3);
+    QCOMPARE(doc.design().tensors[1].src.shard_axes(0), (std::vector<std::size_t>{0, 1, 2}));
+    QCOMPARE(panel.order_picker(true, 2)->value(), 2);
+    QCOMPARE(panel.order_picker(true, 2)->maximum(), 2);
+    panel.order_picker(true, 2)->setValue(0);
+    QCOMPARE(doc.undo_stack()->count(), commands + 4);
+    const State front(std::vector<Placement>(3, Placement::shard(0)), {ShardOrderEntry{0, {2, 0, 1}}});
+    QCOMPARE(doc.design().tensors[1].src, front);
+    QCOMPARE(panel.source_field()->text(), q(to_string(front)));
+    QCOMPARE(parse_state(panel.source_field()->text().toStdString()), front);
+    QCOMPARE(picker_text(*src), panel.source_field()->text());
+    QCOMPARE(panel.order_picker(true, 0)->value(), 1);
+    QCOMPARE(panel.order_picker(true, 1)->value(), 2);
+    QCOMPARE(panel.order_picker(true, 2)->value(), 0);
+    // Undo all four: the state, the field and the pickers are as they were.
+    for (int i = 0; i < 4; ++i) doc.undo_stack()->undo();
+    QCOMPARE(doc.undo_stack()->index(), commands);
     QCOMPARE(doc.design().tensors[1].src, before);
     QCOMPARE(panel.source_field()->text(), q(to_string(before)));
     QCOMPARE(src->state(), before);
-    QVERIFY(src->order_box(0)->isHidden());
-    // A choice that stops a split leaves the others' order: dp back to R.
-    src->placement_box(1)->setCurrentIndex(0);
-    QCOMPARE(doc.design().tensors[1].src, PlacementPicker::with_placement(before, 1, Placement::replicate()));
-    QCOMPARE(panel.source_field()->text(), QStringLiteral("RRP(sum)"));
+    QCOMPARE(picker_text(*src), panel.source_field()->text());
+    for (std::size_t a = 0; a < 3; ++a) QVERIFY(panel.order_picker(true, a)->isHidden());
+    // Redo twice: pp and dp split dim 0 in the default order again.
+    doc.undo_stack()->redo();
+    doc.undo_stack()->redo();
+    QCOMPARE(src->state(), moved);
+    // A split that ends leaves the others' order: dp back to R.
+    panel.placement_picker(true, 1)->setCurrentIndex(0);
+    QCOMPARE(doc.design().tensors[1].src, chosen(moved, 1, Placement::replicate()));
+    QCOMPARE(panel.source_field()->text(), q(to_string(parse_state("S(0)RP(sum)"))));
+    QVERIFY(panel.order_picker(true, 0)->isHidden());
+  }
+
+  // A choice the engine refuses (here: the design's other state does not fit, which validate_design names) shows the
+  // engine's message under the field, as the same text typed there does, and changes nothing.
+  void refused_picker_choice_changes_nothing() {
+    DesignDocument doc;
+    doc.reset(cube_with("RRR", "S(5)RR"), QString());  // a design that reached the document unvalidated
+    RedistributionPanel panel(&doc);
+    QCOMPARE(panel.current_tensor(), QStringLiteral("w"));
+    // The target does not fit: its picker shows nothing, disabled, and says why.
+    QVERIFY(!panel.target_picker()->isEnabled());
+    QVERIFY2(panel.target_picker()->toolTip().contains(QStringLiteral("does not fit")),
+             qPrintable(panel.target_picker()->toolTip()));
+    for (std::size_t a = 0; a < 3; ++a) QCOMPARE(panel.placement_picker(false, a)->currentIndex(), -1);
+    QVERIFY(panel.source_picker()->isEnabled());
+
+    const Design before = doc.design();
+    const int commands = doc.undo_stack()->count();
+    QSignalSpy changed(&doc, &DesignDocument::design_changed);
+    const auto options = PlacementPicker::choices(2);
+    const auto s1 = static_cast<int>(std::find(options.begin(), options.end(), Placement::shard(1)) - options.begin());
+    panel.placement_picker(true, 1)->setCurrentIndex(s1);
+    const QString message = panel.message(QStringLiteral("source"));
+    QVERIFY2(message.contains(QStringLiteral("tensors[0].dst")), qPrintable(message));
+    QVERIFY2(message.contains(QStringLiteral("ValueError")), qPrintable(message));
+    QCOMPARE(doc.design(), before);
+    QCOMPARE(doc.undo_stack()->count(), commands);
+    QCOMPARE(changed.count(), 0);
+    // The picker shows the design's state again; the field never changed.
+    QCOMPARE(panel.source_picker()->state(), before.tensors[0].src);
+    QCOMPARE(panel.placement_picker(true, 1)->currentIndex(), 0);
+    QCOMPARE(panel.source_field()->text(), q(to_string(before.tensors[0].src)));
+    // The same state typed: the same message, word for word.
+    const State wanted = chosen(before.tensors[0].src, 1, Placement::shard(1));
+    QVERIFY(!panel.set_source(q(to_string(wanted))));
+    QCOMPARE(panel.message(QStringLiteral("source")), message);
+    QCOMPARE(doc.undo_stack()->count(), commands);
+    // Once the design is fixed, the same choice is one edit and the message goes.
+    QVERIFY2(panel.set_target(QStringLiteral("RRR")), qPrintable(panel.message(QStringLiteral("target"))));
+    QVERIFY(panel.target_picker()->isEnabled());
+    QVERIFY(panel.target_picker()->toolTip().isEmpty());
+    panel.placement_picker(true, 1)->setCurrentIndex(s1);
+    QVERIFY(panel.message(QStringLiteral("source")).isEmpty());
+    QCOMPARE(doc.design().tensors[0].src, wanted);
+    QCOMPARE(doc.undo_stack()->count(), commands + 2);
+  }
+
+  // The pickers follow the design: a typed state, axes added, renamed, resized and removed (with undo), another tensor
+  // rank, another tensor, a design without tensors.
+  void pickers_follow_the_mesh_and_the_tensor() {
+    DesignDocument doc;
+    QString error;
+    QVERIFY2(doc.open(example("default.meshloom.json"), &error), qPrintable(error));  // (pp, dp, tp)
+    RedistributionPanel panel(&doc);
+    QVERIFY(panel.select_tensor(QStringLiteral("activation")));
+    PlacementPicker* src = panel.source_picker();
+    PlacementPicker* dst = panel.target_picker();
+    const auto names = [](const PlacementPicker& p) {
+      QStringList out;
+      for (std::size_t a = 0; a < p.axis_count(); ++a) out << p.axis_label(a)->text();
+      return out;
+    };
+    const auto follows = [&](const QString& what) -> QString {
+      const Design& d = doc.design();
+      const DesignTensor& t = d.tensors[1];
+      for (const auto& [picker, state, field] : {std::tuple{src, t.src, panel.source_field()},
+                                                 std::tuple{dst, t.dst, panel.target_field()}}) {
+        if (picker->axis_count() != d.mesh.shape.size()) return what + QStringLiteral(": axis count");
+        if (picker->state() != state) return what + QStringLiteral(": state");
+        if (picker_text(*picker) != field->text() || field->text() != q(to_string(state)))
+          return what + QStringLiteral(": text %1 / %2").arg(picker_text(*picker), field->text());
+        if (picker->placement_box(0)->count() != static_cast<int>(t.shape.size()) + 6)
+          return what + QStringLiteral(": choices");
+        for (std::size_t a = 0; a < d.mesh.shape.size(); ++a) {
+          if (picker->axis_label(a)->text() != q(d.mesh.names[a])) return what + QStringLiteral(": label %1").arg(a);
+          const QString tip = picker->placement_box(a)->toolTip();
+          if (!tip.contains(QStringLiteral(" %1 ranks of %2").arg(d.mesh.shape[a]).arg(q(d.mesh.names[a]))))
+            return what + QStringLiteral(": tooltip %1").arg(tip);
+        }
+      }
+      return {};
+    };
+    QCOMPARE(follows(QStringLiteral("opened")), QString());
+
+    // Typed in the field: the pickers show it.
+    panel.source_field()->setText(QStringLiteral("Shard(1), Shard(0), Shard(1)"));
+    emit panel.source_field()->editingFinished();
+    QCOMPARE(src->state(), parse_state("S(1)S(0)S(1)"));
+    QCOMPARE(panel.source_field()->text(), QStringLiteral("S(1)[0]S(0)S(1)[1]"));
+    QVERIFY(!panel.order_picker(true, 0)->isHidden());
+    QVERIFY(panel.order_picker(true, 1)->isHidden());
+    QCOMPARE(follows(QStringLiteral("typed")), QString());
+
+    const int base = doc.undo_stack()->index();
+    const auto apply = [&](const QString& text, const std::function<Design(const Design&)>& edit) {
+      QString why;
+      const bool ok = doc.edit(text, edit, &why);
+      if (!ok) qWarning("%s", qPrintable(why));
+      return ok;
+    };
+    // A fourth axis: Replicate on it, the boxes rebuilt, the rows balanced (2 and 2), a choice on it is one edit.
+    QVERIFY(apply(QStringLiteral("add ep"), [](const Design& d) { return add_axis(d, 3, "ep", 2); }));
+    QCOMPARE(names(*src), (QStringList{QStringLiteral("pp"), QStringLiteral("dp"), QStringLiteral("tp"), QStringLiteral("ep")}));
+    QCOMPARE(names(*dst), names(*src));
+    QCOMPARE(src->axes_per_row(), 2);
+    QCOMPARE(panel.placement_picker(true, 3)->currentText(), QStringLiteral("R"));
+    QVERIFY(panel.placement_picker(true, 4) == nullptr);
+    QCOMPARE(follows(QStringLiteral("added")), QString());
+    const State with_ep = doc.design().tensors[1].src;
+    const auto options = PlacementPicker::choices(2);
+    const auto s1 = static_cast<int>(std::find(options.begin(), options.end(), Placement::shard(1)) - options.begin());
+    panel.placement_picker(true, 3)->setCurrentIndex(s1);
+    QCOMPARE(doc.undo_stack()->index(), base + 2);
+    QCOMPARE(doc.design().tensors[1].src, chosen(with_ep, 3, Placement::shard(1)));
+    QCOMPARE(doc.design().tensors[1].src.shard_axes(1), (std::vector<std::size_t>{0, 2, 3}));
+    QCOMPARE(panel.order_picker(true, 3)->value(), 2);
+    QCOMPARE(follows(QStringLiteral("chosen on ep")), QString());
+    // Renamed, resized, removed.
+    QVERIFY(apply(QStringLiteral("rename"), [](const Design& d) { return rename_axis(d, "tp", "mp"); }));
+    QCOMPARE(names(*src), (QStringList{QStringLiteral("pp"), QStringLiteral("dp"), QStringLiteral("mp"), QStringLiteral("ep")}));
+    QVERIFY(panel.order_picker(true, 0)->toolTip().contains(QStringLiteral("pp [0], then mp [1], then ep [2]")));
+    QCOMPARE(follows(QStringLiteral("renamed")), QString());
+    QVERIFY(apply(QStringLiteral("resize"), [](const Design& d) { return resize_axis(d, "mp", 4); }));
+    QCOMPARE(follows(QStringLiteral("resized")), QString());
+    QVERIFY(panel.placement_picker(true, 2)->toolTip().contains(QStringLiteral("4 ranks of mp")));
+    QVERIFY(apply(QStringLiteral("remove"), [](const Design& d) { return remove_axis(d, "pp"); }));
+    QCOMPARE(names(*src), (QStringList{QStringLiteral("dp"), QStringLiteral("mp"), QStringLiteral("ep")}));
+    QCOMPARE(src->axes_per_row(), 3);
+    QCOMPARE(follows(QStringLiteral("removed")), QString());
+    // Undo back to the three axes the design opened with.
+    while (doc.undo_stack()->index() > base) doc.undo_stack()->undo();
+    QCOMPARE(names(*src), (QStringList{QStringLiteral("pp"), QStringLiteral("dp"), QStringLiteral("tp")}));
+    QCOMPARE(src->state(), parse_state("S(1)S(0)S(1)"));
+    QCOMPARE(follows(QStringLiteral("undone")), QString());
+
+    // Another tensor rank: S(2) is offered, and chosen as one edit.
+    QVERIFY(apply(QStringLiteral("rank 3"), [](const Design& d) {
+      Design next = d;
+      next.tensors[1].shape = {64, 1024, 8};
+      validate_design(next);
+      return next;
+    }));
+    QCOMPARE(follows(QStringLiteral("rank 3")), QString());
+    const auto options3 = PlacementPicker::choices(3);
+    QCOMPARE(panel.placement_picker(false, 0)->itemText(3), q(to_string(options3[3])));
+    panel.placement_picker(false, 0)->setCurrentIndex(3);  // S(2)
+    QCOMPARE(doc.design().tensors[1].dst, chosen(parse_state("RRS(1)"), 0, Placement::shard(2)));
+    QCOMPARE(follows(QStringLiteral("S(2)")), QString());
+
+    // Another tensor, then none: the pickers show the first's states, then hide.
+    QVERIFY(panel.select_tensor(QStringLiteral("weight")));
+    QCOMPARE(src->state(), doc.design().tensors[0].src);
+    QCOMPARE(picker_text(*src), panel.source_field()->text());
+    QCOMPARE(picker_text(*dst), panel.target_field()->text());
+    QVERIFY(!src->isHidden());
+    doc.new_design();
+    QVERIFY(src->isHidden());
+    QVERIFY(dst->isHidden());
   }
 
   void invalid_state_text_is_refused_inline() {
