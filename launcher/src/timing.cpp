@@ -1,6 +1,7 @@
 #include "timing.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -28,6 +29,30 @@ private:
   comm::Communicator* group_;
 };
 
+// While it lives, the group's timeout bounds a wait on `launches` queued collectives: the per-operation timeout
+// times their number (a pipelined run of 200 collectives of 1 GiB is not one slow operation).
+class QueuedTimeout {
+public:
+  QueuedTimeout(comm::Communicator* group, std::int64_t launches) : group_(group) {
+    if (group_ == nullptr) return;
+    saved_ = group_->timeout();
+    if (saved_.count() > 0 && launches > 1) {
+      const auto most = std::chrono::milliseconds::max().count() / launches;
+      group_->set_timeout(std::chrono::milliseconds(saved_.count() > most ? std::chrono::milliseconds::max().count()
+                                                                           : saved_.count() * launches));
+    }
+  }
+  ~QueuedTimeout() {
+    if (group_ != nullptr) group_->set_timeout(saved_);
+  }
+  QueuedTimeout(const QueuedTimeout&) = delete;
+  QueuedTimeout& operator=(const QueuedTimeout&) = delete;
+
+private:
+  comm::Communicator* group_;
+  std::chrono::milliseconds saved_{0};
+};
+
 }  // namespace
 
 std::string_view to_string(TimingMode mode) noexcept {
@@ -50,6 +75,7 @@ std::vector<double> time_iterations(comm::Communicator& control, comm::Communica
 
   control.barrier();
   if (group != nullptr) {
+    const QueuedTimeout bound(group, plan.warmup);
     for (std::int64_t i = 0; i < plan.warmup; ++i) launch();
     group->synchronize();
   }
@@ -57,6 +83,7 @@ std::vector<double> time_iterations(comm::Communicator& control, comm::Communica
   if (plan.mode == TimingMode::Pipelined) {
     control.barrier();
     if (group == nullptr) return times;
+    const QueuedTimeout bound(group, plan.iters);
     watch->mark();
     for (std::size_t i = 0; i < iters; ++i) {
       launch();
@@ -125,7 +152,8 @@ IterationStats iteration_stats(comm::Communicator& control, const std::vector<do
   control.all_reduce({my_peaks.data(), n, DType::Float64}, {peaks.data(), n, DType::Float64}, ReduceOp::Max);
   std::vector<std::int64_t> who(n, std::numeric_limits<std::int64_t>::max()), mine_who(n);
   for (std::size_t i = 0; i < n; ++i) {
-    mine_who[i] = ran && mine[i] == peaks[i] ? control.rank() : std::numeric_limits<std::int64_t>::max();
+    // Nobody is slowest in an iteration that took no time (a step with nothing to communicate).
+    mine_who[i] = ran && peaks[i] > 0 && mine[i] == peaks[i] ? control.rank() : std::numeric_limits<std::int64_t>::max();
   }
   control.all_reduce({mine_who.data(), n, DType::Int64}, {who.data(), n, DType::Int64}, ReduceOp::Min);
 

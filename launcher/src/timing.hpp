@@ -13,14 +13,15 @@
 //                is one iteration's time.
 //
 // Nothing sleeps inside a timed region (the backends' waits spin; communicator.hpp). Timed regions allocate
-// nothing: the stopwatch and every buffer exist before the first mark.
+// nothing: the stopwatch and every buffer exist before the first mark. A wait on k queued launches is bounded by k
+// times the group's per-operation timeout.
 //
 // Statistics over ranks and iterations (iteration_stats, collective over the control world): an iteration's time is
 // the mean of the participating ranks' times for it (nccl-tests averages over ranks); min, p50, p95, p99, mean, max
 // and the coefficient of variation (population standard deviation / mean) are taken over the iterations'
 // times, percentiles by linear interpolation between the closest ranks (numpy's default). The slowest rank of an
-// iteration is the rank whose own time for it was the longest (the lowest such rank on a tie); the straggler
-// reported is the rank that was slowest in the most iterations, with its host.
+// iteration is the rank whose own time for it was the longest (the lowest such rank on a tie; nobody when it took
+// no time); the straggler reported is the rank that was slowest in the most iterations, with its host.
 #pragma once
 
 #include <cstdint>

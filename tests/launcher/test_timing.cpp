@@ -3,6 +3,7 @@
 // statistics over iterations.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -42,7 +43,11 @@ public:
   void all_to_all(comm::ConstBuffer, comm::Buffer) override {}
   void broadcast(comm::Buffer, int) override {}
   void barrier() override { log.emplace_back("barrier"); }
-  void synchronize() override { log.emplace_back("sync"); }
+  void synchronize() override {
+    log.emplace_back("sync");
+    sync_timeouts.push_back(timeout().count());
+  }
+  std::vector<long long> sync_timeouts;  // the timeout each synchronize() ran under, in ms
   std::unique_ptr<comm::Communicator> split(int, int, std::string) override { return nullptr; }
   void abort(int) noexcept override {}
 
@@ -105,6 +110,24 @@ TEST(Timing, SingleShotTimesEachLaunchAloneAfterABarrier) {
                                      {"mark", "launch(queued)", "mark", "sync"}}));
   EXPECT_EQ(control.log, (std::vector<std::string>{"barrier", "barrier", "barrier"}));
   EXPECT_EQ(group.completion(), comm::Completion::Blocking);
+}
+
+TEST(Timing, AWaitOnQueuedLaunchesIsBoundedByTheirNumberTimesTheTimeout) {
+  ScriptedComm control, group;
+  group.set_timeout(std::chrono::milliseconds(1000));
+  (void)time_iterations(control, &group, {.mode = TimingMode::Pipelined, .warmup = 3, .iters = 50},
+                        [&] { group.launch(); });
+  EXPECT_EQ(group.sync_timeouts, (std::vector<long long>{3000, 50000}));
+  EXPECT_EQ(group.timeout().count(), 1000);  // restored
+  group.sync_timeouts.clear();
+  (void)time_iterations(control, &group, {.mode = TimingMode::SingleShot, .warmup = 1, .iters = 2},
+                        [&] { group.launch(); });
+  EXPECT_EQ(group.sync_timeouts, (std::vector<long long>{1000, 1000, 1000}));  // one launch per wait
+  group.set_timeout(std::chrono::milliseconds(0));  // none stays none
+  group.sync_timeouts.clear();
+  (void)time_iterations(control, &group, {.mode = TimingMode::Pipelined, .warmup = 2, .iters = 2},
+                        [&] { group.launch(); });
+  EXPECT_EQ(group.sync_timeouts, (std::vector<long long>{0, 0}));
 }
 
 TEST(Timing, ARankOutsideTheGroupsOnlyJoinsTheBarriers) {
@@ -173,6 +196,7 @@ TEST(Timing, StatsOverRanksNameTheStragglerAndItsHost) {
   EXPECT_EQ(s.slowest_count, 3);
   EXPECT_EQ(s.slowest_host, "node-a");
   EXPECT_EQ(iteration_stats(control, {}, 3, {"node-a"}).slowest_rank, -1);  // nobody ran
+  EXPECT_EQ(iteration_stats(control, {0, 0, 0}, 3, {"node-a"}).slowest_rank, -1);  // nothing took time
   EXPECT_THROW((void)iteration_stats(control, {1, 2}, 3, {"node-a"}), Error);
 }
 

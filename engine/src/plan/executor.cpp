@@ -283,7 +283,8 @@ void execute_step(LocalTensor& local, const PlanStep& step, const ExecutionConte
   }
   // Runs one collective of the step; with a profile, timed the single-shot way (comm::time_single_shot: the group's
   // stopwatch around the launch, then its completion).
-  std::unique_ptr<comm::Stopwatch> watch = profile != nullptr && group != nullptr ? group->stopwatch(2) : nullptr;
+  std::unique_ptr<comm::Stopwatch> watch =
+      profile != nullptr && group != nullptr && communicates(step.collective) ? group->stopwatch(2) : nullptr;
   const auto timed = [&](auto&& collective) {
     if (profile != nullptr && profile->before_collective) profile->before_collective();
     if (watch == nullptr) {

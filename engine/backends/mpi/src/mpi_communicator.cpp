@@ -1,6 +1,7 @@
 #include "meshloom/backends/mpi_communicator.hpp"
 
 #include <mpi.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <array>
@@ -40,16 +41,26 @@ void check_lazy(int code, What&& what) {
   if (code != MPI_SUCCESS) raise(ErrorKind::RuntimeError, what() + " failed: " + mpi_error_string(code));
 }
 
-// Whether this node runs more ranks than it has online cores (Open MPI then sets mpi_yield_when_idle itself): the
-// polling loop yields the core between polls only then. The node's cores, not this process's affinity mask: mpirun
-// binds each rank to one core when there are enough of them, which is the case where nobody needs the yield.
+// Whether this node runs more ranks than the cores they may run on (Open MPI then sets mpi_yield_when_idle itself):
+// the polling loop yields the core between polls only then. The cores are the union of the node's ranks' affinity
+// masks: mpirun binding each rank to a core of its own gives as many cores as ranks (no yield needed), and a
+// container or job limited to a cpuset gives that cpuset, however many cores the host has. Collective over `world`.
 bool node_oversubscribed(MPI_Comm world) {
   MPI_Comm node = MPI_COMM_NULL;
   if (MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) return true;
   int ranks = 1;
   MPI_Comm_size(node, &ranks);
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  if (sched_getaffinity(0, sizeof mine, &mine) != 0) {
+    for (unsigned c = 0; c < std::thread::hardware_concurrency() && c < CPU_SETSIZE; ++c) CPU_SET(c, &mine);
+  }
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  const int rc = MPI_Allreduce(&mine, &all, static_cast<int>(sizeof mine), MPI_BYTE, MPI_BOR, node);
   MPI_Comm_free(&node);
-  const long cores = static_cast<long>(std::thread::hardware_concurrency());
+  if (rc != MPI_SUCCESS) return true;
+  const int cores = CPU_COUNT(&all);
   return cores <= 0 || ranks > cores;
 }
 

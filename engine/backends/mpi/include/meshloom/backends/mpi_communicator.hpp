@@ -73,8 +73,9 @@ private:
 
 class MpiCommunicator final : public comm::Communicator {
 public:
-  // MPI_COMM_WORLD (not freed on destruction). Throws RuntimeError when MPI is not initialised or already
-  // finalised.
+  // MPI_COMM_WORLD (not freed on destruction). Collective over MPI_COMM_WORLD: every rank calls it (it learns
+  // whether its node is oversubscribed, for the polling loop). Throws RuntimeError when MPI is not initialised or
+  // already finalised.
   [[nodiscard]] static std::unique_ptr<MpiCommunicator> world(std::string name = "world");
 
   ~MpiCommunicator() override;
