@@ -156,6 +156,7 @@ std::string result_record(const BenchResult& r) {
   j["axis"] = r.axis;
   j["group_size"] = r.group_size;
   j["groups"] = r.groups;
+  j["span"] = {{"hosts", r.span.hosts}, {"ranks_per_host", r.span.ranks_per_host}, {"uniform", r.span.uniform}};
   j["collective"] = std::string(to_string(r.collective));
   j["dtype"] = std::string(to_string(r.dtype));
   if (reduces(r.collective)) j["op"] = std::string(to_string(r.op));

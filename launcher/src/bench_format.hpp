@@ -21,6 +21,7 @@
 
 #include "meshloom/dtype.hpp"
 #include "meshloom/plan/state.hpp"
+#include "group_span.hpp"
 #include "timing.hpp"
 
 namespace meshloom::launcher {
@@ -55,6 +56,7 @@ struct BenchResult {
   std::string axis;
   std::int64_t group_size = 0;
   std::int64_t groups = 0;
+  GroupSpan span;  // the hosts one group spans and its ranks per host (group_span.hpp)
   BenchCollective collective = BenchCollective::AllReduce;
   DType dtype = DType::Float32;
   ReduceOp op = ReduceOp::Sum;

@@ -239,7 +239,9 @@ BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups
   for (const auto& axis : axes.run) {
     const AxisRef ref = axis;
     const std::int64_t n = mesh.size(ref);
-    const std::int64_t group_count = mesh.groups(ref).shape.front();
+    const RankTensor axis_groups = mesh.groups(ref);
+    const std::int64_t group_count = axis_groups.shape.front();
+    const GroupSpan span = group_span(axis_groups, info.hosts);
     comm::Communicator* c = groups.get(axis);
     const std::int64_t me = c != nullptr ? c->rank() : -1;
     std::int64_t axis_wrong = 0;
@@ -247,7 +249,9 @@ BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups
     std::int64_t axis_rows = 0;
     if (lead && s.print_tables) {
       out << "#\n# axis " << axis << ": " << group_count << (group_count == 1 ? " group" : " groups") << " of " << n
-          << (n == 1 ? " rank" : " ranks") << ", run at the same time\n"
+          << (n == 1 ? " rank" : " ranks") << " (" << span.hosts << (span.hosts == 1 ? " host, " : " hosts, ")
+          << span.ranks_per_host << (span.ranks_per_host == 1 ? " rank" : " ranks") << " per host"
+          << (span.uniform ? "" : " at most, not alike in every group") << "), run at the same time\n"
           << table_header() << std::flush;
     }
     for (const auto collective : s.collectives) {
@@ -298,6 +302,7 @@ BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups
         r.axis = axis;
         r.group_size = n;
         r.groups = group_count;
+        r.span = span;
         r.collective = collective;
         r.dtype = s.dtype;
         r.op = s.op;

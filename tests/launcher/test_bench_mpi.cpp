@@ -145,6 +145,10 @@ void expect_table_matches_jsonl(const Launched& r, const std::filesystem::path& 
     EXPECT_GE(st["slowest"]["iterations"].get<int>(), 1);
   }
   EXPECT_EQ(recs.front()["hosts"].size(), static_cast<std::size_t>(world));
+  // One machine: every group on one host, all its ranks there.
+  for (const auto& j : results) {
+    EXPECT_EQ(j["span"], json({{"hosts", 1}, {"ranks_per_host", j["group_size"]}, {"uniform", true}})) << j.dump();
+  }
   EXPECT_NE(r.out.find("# Out of bounds values : 0 OK"), std::string::npos);
   EXPECT_NE(r.out.find("# Avg bus bandwidth    : "), std::string::npos);
 }
