@@ -2,7 +2,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <array>
 #include <cmath>
 #include <cstdio>
 

@@ -27,11 +27,9 @@ public:
   std::int64_t wrong(const CollectiveData& d) const override {
     const auto count = static_cast<std::size_t>(d.counts.count);
     const std::size_t mine = static_cast<std::size_t>(d.me) * count;
-    std::int64_t w = 0;
-    for (std::size_t e = 0; e < static_cast<std::size_t>(d.counts.out_count); ++e) {
-      if (!known::same_moved(d.out, e, d.item(), e / count, mine + e % count)) ++w;
-    }
-    return w;
+    return known::wrong_moved(d.out, d.counts.out_count, d.item(), [&](std::size_t e) {
+      return std::pair<std::uint64_t, std::uint64_t>{e / count, mine + e % count};
+    });
   }
   void launch(comm::Communicator& group, void* in, void* out, const SizeCounts& c, DType dtype,
               ReduceOp /*op*/) const override {

@@ -29,11 +29,8 @@ public:
     known::fill_moved(d, d.me == 0 ? 0 : static_cast<std::uint64_t>(d.me) + kNotRoot);
   }
   std::int64_t wrong(const CollectiveData& d) const override {
-    std::int64_t w = 0;
-    for (std::size_t i = 0; i < static_cast<std::size_t>(d.counts.in_count); ++i) {
-      if (!known::same_moved(d.in, i, d.item(), 0, i)) ++w;
-    }
-    return w;
+    return known::wrong_moved(d.in, d.counts.in_count, d.item(),
+                              [](std::size_t i) { return std::pair<std::uint64_t, std::uint64_t>{0, i}; });
   }
   void launch(comm::Communicator& group, void* in, void* /*out*/, const SizeCounts& c, DType dtype,
               ReduceOp /*op*/) const override {

@@ -25,6 +25,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "collectives/collective.hpp"
@@ -143,6 +144,18 @@ inline constexpr std::byte kPoison{0xA5};
 void size_buffers(CollectiveData& data, bool in_place);
 // element i of data.in is mix(pattern, i) (moved data of rank `pattern`);
 void fill_moved(CollectiveData& data, std::uint64_t pattern);
+// the elements e of `buf` (itemsize data.item(), `count` of them) that are not mix(source(e)), source(e) being the
+// (rank, index) whose element e must hold;
+template <class Source>
+[[nodiscard]] std::int64_t wrong_moved(const std::vector<std::byte>& buf, std::int64_t count, std::size_t item,
+                                       Source&& source) {
+  std::int64_t wrong = 0;
+  for (std::size_t e = 0; e < static_cast<std::size_t>(count); ++e) {
+    const auto [rank, index] = source(e);
+    if (!same_moved(buf, e, item, rank, index)) ++wrong;
+  }
+  return wrong;
+}
 // element i of data.in is reduced_input(op, me, i, n) (zeros for a dtype the check cannot predict: timed only);
 void fill_reduced(CollectiveData& data);
 // the elements of data.out that are not reduced_output(op, offset + k, n).

@@ -79,14 +79,7 @@ void DeviceBuffer::copy_from_host(const void* src, std::size_t n, void* stream) 
     raise(ErrorKind::ValueError, "DeviceBuffer::copy_from_host: " + std::to_string(n) + " bytes into a buffer of " +
                                      std::to_string(bytes()));
   }
-  if (n == 0) return;
-  if (stream == nullptr) {
-    check_cuda(cudaMemcpy(data_, src, n, cudaMemcpyHostToDevice), "cudaMemcpy(host to device)");
-    return;
-  }
-  auto* s = static_cast<cudaStream_t>(stream);
-  check_cuda(cudaMemcpyAsync(data_, src, n, cudaMemcpyHostToDevice, s), "cudaMemcpyAsync(host to device)");
-  spin_until_done(s, "cudaMemcpyAsync(host to device)");
+  copy(data_, src, n, true, stream);
 }
 
 void DeviceBuffer::copy_to_host(void* dst, std::size_t n, void* stream) const {
@@ -94,14 +87,21 @@ void DeviceBuffer::copy_to_host(void* dst, std::size_t n, void* stream) const {
     raise(ErrorKind::ValueError, "DeviceBuffer::copy_to_host: " + std::to_string(n) + " bytes from a buffer of " +
                                      std::to_string(bytes()));
   }
+  copy(dst, data_, n, false, stream);
+}
+
+void DeviceBuffer::copy(void* dst, const void* src, std::size_t n, bool to_device, void* stream) {
   if (n == 0) return;
+  const cudaMemcpyKind kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+  const char* direction = to_device ? "(host to device)" : "(device to host)";
   if (stream == nullptr) {
-    check_cuda(cudaMemcpy(dst, data_, n, cudaMemcpyDeviceToHost), "cudaMemcpy(device to host)");
+    check_cuda(cudaMemcpy(dst, src, n, kind), std::string("cudaMemcpy") + direction);
     return;
   }
   auto* s = static_cast<cudaStream_t>(stream);
-  check_cuda(cudaMemcpyAsync(dst, data_, n, cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync(device to host)");
-  spin_until_done(s, "cudaMemcpyAsync(device to host)");
+  const std::string call = std::string("cudaMemcpyAsync") + direction;
+  check_cuda(cudaMemcpyAsync(dst, src, n, kind, s), call);
+  spin_until_done(s, call.c_str());
 }
 
 void DeviceBuffer::fill_zero(void* stream) {

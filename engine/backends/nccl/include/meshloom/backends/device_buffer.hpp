@@ -66,6 +66,8 @@ public:
   }
 
 private:
+  // n bytes host -> device (to_device) or device -> host, synchronous or on `stream` (then waited for by spinning).
+  static void copy(void* dst, const void* src, std::size_t n, bool to_device, void* stream);
   void check_host(std::size_t element_size, std::size_t count) const;
   void release() noexcept;
 
