@@ -322,10 +322,30 @@ private:
   std::vector<Key> keys_;  // by node
 };
 
+// What a spur search of the k search (plan_k_cheapest) may not use: states it never enters (its root path
+// before the spur state) and states its source may not step to (where accepted plans sharing that root went).
+// It starts at cost `start`, the root's cost, so the costs it sums are the whole path's, left to right, exactly
+// as plan_redistribution sums a plan's steps.
+struct Detour {
+  std::vector<Key> removed;
+  std::vector<Key> removed_first;
+  double start = 0.0;
+};
+
+// A path the search found: its states, source first, and the cost up to each of them (costs[0] is the start).
+// Empty when the target cannot be reached.
+struct Found {
+  std::vector<Key> keys;
+  std::vector<double> costs;
+};
+
 // PyTorch's find_min_cost_path: a heap of (cost, push counter), a state settled when first popped, the search
 // over when the target pops. Pushing a state only when it improves on its best pushed cost gives the same
-// pops: an entry of equal or higher cost and a later counter always pops after the earlier one.
-std::vector<Compact> dijkstra(const Problem& p, const Compact& src, const Compact& dst, std::size_t& settled_count) {
+// pops: an entry of equal or higher cost and a later counter always pops after the earlier one. A state first
+// reached at +infinity (or NaN) is never pushed: such an edge is no edge. Adds the states it settles to
+// `settled_count` and raises when that total passes the request's state budget.
+Found dijkstra(const Problem& p, const Compact& src, const Compact& dst, std::size_t& settled_count,
+               const Detour* detour = nullptr) {
   constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
   struct Node {
     double best = std::numeric_limits<double>::infinity();
@@ -342,12 +362,22 @@ std::vector<Compact> dijkstra(const Problem& p, const Compact& src, const Compac
   std::vector<Node> nodes;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
   std::uint64_t counter = 0;
+  const Key src_key = src.key();
   const Key dst_key = dst.key();
+  const double start = detour != nullptr ? detour->start : 0.0;
 
-  (void)table.find_or_add(src.key());
-  nodes.push_back({0.0, kNone, false});
-  heap.push({0.0, counter, 0});
-  settled_count = 0;
+  (void)table.find_or_add(src_key);
+  nodes.push_back({start, kNone, false});
+  heap.push({start, counter, 0});
+  if (detour != nullptr) {
+    // Removed states enter the table settled: no edge relaxes them, and they count for no budget.
+    for (const Key& k : detour->removed) {
+      if (k == src_key) continue;
+      const auto [node, added] = table.find_or_add(k);
+      if (added) nodes.emplace_back();
+      nodes[node].settled = true;
+    }
+  }
   while (!heap.empty()) {
     const Entry top = heap.top();
     heap.pop();
@@ -360,13 +390,18 @@ std::vector<Compact> dijkstra(const Problem& p, const Compact& src, const Compac
     }
     const Key key = table.key(top.node);
     if (key == dst_key) {
-      std::vector<Compact> path;
-      for (std::uint32_t n = top.node; n != kNone; n = nodes[n].parent) path.push_back(decode(table.key(n), src.n));
-      std::reverse(path.begin(), path.end());
-      return path;
+      Found found;
+      for (std::uint32_t n = top.node; n != kNone; n = nodes[n].parent) {
+        found.keys.push_back(table.key(n));
+        found.costs.push_back(nodes[n].best);
+      }
+      std::reverse(found.keys.begin(), found.keys.end());
+      std::reverse(found.costs.begin(), found.costs.end());
+      return found;
     }
     const Compact state = decode(key, src.n);
     StepCostInput in = cost_input(p, state);
+    const bool restricted = detour != nullptr && top.node == 0 && !detour->removed_first.empty();
     // A step's cost depends on the state, its collective and its axis only: price each pair once per state.
     std::array<std::array<double, kMaxPlanAxes>, kCollectiveCount> priced{};
     std::array<std::array<bool, kMaxPlanAxes>, kCollectiveCount> known{};
@@ -380,6 +415,10 @@ std::vector<Compact> dijkstra(const Problem& p, const Compact& src, const Compac
       }
       const double cost = top.cost + priced[k][e.axis];
       const Key next = with_code(key, e.axis, code_of(e.kind, e.arg, e.pos));
+      if (restricted && std::find(detour->removed_first.begin(), detour->removed_first.end(), next) !=
+                            detour->removed_first.end()) {
+        return;
+      }
       const auto [node, added] = table.find_or_add(next);
       if (added) nodes.emplace_back();
       Node& n = nodes[node];
@@ -607,6 +646,56 @@ PlanStep make_step(const PlanRequest& r, const CostModel& model, std::int64_t gl
   return step;
 }
 
+// What every search of a request shares: the request, the model and the edge generator's inputs.
+Problem make_problem(const PlanRequest& request, const CostModel& model) {
+  Problem p;
+  p.request = &request;
+  p.model = &model;
+  p.dims = static_cast<std::int64_t>(request.tensor_shape.size());
+  p.global_numel = 1;
+  for (auto s : request.tensor_shape) p.global_numel *= s;
+  p.coordinate = request.coordinate.empty() ? std::vector<std::int64_t>(request.mesh_shape.size(), 0) : request.coordinate;
+  p.partial_ops = case6_ops(request);
+  p.dst = compact(request.dst);
+  return p;
+}
+
+[[noreturn]] void raise_no_path(const PlanRequest& request) {
+  raise(ErrorKind::ValueError, "no redistribution path from " + to_string(request.src) + " to " +
+                                   to_string(request.dst) + " (" +
+                                   (request.variant == PartialVariant::Seed ? "seed" : "newest") +
+                                   " transitions; Partial changes its reduce op only through Replicate)");
+}
+
+// Fills a plan's steps and cost from its path (one step per consecutive pair of states, priced by the model,
+// summed left to right, then merged on the flattened groups): the one construction of every plan.
+void build_steps(const Problem& p, Plan& plan) {
+  const PlanRequest& request = *p.request;
+  std::vector<PlanStep> steps;
+  for (std::size_t i = 0; i + 1 < plan.path.size(); ++i) {
+    const State& before = plan.path[i];
+    const State& after = plan.path[i + 1];
+    std::size_t axis = 0;
+    for (std::size_t a = 0; a < before.ndim(); ++a) {
+      if (before.placement(a) != after.placement(a)) axis = a;
+    }
+    steps.push_back(make_step(request, *p.model, p.global_numel, p.coordinate, before, after, axis));
+    plan.cost += steps.back().cost;
+  }
+  plan.steps = detail::merge_steps(std::move(steps), request);
+}
+
+// The graph plan of a path the search found.
+Plan graph_plan(const Problem& p, const std::vector<Key>& keys, std::size_t states_explored) {
+  Plan plan;
+  const auto n = static_cast<std::uint8_t>(p.request->mesh_shape.size());
+  plan.path.reserve(keys.size());
+  for (const Key& k : keys) plan.path.push_back(expand(decode(k, n), p.dims));
+  plan.states_explored = states_explored;
+  build_steps(p, plan);
+  return plan;
+}
+
 }  // namespace
 
 PlannerKind resolve_planner(const PlanRequest& request) noexcept {
@@ -617,58 +706,106 @@ PlannerKind resolve_planner(const PlanRequest& request) noexcept {
 
 Plan plan_redistribution(const PlanRequest& request, const CostModel& model) {
   validate(request);
-  Problem p;
-  p.request = &request;
-  p.model = &model;
-  p.dims = static_cast<std::int64_t>(request.tensor_shape.size());
-  p.global_numel = 1;
-  for (auto s : request.tensor_shape) p.global_numel *= s;
-  p.coordinate = request.coordinate.empty() ? std::vector<std::int64_t>(request.mesh_shape.size(), 0) : request.coordinate;
-  p.partial_ops = case6_ops(request);
-  p.dst = compact(request.dst);
-
-  Plan plan;
+  const Problem p = make_problem(request, model);
   if (resolve_planner(request) == PlannerKind::Graph) {
-    const auto path = dijkstra(p, compact(request.src), p.dst, plan.states_explored);
-    if (path.empty()) {
-      raise(ErrorKind::ValueError, "no redistribution path from " + to_string(request.src) + " to " +
-                                       to_string(request.dst) + " (" +
-                                       (request.variant == PartialVariant::Seed ? "seed" : "newest") +
-                                       " transitions; Partial changes its reduce op only through Replicate)");
+    std::size_t settled = 0;
+    const Found found = dijkstra(p, compact(request.src), p.dst, settled);
+    if (found.keys.empty()) raise_no_path(request);
+    return graph_plan(p, found.keys, settled);
+  }
+  // PyTorch's greedy planner reads placements only; on a non-default shard order its steps gather inner
+  // splits out of order or end in the wrong order, and the data comes out wrong (the simulator shows it).
+  for (const State* s : {&request.src, &request.dst}) {
+    if (!s->has_default_shard_order()) {
+      raise(ErrorKind::ValueError, "the greedy planner ignores shard order, and " + to_string(*s) +
+                                       " does not have the default one: use the graph planner (auto picks it)");
     }
-    for (const auto& c : path) plan.path.push_back(expand(c, p.dims));
-  } else {
-    // PyTorch's greedy planner reads placements only; on a non-default shard order its steps gather inner
-    // splits out of order or end in the wrong order, and the data comes out wrong (the simulator shows it).
-    for (const State* s : {&request.src, &request.dst}) {
-      if (!s->has_default_shard_order()) {
-        raise(ErrorKind::ValueError, "the greedy planner ignores shard order, and " + to_string(*s) +
-                                         " does not have the default one: use the graph planner (auto picks it)");
+  }
+  Plan plan;
+  plan.path.push_back(request.src);
+  for (const auto& g : greedy_steps(request)) plan.path.push_back(apply_step(plan.path.back(), g.axis, g.to));
+  plan.states_explored = plan.path.size();
+  // Appending a size-1 axis anywhere in a shard order splits nothing: when the greedy path ends in the target
+  // up to such axes (it skips the nested-sharding pass when only size-1 axes shard), it ends in the target.
+  if (plan.path.back() != request.dst && same_up_to_unit_axes(plan.path.back(), request.dst, request.mesh_shape)) {
+    plan.path.back() = request.dst;
+  }
+  build_steps(p, plan);
+  return plan;
+}
+
+// ---- The k cheapest plans (Yen's k-shortest loopless paths, with Lawler's saving) ------------------------------
+//
+// The first plan is the graph planner's. After each accepted plan, every state of it from the one where it left
+// its parent plan onwards is a spur: Dijkstra from the spur to the target, never entering the root path before
+// the spur, and never stepping from the spur to a state that an accepted plan with the same root steps to. Root
+// plus spur path is a candidate; the cheapest candidate is accepted next, the earliest found among equal costs.
+// Spurs before the deviation state would repeat searches already made, whose paths are candidates already.
+
+std::vector<Plan> plan_k_cheapest(const PlanRequest& request, const CostModel& model, std::size_t k) {
+  if (k < 1 || k > kMaxCheapestPlans) {
+    raise(ErrorKind::ValueError, "k " + std::to_string(k) + " is out of range [1, " + std::to_string(kMaxCheapestPlans) +
+                                     "]: ask for 1 to " + std::to_string(kMaxCheapestPlans) + " plans");
+  }
+  PlanRequest graph = request;
+  graph.planner = PlannerKind::Graph;
+  validate(graph);
+  const Problem p = make_problem(graph, model);
+  const auto n = static_cast<std::uint8_t>(graph.mesh_shape.size());
+
+  struct Path {
+    std::vector<Key> keys;
+    std::vector<double> costs;     // left-to-right cost up to each state
+    std::size_t deviation = 0;     // index of the spur state it was found from
+    std::size_t explored = 0;      // states settled by the whole search when it was accepted
+  };
+  std::size_t settled = 0;
+  std::vector<Path> accepted;
+  std::vector<Path> candidates;  // in the order found
+  {
+    Found first = dijkstra(p, compact(graph.src), p.dst, settled);
+    if (first.keys.empty()) raise_no_path(graph);
+    accepted.push_back({std::move(first.keys), std::move(first.costs), 0, settled});
+  }
+  while (accepted.size() < k) {
+    const std::size_t last = accepted.size() - 1;
+    for (std::size_t i = accepted[last].deviation; i + 1 < accepted[last].keys.size(); ++i) {
+      const Path& base = accepted[last];
+      Detour detour;
+      detour.start = base.costs[i];
+      detour.removed.assign(base.keys.begin(), base.keys.begin() + static_cast<std::ptrdiff_t>(i));
+      for (const Path& a : accepted) {
+        if (a.keys.size() > i + 1 &&
+            std::equal(a.keys.begin(), a.keys.begin() + static_cast<std::ptrdiff_t>(i) + 1, base.keys.begin())) {
+          detour.removed_first.push_back(a.keys[i + 1]);
+        }
       }
+      Found spur = dijkstra(p, decode(base.keys[i], n), p.dst, settled, &detour);
+      if (spur.keys.empty()) continue;
+      Path candidate;
+      candidate.keys.assign(base.keys.begin(), base.keys.begin() + static_cast<std::ptrdiff_t>(i));
+      candidate.keys.insert(candidate.keys.end(), spur.keys.begin(), spur.keys.end());
+      candidate.costs.assign(base.costs.begin(), base.costs.begin() + static_cast<std::ptrdiff_t>(i));
+      candidate.costs.insert(candidate.costs.end(), spur.costs.begin(), spur.costs.end());
+      candidate.deviation = i;
+      const bool known = std::any_of(candidates.begin(), candidates.end(),
+                                     [&](const Path& c) { return c.keys == candidate.keys; });
+      if (!known) candidates.push_back(std::move(candidate));
     }
-    plan.path.push_back(request.src);
-    for (const auto& g : greedy_steps(request)) plan.path.push_back(apply_step(plan.path.back(), g.axis, g.to));
-    plan.states_explored = plan.path.size();
-    // Appending a size-1 axis anywhere in a shard order splits nothing: when the greedy path ends in the target
-    // up to such axes (it skips the nested-sharding pass when only size-1 axes shard), it ends in the target.
-    if (plan.path.back() != request.dst && same_up_to_unit_axes(plan.path.back(), request.dst, request.mesh_shape)) {
-      plan.path.back() = request.dst;
+    if (candidates.empty()) break;
+    auto best = candidates.begin();
+    for (auto it = candidates.begin() + 1; it != candidates.end(); ++it) {
+      if (it->costs.back() < best->costs.back()) best = it;
     }
+    accepted.push_back(std::move(*best));
+    candidates.erase(best);
+    accepted.back().explored = settled;
   }
 
-  std::vector<PlanStep> steps;
-  for (std::size_t i = 0; i + 1 < plan.path.size(); ++i) {
-    const State& before = plan.path[i];
-    const State& after = plan.path[i + 1];
-    std::size_t axis = 0;
-    for (std::size_t a = 0; a < before.ndim(); ++a) {
-      if (before.placement(a) != after.placement(a)) axis = a;
-    }
-    steps.push_back(make_step(request, model, p.global_numel, p.coordinate, before, after, axis));
-    plan.cost += steps.back().cost;
-  }
-  plan.steps = detail::merge_steps(std::move(steps), request);
-  return plan;
+  std::vector<Plan> plans;
+  plans.reserve(accepted.size());
+  for (const Path& a : accepted) plans.push_back(graph_plan(p, a.keys, a.explored));
+  return plans;
 }
 
 // ---- PlanCache --------------------------------------------------------------------------------------------

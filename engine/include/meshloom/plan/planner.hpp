@@ -14,6 +14,7 @@
 //   greedy   PyTorch's older default: placements only, with the nested-sharding detection. It refuses states
 //            with a non-default shard order, where its plans would move the wrong data.
 //   auto     greedy when both states have the default shard order, graph otherwise (PyTorch's choice).
+//   k cheapest  not a planner choice: the k cheapest loopless paths of the graph (plan_k_cheapest, below).
 //
 // Example (mesh (2,2,2), tensor (8,8,8)):
 //   plan_redistribution({.mesh_shape = {2,2,2}, .tensor_shape = {8,8,8},
@@ -68,6 +69,40 @@ struct PlanRequest {
 // < 1, an axis going from one Partial op to another, as PyTorch refuses) and plans it. ValueError when no path exists ("no redistribution path from P(sum) to P(max) ...") and
 // RuntimeError when the search settles more than state_budget states.
 [[nodiscard]] Plan plan_redistribution(const PlanRequest& request, const CostModel& model);
+
+// The most plans plan_k_cheapest returns.
+inline constexpr std::size_t kMaxCheapestPlans = 64;
+
+// The k cheapest distinct plans from request.src to request.dst over the graph planner's state graph (Yen's
+// k-shortest loopless paths), cheapest first; fewer when fewer loopless paths exist. Two plans are distinct when
+// their sequences of states (Plan::path) differ: two distinct plans can print the same trace when merging on a
+// flattened group folds their steps into one collective (P(sum)P(sum) -> RR through RP(sum) or P(sum)R), and
+// states that differ only in where a size-1 axis sits in a shard order are different states, as in the graph.
+// The search always uses the graph, whatever request.planner says (greedy and auto are ignored), and plans[0]
+// equals plan_redistribution(request with planner = Graph, model), states_explored included. Every plan is built
+// as plan_redistribution builds one: a step per edge priced by the model, the cost summed left to right before
+// merging, steps merged on the flattened groups. A later plan's states_explored is the number of states the
+// whole k search had settled when it was chosen. An edge the model prices at +infinity is no edge (as in the
+// graph planner, which never pushes a state it reaches at +infinity), so no plan costs +infinity.
+// Ties: plans[0] is the graph planner's plan; after it, among candidates of equal cost the one the search found
+// first comes first. Spur searches run after each accepted plan, from its states in order (source first), each
+// a Dijkstra with the graph planner's first-in first-out tie-breaking; the candidates keep the order they were
+// found in. That is deterministic (no hashing or address decides an order) for a deterministic model, but it is
+// an order of discovery, not a rule on the plans: a tied plan that no search has found yet comes later.
+// Validates as plan_redistribution does (the same ValueErrors, "no redistribution path ..." included); ValueError
+// naming k when k is 0 or above kMaxCheapestPlans; RuntimeError when all the searches together settle more than
+// request.state_budget states.
+//
+// Example (mesh (2,), tensor (8,8), fixed weights):
+//   plan_k_cheapest({.mesh_shape = {2}, .tensor_shape = {8,8}, .src = parse_state("S(0)"),
+//                    .dst = parse_state("S(1)")}, model, 5)
+//   plan 0  "S(0)->S(1)"     all_to_all, cost 1
+//   plan 1  "S(0)->R->S(1)"  all_gather + chunk, cost 2
+//   and no more: there are no other loopless paths. From P(sum) (R -> P(sum) edges join the graph), k = 64:
+//   "P(sum)->S(1)" 2 (reduce_scatter), "P(sum)->S(0)->S(1)" 3, "P(sum)->R->S(1)" 4, "P(sum)->S(0)->R->S(1)" 4,
+//   "P(sum)->R->S(0)->S(1)" 5. The two at 4 are both found after plan 1, the first by the spur from its source,
+//   the second by the spur from its state S(0).
+[[nodiscard]] std::vector<Plan> plan_k_cheapest(const PlanRequest& request, const CostModel& model, std::size_t k);
 
 // Plans by request, for callers that ask the same questions again (an app redrawing, a launcher answering a
 // batch): a hit costs a hash of the request and one comparison. Bound to one cost model, whose parameters must
