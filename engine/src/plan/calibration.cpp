@@ -2,7 +2,9 @@
 //
 //   {"format": "meshloom-calibration", "version": 1, "backend": "mpi", "world": 8,
 //    "mesh": {"shape": [2, 4], "names": ["dp", "tp"]},
-//    "axes": {"tp": {"all_reduce": {"alpha_us": 12.0, "busbw_gbps": 3.1, "r2": 0.998, "samples": 14}}}}
+//    "axes": {"tp": {"all_reduce": {"alpha_us": 12.0, "busbw_gbps": 3.1, "r2": 0.998, "samples": 14}}},
+//    "rank_hosts": [0, 0, 0, 0, 1, 1, 1, 1], "groups": [{"collective": "all_reduce", "n": 4, ...}]}
+// (the format, its optional fields included, is documented on Calibration in cost_model.hpp)
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -47,6 +49,8 @@ constexpr std::size_t kMaxCalibrationNameChars = 64;    // axis, flattened axis 
 constexpr std::size_t kMaxCalibrationAxisEntries = 4096;  // entries of "axes" (mesh axes and flattened groups)
 constexpr std::size_t kMaxBackendBytes = 64;
 constexpr std::int64_t kMaxCalibrationWorld = 2147483647;  // 2^31 - 1, as a design's world
+constexpr std::size_t kMaxCalibrationCurves = 4096;         // entries of "groups"
+constexpr std::size_t kMaxCurvePoints = 256;                // points of one curve
 
 // The collectives a calibration may fit, in sorted order (the order std::map writes them).
 constexpr std::array<std::string_view, 5> kCollectives{"all_gather", "all_reduce", "all_to_all", "broadcast",
@@ -75,6 +79,57 @@ CollectiveFit fit_from_json(const json& value, const std::string& path) {
   return fit;
 }
 
+HoldoutError holdout_from_json(const json& value, const std::string& path) {
+  detail::expect_object(value, path, kNoun);
+  detail::check_fields(value, path, kNoun, {"median", "p90", "points"}, {"median", "p90", "points"});
+  return {.median = get_number(value.at("median"), field(path, "median")),
+          .p90 = get_number(value.at("p90"), field(path, "p90")),
+          .points = get_int(value.at("points"), field(path, "points"))};
+}
+
+GroupCurve curve_from_json(const json& value, const std::string& path) {
+  detail::expect_object(value, path, kNoun);
+  detail::check_fields(value, path, kNoun,
+                       {"collective", "n", "hosts", "ranks_per_host", "model", "alpha_us", "busbw_gbps", "r2",
+                        "samples", "holdout", "points"},
+                       {"collective", "n", "hosts", "ranks_per_host", "model", "points"});
+  GroupCurve c;
+  c.collective = get_string(value.at("collective"), field(path, "collective"));
+  if (!known_collective(c.collective)) {
+    bad_value(field(path, "collective"), render_text(c.collective), "unknown collective; expected " + collective_list());
+  }
+  c.shape.n = get_int(value.at("n"), field(path, "n"));
+  c.shape.hosts = get_int(value.at("hosts"), field(path, "hosts"));
+  c.shape.ranks_per_host = get_int(value.at("ranks_per_host"), field(path, "ranks_per_host"));
+  const std::string model = get_string(value.at("model"), field(path, "model"));
+  if (model == "alpha_beta") {
+    c.model = CurveModel::AlphaBeta;
+  } else if (model == "piecewise") {
+    c.model = CurveModel::Piecewise;
+  } else {
+    bad_value(field(path, "model"), render_text(model), "expected \"alpha_beta\" or \"piecewise\"");
+  }
+  const int fit_fields = static_cast<int>(value.contains("alpha_us")) + static_cast<int>(value.contains("busbw_gbps")) +
+                         static_cast<int>(value.contains("r2")) + static_cast<int>(value.contains("samples"));
+  if (fit_fields == 4) {
+    c.fit = CollectiveFit{.alpha_us = get_number(value.at("alpha_us"), field(path, "alpha_us")),
+                          .busbw_gbps = get_number(value.at("busbw_gbps"), field(path, "busbw_gbps")),
+                          .r2 = get_number(value.at("r2"), field(path, "r2")),
+                          .samples = get_int(value.at("samples"), field(path, "samples"))};
+  } else if (fit_fields != 0) {
+    bad(path, "an alpha-beta fit needs all of alpha_us, busbw_gbps, r2 and samples (or none of them)");
+  }
+  if (value.contains("holdout")) c.holdout = holdout_from_json(value.at("holdout"), field(path, "holdout"));
+  const auto& points = detail::get_array(value.at("points"), field(path, "points"), kMaxCurvePoints, "points");
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const std::string at = item(field(path, "points"), i);
+    const auto& pair = detail::get_array(points[i], at, 2, "numbers");
+    if (pair.size() != 2) bad_value(at, render(points[i]), "a point is [bytes, time_us]");
+    c.points.push_back({get_number(pair[0], item(at, 0)), get_number(pair[1], item(at, 1))});
+  }
+  return c;
+}
+
 Calibration calibration_from_json(const json& root) {
   detail::expect_object(root, "", kNoun);
   if (!root.contains("format")) {
@@ -89,7 +144,8 @@ Calibration calibration_from_json(const json& root) {
     bad_value("version", std::to_string(version),
               "unsupported version; this build reads version " + std::to_string(kCalibrationVersion));
   }
-  detail::check_fields(root, "", kNoun, {"format", "version", "backend", "timing", "world", "mesh", "axes"},
+  detail::check_fields(root, "", kNoun,
+                       {"format", "version", "backend", "timing", "world", "mesh", "axes", "rank_hosts", "groups"},
                        {"backend", "world", "mesh", "axes"});
   Calibration c;
   c.backend = get_string(root.at("backend"), "backend");
@@ -120,6 +176,13 @@ Calibration calibration_from_json(const json& root) {
       fits[collective] = fit_from_json(fit, field(axis_path, collective));
     }
   }
+  if (root.contains("rank_hosts")) {
+    c.rank_hosts = detail::get_ints(root.at("rank_hosts"), "rank_hosts", kMaxCalibrationFileBytes / 2, "ranks");
+  }
+  if (root.contains("groups")) {
+    const auto& groups = detail::get_array(root.at("groups"), "groups", kMaxCalibrationCurves, "curves");
+    for (std::size_t i = 0; i < groups.size(); ++i) c.groups.push_back(curve_from_json(groups[i], item("groups", i)));
+  }
   return c;
 }
 
@@ -136,6 +199,53 @@ void validate_fit(const CollectiveFit& fit, const std::string& path) {
     bad_value(field(path, "r2"), render_number(fit.r2), "must be finite and <= 1");
   }
   if (fit.samples < 1) bad_value(field(path, "samples"), std::to_string(fit.samples), "must be >= 1");
+}
+
+void validate_curve(const GroupCurve& curve, std::int64_t world, const std::string& path) {
+  if (!known_collective(curve.collective)) {
+    bad_value(field(path, "collective"), render_text(curve.collective), "unknown collective; expected " + collective_list());
+  }
+  const GroupShape& s = curve.shape;
+  if (s.n < 1 || s.n > world) {
+    bad_value(field(path, "n"), std::to_string(s.n), "must be in 1..world = " + std::to_string(world));
+  }
+  if (s.hosts < 1 || s.hosts > s.n) {
+    bad_value(field(path, "hosts"), std::to_string(s.hosts), "must be in 1..n = " + std::to_string(s.n));
+  }
+  if (s.ranks_per_host < 1 || s.ranks_per_host > s.n || s.ranks_per_host * s.hosts < s.n ||
+      s.ranks_per_host + (s.hosts - 1) > s.n) {
+    bad_value(field(path, "ranks_per_host"), std::to_string(s.ranks_per_host),
+              "n = " + std::to_string(s.n) + " ranks on hosts = " + std::to_string(s.hosts) +
+                  " need ranks_per_host * hosts >= n and ranks_per_host + hosts - 1 <= n");
+  }
+  if (curve.fit) validate_fit(*curve.fit, path);
+  if (curve.model == CurveModel::AlphaBeta && !curve.fit) {
+    bad_value(field(path, "model"), "\"alpha_beta\"", "needs alpha_us, busbw_gbps, r2 and samples");
+  }
+  if (curve.points.empty()) bad(field(path, "points"), "a curve needs at least one point");
+  if (curve.points.size() > kMaxCurvePoints) {
+    bad(field(path, "points"), std::to_string(curve.points.size()) + " points; at most " + std::to_string(kMaxCurvePoints));
+  }
+  for (std::size_t i = 0; i < curve.points.size(); ++i) {
+    const CurvePoint& p = curve.points[i];
+    const std::string at = item(field(path, "points"), i);
+    if (!std::isfinite(p.bytes) || !(p.bytes > 0)) bad_value(item(at, 0), render_number(p.bytes), "bytes must be finite and > 0");
+    if (!std::isfinite(p.time_us) || !(p.time_us > 0)) bad_value(item(at, 1), render_number(p.time_us), "time_us must be finite and > 0");
+    if (i > 0 && !(p.bytes > curve.points[i - 1].bytes)) {
+      bad_value(item(at, 0), render_number(p.bytes),
+                "bytes must ascend strictly (" + item(field(path, "points"), i - 1) + " has " +
+                    render_number(curve.points[i - 1].bytes) + ")");
+    }
+  }
+  if (curve.holdout) {
+    const HoldoutError& h = *curve.holdout;
+    const std::string at = field(path, "holdout");
+    if (!std::isfinite(h.median) || h.median < 0) bad_value(field(at, "median"), render_number(h.median), "must be finite and >= 0");
+    if (!std::isfinite(h.p90) || h.p90 < h.median) {
+      bad_value(field(at, "p90"), render_number(h.p90), "must be finite and >= median = " + render_number(h.median));
+    }
+    if (h.points < 1) bad_value(field(at, "points"), std::to_string(h.points), "must be >= 1");
+  }
 }
 
 void validate_calibration(const Calibration& c) {
@@ -191,6 +301,30 @@ void validate_calibration(const Calibration& c) {
       validate_fit(fit, field(axis_path, collective));
     }
   }
+  if (!c.rank_hosts.empty() && static_cast<std::int64_t>(c.rank_hosts.size()) != c.world) {
+    bad("rank_hosts", std::to_string(c.rank_hosts.size()) + " hosts for world = " + std::to_string(c.world) +
+                          " ranks: one host index per world rank");
+  }
+  for (std::size_t r = 0; r < c.rank_hosts.size(); ++r) {
+    if (c.rank_hosts[r] < 0 || c.rank_hosts[r] >= c.world) {
+      bad_value(item("rank_hosts", r), std::to_string(c.rank_hosts[r]), "a host index in 0..world-1");
+    }
+  }
+  if (!c.groups.empty() && c.rank_hosts.empty()) {
+    bad("rank_hosts", "required with \"groups\": the curves are keyed by the hosts of the calibrated job's ranks");
+  }
+  if (c.groups.size() > kMaxCalibrationCurves) {
+    bad("groups", std::to_string(c.groups.size()) + " curves; at most " + std::to_string(kMaxCalibrationCurves));
+  }
+  for (std::size_t i = 0; i < c.groups.size(); ++i) {
+    validate_curve(c.groups[i], c.world, item("groups", i));
+    for (std::size_t j = 0; j < i; ++j) {
+      if (c.groups[j].collective == c.groups[i].collective && c.groups[j].shape == c.groups[i].shape) {
+        bad(item("groups", i), c.groups[i].collective + " on " + to_string(c.groups[i].shape) + " has a curve already (" +
+                                   item("groups", j) + ")");
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -224,7 +358,7 @@ std::string to_json_text(const Calibration& calibration) {
   out += "    \"names\": " + detail::strings_inline(calibration.mesh_names) + "\n";
   out += "  },\n";
   if (calibration.axes.empty()) {
-    out += "  \"axes\": {}\n";
+    out += "  \"axes\": {}";
   } else {
     out += "  \"axes\": {\n";
     std::size_t a = 0;
@@ -245,9 +379,35 @@ std::string to_json_text(const Calibration& calibration) {
       }
       out += ++a < calibration.axes.size() ? ",\n" : "\n";
     }
-    out += "  }\n";
+    out += "  }";
   }
-  out += "}\n";
+  if (!calibration.rank_hosts.empty()) out += ",\n  \"rank_hosts\": " + detail::ints_inline(calibration.rank_hosts);
+  if (!calibration.groups.empty()) {
+    out += ",\n  \"groups\": [\n";
+    for (std::size_t i = 0; i < calibration.groups.size(); ++i) {
+      const GroupCurve& c = calibration.groups[i];
+      out += "    {\"collective\": " + str(c.collective) + ", \"n\": " + std::to_string(c.shape.n) +
+             ", \"hosts\": " + std::to_string(c.shape.hosts) + ", \"ranks_per_host\": " +
+             std::to_string(c.shape.ranks_per_host) + ", \"model\": " + str(to_string(c.model));
+      if (c.fit) {
+        out += ", \"alpha_us\": " + detail::number(c.fit->alpha_us) + ", \"busbw_gbps\": " +
+               detail::number(c.fit->busbw_gbps) + ", \"r2\": " + detail::number(c.fit->r2) +
+               ", \"samples\": " + std::to_string(c.fit->samples);
+      }
+      if (c.holdout) {
+        out += ",\n     \"holdout\": {\"median\": " + detail::number(c.holdout->median) + ", \"p90\": " +
+               detail::number(c.holdout->p90) + ", \"points\": " + std::to_string(c.holdout->points) + "}";
+      }
+      out += ",\n     \"points\": [";
+      for (std::size_t k = 0; k < c.points.size(); ++k) {
+        out += (k == 0 ? "[" : ", [") + detail::number(c.points[k].bytes) + ", " + detail::number(c.points[k].time_us) + "]";
+      }
+      out += "]}";
+      out += i + 1 < calibration.groups.size() ? ",\n" : "\n";
+    }
+    out += "  ]";
+  }
+  out += "\n}\n";
   return out;
 }
 

@@ -1,6 +1,8 @@
 #include "meshloom/plan/cost_model.hpp"
 
 #include <algorithm>
+#include <array>
+#include <tuple>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -102,22 +104,199 @@ double bus_factor(std::string_view collective, std::int64_t n) {
                                    "' (expected all_reduce, all_gather, reduce_scatter, all_to_all or broadcast)");
 }
 
-CalibratedCostModel::CalibratedCostModel(Calibration calibration, const std::vector<std::string>& mesh_names)
-    : calibration_(std::move(calibration)), names_(mesh_names) {}
+std::string to_string(const GroupShape& shape) {
+  return std::to_string(shape.n) + (shape.n == 1 ? " rank" : " ranks") + " on " + std::to_string(shape.hosts) +
+         (shape.hosts == 1 ? " host" : " hosts") + " (" + std::to_string(shape.ranks_per_host) + " per host)";
+}
 
-double CalibratedCostModel::step_cost(const StepCostInput& step) const {
-  if (!communicates(step.collective)) return 0.0;
-  const std::int64_t n = (*step.mesh_shape)[step.axis];
-  if (n == 1) return 0.0;  // a group of one rank moves nothing
+std::vector<GroupShape> axis_group_shapes(const std::vector<std::int64_t>& mesh_shape, std::size_t axis,
+                                          const std::vector<std::int64_t>& rank_hosts, bool repeat_hosts) {
+  if (axis >= mesh_shape.size()) {
+    raise(ErrorKind::ValueError, "axis " + std::to_string(axis) + " is out of range for a mesh of " +
+                                     std::to_string(mesh_shape.size()) + " axes");
+  }
+  std::int64_t ranks = 1;
+  for (const std::int64_t size : mesh_shape) {
+    if (size < 1) raise(ErrorKind::ValueError, "mesh axis size " + std::to_string(size) + " must be >= 1");
+    if (__builtin_mul_overflow(ranks, size, &ranks)) raise(ErrorKind::ValueError, "the mesh holds more than 2^63-1 ranks");
+  }
+  const auto world = static_cast<std::int64_t>(rank_hosts.size());
+  if (world == 0 || (ranks > world && !repeat_hosts)) {
+    raise(ErrorKind::ValueError, "the mesh holds " + std::to_string(ranks) + " ranks but the calibrated job placed " +
+                                     std::to_string(world) + " (rank_hosts)");
+  }
+  std::int64_t host_count = 0;
+  for (const std::int64_t h : rank_hosts) host_count = std::max(host_count, h + 1);
+  const auto host_of = [&](std::int64_t r) {
+    return rank_hosts[static_cast<std::size_t>(r % world)] + (r / world) * host_count;
+  };
+  const std::int64_t n = mesh_shape[axis];
+  std::int64_t stride = 1;
+  for (std::size_t a = axis + 1; a < mesh_shape.size(); ++a) stride *= mesh_shape[a];
+  std::vector<GroupShape> shapes;
+  std::vector<std::int64_t> hosts(static_cast<std::size_t>(n));
+  for (std::int64_t outer = 0; outer < ranks; outer += n * stride) {
+    for (std::int64_t inner = 0; inner < stride; ++inner) {
+      for (std::int64_t k = 0; k < n; ++k) hosts[static_cast<std::size_t>(k)] = host_of(outer + inner + k * stride);
+      std::sort(hosts.begin(), hosts.end());
+      GroupShape shape{.n = n, .hosts = 0, .ranks_per_host = 0};
+      for (std::size_t i = 0; i < hosts.size();) {
+        std::size_t j = i;
+        while (j < hosts.size() && hosts[j] == hosts[i]) ++j;
+        ++shape.hosts;
+        shape.ranks_per_host = std::max(shape.ranks_per_host, static_cast<std::int64_t>(j - i));
+        i = j;
+      }
+      if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(shape);
+    }
+  }
+  std::sort(shapes.begin(), shapes.end());
+  return shapes;
+}
+
+std::string_view to_string(CurveModel model) noexcept {
+  return model == CurveModel::AlphaBeta ? "alpha_beta" : "piecewise";
+}
+
+double piecewise_time_us(const std::vector<CurvePoint>& points, double bytes) noexcept {
+  if (points.empty()) return 0.0;
+  const CurvePoint& first = points.front();
+  const CurvePoint& last = points.back();
+  if (bytes <= first.bytes) return first.time_us;  // the latency floor
+  if (bytes >= last.bytes) {
+    if (points.size() >= 2) {
+      const CurvePoint& before = points[points.size() - 2];
+      if (last.time_us > before.time_us) {
+        return last.time_us + (bytes - last.bytes) * (last.time_us - before.time_us) / (last.bytes - before.bytes);
+      }
+    }
+    return last.time_us * bytes / last.bytes;  // the largest point's algbw
+  }
+  const auto upper = std::upper_bound(points.begin(), points.end(), bytes,
+                                      [](double b, const CurvePoint& p) { return b < p.bytes; });
+  const CurvePoint& hi = *upper;
+  const CurvePoint& lo = *(upper - 1);
+  const double t = (std::log(bytes) - std::log(lo.bytes)) / (std::log(hi.bytes) - std::log(lo.bytes));
+  return std::exp(std::log(lo.time_us) + t * (std::log(hi.time_us) - std::log(lo.time_us)));
+}
+
+namespace {
+// The factor a curve of `collective` on n ranks divides its bytes by: the bus factor, or 1 for a group of one rank
+// (calibrate fits a one-rank group by algbw: its local copy).
+double curve_factor(std::string_view collective, std::int64_t n) { return n == 1 ? 1.0 : bus_factor(collective, n); }
+}  // namespace
+
+double curve_time_us(const GroupCurve& curve, double bytes) {
+  if (curve.model == CurveModel::AlphaBeta && curve.fit) {
+    return curve.fit->alpha_us + curve_factor(curve.collective, curve.shape.n) * bytes / (curve.fit->busbw_gbps * 1e3);
+  }
+  return piecewise_time_us(curve.points, bytes);
+}
+
+CalibratedCostModel::CalibratedCostModel(Calibration calibration, const std::vector<std::string>& mesh_names,
+                                         CalibratedOptions options)
+    : calibration_(std::move(calibration)), names_(mesh_names), options_(options) {}
+
+const GroupCurve* CalibratedCostModel::curve_for(std::string_view collective, const GroupShape& shape) const {
+  for (const auto& c : calibration_.groups) {
+    if (c.collective == collective && c.shape == shape) return &c;
+  }
+  return nullptr;
+}
+
+std::optional<double> CalibratedCostModel::predict_us(std::string_view collective, const GroupShape& shape,
+                                                      double bytes) const {
+  if (const GroupCurve* exact = curve_for(collective, shape)) return curve_time_us(*exact, bytes);
+  if (!options_.extrapolate) return std::nullopt;
+  // The nearest measured shape of the collective: fewest host differences, then ranks per host, then n (log2).
+  const GroupCurve* nearest = nullptr;
+  std::tuple<std::int64_t, std::int64_t, double> best{};
+  for (const auto& c : calibration_.groups) {
+    if (c.collective != collective || (c.shape.n == 1) != (shape.n == 1)) continue;
+    const std::tuple<std::int64_t, std::int64_t, double> score{
+        std::abs(c.shape.hosts - shape.hosts), std::abs(c.shape.ranks_per_host - shape.ranks_per_host),
+        std::abs(std::log2(static_cast<double>(c.shape.n)) - std::log2(static_cast<double>(shape.n)))};
+    if (nearest == nullptr || score < best) {
+      nearest = &c;
+      best = score;
+    }
+  }
+  if (nearest == nullptr) return std::nullopt;
+  return curve_time_us(*nearest, bytes) * curve_factor(collective, shape.n) /
+         curve_factor(collective, nearest->shape.n);
+}
+
+double CalibratedCostModel::axis_fit_cost(const StepCostInput& step, double size) const {
   if (step.axis >= names_.size()) return kInfinity;
   const auto axis = calibration_.axes.find(names_[step.axis]);
   if (axis == calibration_.axes.end()) return kInfinity;
   const std::string name(to_string(step.collective));
   const auto fit = axis->second.find(name);
   if (fit == axis->second.end() || !(fit->second.busbw_gbps > 0)) return kInfinity;
+  const std::int64_t n = (*step.mesh_shape)[step.axis];
+  return fit->second.alpha_us + bus_factor(name, n) * size / (fit->second.busbw_gbps * 1e3);
+}
+
+double CalibratedCostModel::step_cost(const StepCostInput& step) const {
+  if (!communicates(step.collective)) return 0.0;
+  const std::int64_t n = (*step.mesh_shape)[step.axis];
+  if (n == 1) return 0.0;  // a group of one rank moves nothing
   // nccl-tests' size: all_gather counts the gathered output (n local shards), the others one local buffer.
   const double size = static_cast<double>(step.local_bytes) * (step.collective == Collective::AllGather ? static_cast<double>(n) : 1.0);
-  return fit->second.alpha_us + bus_factor(name, n) * size / (fit->second.busbw_gbps * 1e3);
+  if (calibration_.groups.empty()) return axis_fit_cost(step, size);
+  std::int64_t ranks = 1;
+  for (const std::int64_t s : *step.mesh_shape) {
+    if (__builtin_mul_overflow(ranks, s, &ranks)) return kInfinity;
+  }
+  if (ranks > static_cast<std::int64_t>(calibration_.rank_hosts.size()) && !options_.extrapolate) return kInfinity;
+  const std::string_view name = to_string(step.collective);
+  double cost = 0.0;
+  for (const GroupShape& shape :
+       axis_group_shapes(*step.mesh_shape, step.axis, calibration_.rank_hosts, options_.extrapolate)) {
+    const std::optional<double> t = predict_us(name, shape, size);
+    if (!t) return kInfinity;
+    cost = std::max(cost, *t);
+  }
+  return cost;
+}
+
+std::vector<std::string> CalibratedCostModel::gaps(const std::vector<std::int64_t>& mesh_shape) const {
+  std::vector<std::string> out;
+  constexpr std::array<Collective, 4> kPlanned{Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter,
+                                               Collective::AllToAll};
+  std::int64_t ranks = 1;
+  for (const std::int64_t s : mesh_shape) {
+    if (__builtin_mul_overflow(ranks, s, &ranks)) ranks = std::numeric_limits<std::int64_t>::max();
+  }
+  if (!calibration_.groups.empty() && ranks > static_cast<std::int64_t>(calibration_.rank_hosts.size()) &&
+      !options_.extrapolate) {
+    out.push_back("the mesh holds " + std::to_string(ranks) + " ranks but the calibrated job placed " +
+                  std::to_string(calibration_.rank_hosts.size()));
+    return out;
+  }
+  for (std::size_t axis = 0; axis < mesh_shape.size(); ++axis) {
+    if (mesh_shape[axis] == 1) continue;
+    for (const Collective c : kPlanned) {
+      const std::string_view name = to_string(c);
+      if (calibration_.groups.empty()) {
+        const bool named = axis < names_.size();
+        const auto fits = named ? calibration_.axes.find(names_[axis]) : calibration_.axes.end();
+        if (fits == calibration_.axes.end() || !fits->second.contains(std::string(name))) {
+          out.push_back(std::string(name) + " on axis " + (named ? "'" + names_[axis] + "'" : std::to_string(axis)) +
+                        ": no fit");
+        }
+        continue;
+      }
+      for (const GroupShape& shape :
+           axis_group_shapes(mesh_shape, axis, calibration_.rank_hosts, options_.extrapolate)) {
+        if (!predict_us(name, shape, 1.0)) {
+          out.push_back(std::string(name) + " on axis " + std::to_string(axis) + ": " + to_string(shape) +
+                        " never measured");
+        }
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace meshloom

@@ -229,3 +229,137 @@ TEST(CalibratedModel, TerribleBandwidthChangesThePlan) {
 
 }  // namespace
 }  // namespace meshloom
+
+namespace meshloom {
+namespace {
+
+// ---- keyed curves: group shapes, piecewise curves, pricing any layout ------------------------------------------
+
+namespace curves {
+
+GroupCurve piecewise(const char* collective, GroupShape shape, std::vector<CurvePoint> points) {
+  GroupCurve c;
+  c.collective = collective;
+  c.shape = shape;
+  c.model = CurveModel::Piecewise;
+  c.points = std::move(points);
+  return c;
+}
+
+// Four ranks on one host, measured on a (2,2) mesh: groups of 2 and the flattened group of 4.
+Calibration keyed_calibration() {
+  Calibration c;
+  c.backend = "mpi";
+  c.timing = "single_shot";
+  c.world = 4;
+  c.mesh_shape = {2, 2};
+  c.mesh_names = {"dp", "tp"};
+  c.rank_hosts = {0, 0, 0, 0};
+  c.groups.push_back(piecewise("all_reduce", {2, 1, 2}, {{1024, 10}, {4096, 20}, {65536, 200}}));
+  c.groups.push_back(piecewise("all_reduce", {4, 1, 4}, {{1024, 15}, {4096, 30}, {65536, 300}}));
+  c.groups.push_back(piecewise("all_gather", {2, 1, 2}, {{1024, 8}, {65536, 100}}));
+  return c;
+}
+
+}  // namespace curves
+
+TEST(GroupShapes, HostsSpannedAndRanksPerHostOfEveryAxis) {
+  // (2,4) on two hosts of four: dp groups {0,4},{1,5},.. cross both hosts; tp groups stay on one.
+  const std::vector<std::int64_t> hosts{0, 0, 0, 0, 1, 1, 1, 1};
+  EXPECT_EQ(axis_group_shapes({2, 4}, 0, hosts), (std::vector<GroupShape>{{2, 2, 1}}));
+  EXPECT_EQ(axis_group_shapes({2, 4}, 1, hosts), (std::vector<GroupShape>{{4, 1, 4}}));
+  // (4,2): axis 0 groups {0,2,4,6}: 2 hosts, 2 per host; axis 1 {0,1}: one host.
+  EXPECT_EQ(axis_group_shapes({4, 2}, 0, hosts), (std::vector<GroupShape>{{4, 2, 2}}));
+  EXPECT_EQ(axis_group_shapes({4, 2}, 1, hosts), (std::vector<GroupShape>{{2, 1, 2}}));
+  // Three ranks per host: the groups of one axis differ, every shape is listed once, ascending.
+  const std::vector<std::int64_t> threes{0, 0, 0, 1, 1, 1};
+  EXPECT_EQ(axis_group_shapes({3, 2}, 1, threes), (std::vector<GroupShape>{{2, 1, 2}, {2, 2, 1}}));
+  // A mesh of fewer ranks than the world uses the first ones.
+  EXPECT_EQ(axis_group_shapes({4}, 0, hosts), (std::vector<GroupShape>{{4, 1, 4}}));
+  EXPECT_EQ(to_string(GroupShape{4, 2, 2}), "4 ranks on 2 hosts (2 per host)");
+  EXPECT_EQ(to_string(GroupShape{1, 1, 1}), "1 rank on 1 host (1 per host)");
+}
+
+TEST(GroupShapes, MeshesLargerThanTheCalibratedJob) {
+  const std::vector<std::int64_t> hosts{0, 0};
+  EXPECT_EQ(error_of([&] { (void)axis_group_shapes({4}, 0, hosts); }, ErrorKind::ValueError),
+            "ValueError: the mesh holds 4 ranks but the calibrated job placed 2 (rank_hosts)");
+  // Repeating the placement: ranks 2, 3 on a host of their own.
+  EXPECT_EQ(axis_group_shapes({4}, 0, hosts, true), (std::vector<GroupShape>{{4, 2, 2}}));
+  EXPECT_EQ(axis_group_shapes({2, 2}, 0, hosts, true), (std::vector<GroupShape>{{2, 2, 1}}));
+  (void)error_of([&] { (void)axis_group_shapes({2}, 1, hosts); }, ErrorKind::ValueError);
+}
+
+TEST(PiecewiseCurve, ThroughEveryPointAPowerLawBetweenAndDocumentedBeyond) {
+  const std::vector<CurvePoint> points{{1024, 10}, {4096, 20}, {65536, 200}};
+  for (const auto& p : points) EXPECT_DOUBLE_EQ(piecewise_time_us(points, p.bytes), p.time_us);
+  // Between 1024 and 4096 (a factor 4 in size, 2 in time): t = 10 * (b / 1024)^0.5.
+  EXPECT_NEAR(piecewise_time_us(points, 2048), 10 * std::sqrt(2.0), 1e-9);
+  // Below the smallest size: its latency floor.
+  EXPECT_EQ(piecewise_time_us(points, 8), 10.0);
+  // Above the largest: the last segment's bandwidth, (200 - 20) / (65536 - 4096) us per byte.
+  EXPECT_NEAR(piecewise_time_us(points, 131072), 200 + 65536 * 180.0 / 61440.0, 1e-9);
+  // A last segment that does not rise: the largest point's algbw.
+  EXPECT_NEAR(piecewise_time_us({{1024, 10}, {4096, 9}}, 8192), 18.0, 1e-12);
+  EXPECT_EQ(piecewise_time_us({}, 100), 0.0);
+}
+
+TEST(CalibratedModel, CurvesPriceLayoutsNeverRunByTheirGroupShape) {
+  const Calibration c = curves::keyed_calibration();
+  const CalibratedCostModel model(c, {});
+  // A 1-D mesh of 4 ranks (never run: the calibration is from (2,2)) is priced by the flattened group's curve.
+  const std::vector<std::int64_t> line{4};
+  EXPECT_DOUBLE_EQ(model.step_cost(step_input(Collective::AllReduce, 0, line, 0, 1, 4096)), 30.0);
+  // (2,2) axes: groups of 2 ranks on one host, whatever their names.
+  const std::vector<std::int64_t> square{2, 2};
+  EXPECT_DOUBLE_EQ(model.step_cost(step_input(Collective::AllReduce, 1, square, 0, 1, 65536)), 200.0);
+  // all_gather counts the gathered output: 2 ranks x 512 bytes = the 1024-byte point.
+  EXPECT_DOUBLE_EQ(model.step_cost(step_input(Collective::AllGather, 0, square, 0, 1, 512)), 8.0);
+  // Local steps and size-1 axes move nothing.
+  EXPECT_EQ(model.step_cost(step_input(Collective::Chunk, 0, line, 0, 1, 4096)), 0.0);
+  EXPECT_EQ(model.step_cost(step_input(Collective::AllReduce, 0, std::vector<std::int64_t>{1, 4}, 0, 1, 4096)), 0.0);
+  EXPECT_DOUBLE_EQ(*model.predict_us("all_reduce", {4, 1, 4}, 4096), 30.0);
+}
+
+TEST(CalibratedModel, AShapeNeverMeasuredIsRefusedUnlessExtrapolating) {
+  const Calibration c = curves::keyed_calibration();
+  const CalibratedCostModel model(c, {});
+  const std::vector<std::int64_t> line{4};
+  // No all_gather was measured on 4 ranks, no all_to_all at all, and a mesh of 8 ranks has no placement.
+  EXPECT_EQ(model.step_cost(step_input(Collective::AllGather, 0, line, 0, 1, 256)), kInf);
+  EXPECT_EQ(model.step_cost(step_input(Collective::AllToAll, 0, line, 0, 1, 256)), kInf);
+  EXPECT_EQ(model.step_cost(step_input(Collective::AllReduce, 0, std::vector<std::int64_t>{8}, 0, 1, 256)), kInf);
+  EXPECT_FALSE(model.predict_us("all_gather", {4, 1, 4}, 1024));
+  const std::vector<std::string> gaps = model.gaps(line);
+  EXPECT_EQ(gaps, (std::vector<std::string>{"all_gather on axis 0: 4 ranks on 1 host (4 per host) never measured",
+                                            "reduce_scatter on axis 0: 4 ranks on 1 host (4 per host) never measured",
+                                            "all_to_all on axis 0: 4 ranks on 1 host (4 per host) never measured"}));
+  EXPECT_EQ(model.gaps({8}), (std::vector<std::string>{"the mesh holds 8 ranks but the calibrated job placed 4"}));
+  // Extrapolating: all_gather on 4 ranks from the 2-rank curve, scaled by (3/4) / (1/2).
+  const CalibratedCostModel guess(c, {}, {.extrapolate = true});
+  EXPECT_DOUBLE_EQ(*guess.predict_us("all_gather", {4, 1, 4}, 1024), 8.0 * 1.5);
+  EXPECT_DOUBLE_EQ(guess.step_cost(step_input(Collective::AllGather, 0, line, 0, 1, 256)), 8.0 * 1.5);
+  EXPECT_EQ(guess.step_cost(step_input(Collective::AllToAll, 0, line, 0, 1, 256)), kInf);  // nothing to start from
+  EXPECT_TRUE(std::isfinite(guess.step_cost(step_input(Collective::AllReduce, 0, std::vector<std::int64_t>{8}, 0, 1, 256))));
+}
+
+TEST(CalibratedModel, AlphaBetaCurvesUseTheirFit) {
+  Calibration c = curves::keyed_calibration();
+  c.groups[0].model = CurveModel::AlphaBeta;
+  c.groups[0].fit = CollectiveFit{5.0, 2.0, 0.99, 3};
+  const CalibratedCostModel model(c, {});
+  // 5 + factor(2) = 1 * 4096 / (2 * 1e3)
+  EXPECT_DOUBLE_EQ(*model.predict_us("all_reduce", {2, 1, 2}, 4096), 5.0 + 4096.0 / 2e3);
+}
+
+TEST(CalibratedModel, PlansAnotherLayoutThanTheCalibratedOne) {
+  // The planner on mesh (4) with the (2,2) calibration: P(sum) -> R by all_reduce (its only priced path).
+  const CalibratedCostModel model(curves::keyed_calibration(), {});
+  const Plan plan = plan_redistribution(request({4}, {64, 64}, "P(sum)", "R"), model);
+  ASSERT_EQ(plan.steps.size(), 1U);
+  EXPECT_EQ(plan.steps[0].collective, Collective::AllReduce);
+  EXPECT_DOUBLE_EQ(plan.cost, *model.predict_us("all_reduce", {4, 1, 4}, 64 * 64 * 4));
+}
+
+}  // namespace
+}  // namespace meshloom

@@ -142,7 +142,8 @@ TEST(CalibrationParse, EveryValidationError) {
       {with(R"("version": 1)", R"("version": "1")"), R"(ValueError: version = "1": expected an integer, got a string)"},
       // top-level fields
       {with(R"("world": 8)", R"("world": 8, "hosts": 2)"),
-       "ValueError: hosts: unknown field; a calibration has format, version, backend, timing, world, mesh, axes"},
+       "ValueError: hosts: unknown field; a calibration has format, version, backend, timing, world, mesh, axes, "
+       "rank_hosts, groups"},
       {with(R"("backend": "mpi")", R"("backend": "mpi", "timing": "single-shot")"),
        R"(ValueError: timing = "single-shot": expected "pipelined" or "single_shot")"},
       {with(R"("backend": "mpi")", R"("backend": "mpi", "timing": 1)"),
@@ -431,6 +432,88 @@ TEST_F(CalibrationFiles, ErrorsNameTheFile) {
 TEST_F(CalibrationFiles, SavedTextLoadsBack) {
   const Calibration c = sample();
   EXPECT_EQ(load_calibration(write("saved.json", to_json_text(c))), c);
+}
+
+}  // namespace
+}  // namespace meshloom
+
+namespace meshloom {
+namespace {
+
+// ---- keyed curves: "rank_hosts" and "groups" (optional: version-1 files without them still read) ----------------
+
+const std::string kCurves =
+    R"(, "rank_hosts": [0, 0, 0, 0, 1, 1, 1, 1], "groups": [)"
+    R"({"collective": "all_reduce", "n": 4, "hosts": 1, "ranks_per_host": 4, "model": "piecewise", )"
+    R"("alpha_us": 12.0, "busbw_gbps": 3.1, "r2": 0.998, "samples": 3, )"
+    R"("holdout": {"median": 0.04, "p90": 0.11, "points": 1}, "points": [[4096, 20.5], [16384, 24.0], [65536, 60.0]]}, )"
+    R"({"collective": "all_gather", "n": 2, "hosts": 2, "ranks_per_host": 1, "model": "piecewise", "points": [[1024, 9.0]]}]})";
+
+// kBase with curves, and one `from` replaced by `to` in them.
+std::string curves_with(const std::string& from = "", const std::string& to = "") {
+  std::string tail = kCurves;
+  if (!from.empty()) {
+    const auto at = tail.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    tail.replace(at, from.size(), to);
+  }
+  return kBase.substr(0, kBase.size() - 1) + tail;
+}
+
+TEST(CalibrationCurves, ReadAndRoundTrip) {
+  const Calibration c = parse_calibration(curves_with());
+  EXPECT_EQ(c.rank_hosts, (std::vector<std::int64_t>{0, 0, 0, 0, 1, 1, 1, 1}));
+  ASSERT_EQ(c.groups.size(), 2U);
+  EXPECT_EQ(c.groups[0].collective, "all_reduce");
+  EXPECT_EQ(c.groups[0].shape, (GroupShape{4, 1, 4}));
+  EXPECT_EQ(c.groups[0].model, CurveModel::Piecewise);
+  ASSERT_TRUE(c.groups[0].fit);
+  EXPECT_EQ(c.groups[0].fit->samples, 3);
+  ASSERT_TRUE(c.groups[0].holdout);
+  EXPECT_EQ(c.groups[0].holdout->p90, 0.11);
+  EXPECT_EQ(c.groups[0].points[1], (CurvePoint{16384, 24.0}));
+  EXPECT_FALSE(c.groups[1].fit);
+  EXPECT_FALSE(c.groups[1].holdout);
+  const std::string text = to_json_text(c);
+  EXPECT_EQ(parse_calibration(text), c);
+  EXPECT_EQ(to_json_text(parse_calibration(text)), text);
+  // Files without curves keep reading, and print without the fields.
+  EXPECT_EQ(to_json_text(parse_calibration(kBase)).find("groups"), std::string::npos);
+}
+
+TEST(CalibrationCurves, EveryValidationError) {
+  const auto error = [](const std::string& text) { return error_of([&] { (void)parse_calibration(text); }, ErrorKind::ValueError); };
+  EXPECT_EQ(error(curves_with("[4096, 20.5], [16384, 24.0]", "[16384, 20.5], [4096, 24.0]")),
+            "ValueError: groups[0].points[1][0] = 4096.0: bytes must ascend strictly (groups[0].points[0] has 16384.0)");
+  EXPECT_EQ(error(curves_with("[1024, 9.0]", "[1024, 0]")), "ValueError: groups[1].points[0][1] = 0.0: time_us must be finite and > 0");
+  EXPECT_EQ(error(curves_with("[1024, 9.0]", "[0, 9.0]")), "ValueError: groups[1].points[0][0] = 0.0: bytes must be finite and > 0");
+  EXPECT_EQ(error(curves_with("[1024, 9.0]", "[1024]")), "ValueError: groups[1].points[0] = [1024]: a point is [bytes, time_us]");
+  EXPECT_EQ(error(curves_with(R"("points": [[1024, 9.0]])", R"("points": [])")), "ValueError: groups[1].points: a curve needs at least one point");
+  EXPECT_EQ(error(curves_with(R"("model": "piecewise", "points")", R"("model": "cubic", "points")")),
+            "ValueError: groups[1].model = \"cubic\": expected \"alpha_beta\" or \"piecewise\"");
+  EXPECT_EQ(error(curves_with(R"("model": "piecewise", "points")", R"("model": "alpha_beta", "points")")),
+            "ValueError: groups[1].model = \"alpha_beta\": needs alpha_us, busbw_gbps, r2 and samples");
+  EXPECT_EQ(error(curves_with(R"("samples": 3, )", "")),
+            "ValueError: groups[0]: an alpha-beta fit needs all of alpha_us, busbw_gbps, r2 and samples (or none of them)");
+  EXPECT_EQ(error(curves_with(R"("n": 2, "hosts": 2)", R"("n": 2, "hosts": 3)")), "ValueError: groups[1].hosts = 3: must be in 1..n = 2");
+  EXPECT_EQ(error(curves_with(R"("n": 4, "hosts": 1, "ranks_per_host": 4)", R"("n": 4, "hosts": 1, "ranks_per_host": 2)")),
+            "ValueError: groups[0].ranks_per_host = 2: n = 4 ranks on hosts = 1 need ranks_per_host * hosts >= n and "
+            "ranks_per_host + hosts - 1 <= n");
+  EXPECT_EQ(error(curves_with(R"("n": 4, "hosts")", R"("n": 9, "hosts")")), "ValueError: groups[0].n = 9: must be in 1..world = 8");
+  EXPECT_EQ(error(curves_with(R"("collective": "all_gather", "n": 2, "hosts": 2, "ranks_per_host": 1)",
+                              R"("collective": "all_reduce", "n": 4, "hosts": 1, "ranks_per_host": 4)")),
+            "ValueError: groups[1]: all_reduce on 4 ranks on 1 host (4 per host) has a curve already (groups[0])");
+  EXPECT_EQ(error(curves_with("[0, 0, 0, 0, 1, 1, 1, 1]", "[0, 0]")),
+            "ValueError: rank_hosts: 2 hosts for world = 8 ranks: one host index per world rank");
+  EXPECT_EQ(error(curves_with("[0, 0, 0, 0, 1, 1, 1, 1]", "[0, 0, 0, 0, 1, 1, 1, 8]")),
+            "ValueError: rank_hosts[7] = 8: a host index in 0..world-1");
+  EXPECT_EQ(error(curves_with(R"("rank_hosts": [0, 0, 0, 0, 1, 1, 1, 1], )", "")),
+            "ValueError: rank_hosts: required with \"groups\": the curves are keyed by the hosts of the calibrated job's ranks");
+  EXPECT_EQ(error(curves_with(R"("median": 0.04, "p90": 0.11)", R"("median": 0.2, "p90": 0.11)")),
+            "ValueError: groups[0].holdout.p90 = 0.11: must be finite and >= median = 0.2");
+  EXPECT_EQ(error(curves_with(R"("model": "piecewise", "points": [[1024)", R"("model": "piecewise", "shape": 1, "points": [[1024)")),
+            "ValueError: groups[1].shape: unknown field; groups[1] has collective, n, hosts, ranks_per_host, model, "
+            "alpha_us, busbw_gbps, r2, samples, holdout, points");
 }
 
 }  // namespace

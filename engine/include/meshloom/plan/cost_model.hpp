@@ -4,8 +4,12 @@
 //                reduce_scatter 2, chunk 0), configurable.
 //   comm         PyTorch's newest size-aware model (one_step_redistribute_cost): ring latency and bandwidth
 //                per axis, with the inter-host factors for axes that cross hosts. Microseconds.
-//   calibrated   alpha + factor(n) * bytes / busbw per (axis, collective), fitted from measurements by
-//                `meshloom-launch calibrate` (the calibration file of the launcher's contract). Microseconds.
+//   calibrated   measured curves, fitted by `meshloom-launch calibrate` (the calibration file of the launcher's
+//                contract). Microseconds. A calibration keys its curves by what sets a collective's cost on a
+//                cluster: the collective and the group's shape (ranks n, hosts spanned, ranks per host), under one
+//                backend and one timing protocol; a step on any mesh axis is priced by the shape of that axis'
+//                groups on the calibrated job's hosts, so one calibration prices every layout of its machine.
+//                Files without curves (written before them) are priced per (axis name, collective) by alpha-beta.
 //
 // A model prices one edge of the planner's graph: one collective on one axis, seen from the state before it.
 #pragma once
@@ -104,13 +108,84 @@ struct CollectiveFit {
   friend bool operator==(const CollectiveFit&, const CollectiveFit&) = default;
 };
 
+// What sets a collective's cost on a cluster besides its bytes (autoparallel keys its NCCL tables the same way):
+// the ranks of the group, the hosts it spans, and the most ranks it has on one host.
+//   groups [[0,1,2,3],[4,5,6,7]] on hosts a,a,a,a,b,b,b,b   -> {n 4, hosts 1, ranks_per_host 4}
+//   groups [[0,4],[1,5],[2,6],[3,7]] on the same hosts       -> {n 2, hosts 2, ranks_per_host 1}
+struct GroupShape {
+  std::int64_t n = 1;
+  std::int64_t hosts = 1;
+  std::int64_t ranks_per_host = 1;
+  friend auto operator<=>(const GroupShape&, const GroupShape&) = default;
+};
+// "4 ranks on 1 host (4 per host)".
+[[nodiscard]] std::string to_string(const GroupShape& shape);
+
+// The distinct shapes of the groups of mesh axis `axis` when the mesh's ranks are 0..N-1 in row-major order
+// (init_device_mesh) and world rank r sits on host rank_hosts[r]; ascending. ValueError for an axis out of range, or
+// a mesh of more ranks than rank_hosts places (unless `repeat_hosts`: ranks past the end sit as the first ones do,
+// on hosts of their own: host(r) = rank_hosts[r mod W] + (r div W) * hosts(rank_hosts)).
+[[nodiscard]] std::vector<GroupShape> axis_group_shapes(const std::vector<std::int64_t>& mesh_shape, std::size_t axis,
+                                                        const std::vector<std::int64_t>& rank_hosts,
+                                                        bool repeat_hosts = false);
+
+// One measured point of a curve: nccl-tests' size of the run (bytes) and the time of one collective (p50, us).
+struct CurvePoint {
+  double bytes = 0;
+  double time_us = 0;
+  friend bool operator==(const CurvePoint&, const CurvePoint&) = default;
+};
+
+// How a curve predicts between and beyond its points.
+//   alpha_beta   alpha + factor(n) * bytes / busbw everywhere (its fit)
+//   piecewise    between two measured sizes: the straight line through them in log(bytes), log(time) (a power law
+//                per segment, which follows the latency ramp of small messages); below the smallest size: the
+//                smallest size's time (no collective is faster than its latency floor); above the largest: the
+//                largest size's time plus the extra bytes at the bandwidth of the last segment (the bandwidth
+//                regime), or at the largest point's algbw when that segment does not rise.
+enum class CurveModel : std::uint8_t { AlphaBeta, Piecewise };
+[[nodiscard]] std::string_view to_string(CurveModel model) noexcept;
+
+// Fit quality on points the fit did not see: relative errors |predicted - measured| / measured.
+struct HoldoutError {
+  double median = 0;
+  double p90 = 0;  // nearest rank: the ceil(0.9 k)-th smallest of k errors
+  std::int64_t points = 0;
+  friend bool operator==(const HoldoutError&, const HoldoutError&) = default;
+};
+
+// One keyed curve of a calibration.
+struct GroupCurve {
+  std::string collective;  // all_reduce, all_gather, reduce_scatter, all_to_all, broadcast
+  GroupShape shape;
+  CurveModel model = CurveModel::Piecewise;
+  // Alpha-beta over every point: alpha_beta's curve, reported beside piecewise ones; absent when the points admit
+  // none (a time that does not grow with the size), when the curve must be piecewise.
+  std::optional<CollectiveFit> fit;
+  std::vector<CurvePoint> points;      // strictly ascending bytes > 0, times > 0
+  std::optional<HoldoutError> holdout; // the chosen model's held-out error; absent with fewer than 3 points
+  friend bool operator==(const GroupCurve&, const GroupCurve&) = default;
+};
+
+// The piecewise curve through `points` (ascending bytes, times > 0) at `bytes` (see CurveModel). 0 for no point.
+[[nodiscard]] double piecewise_time_us(const std::vector<CurvePoint>& points, double bytes) noexcept;
+// The curve's time at `bytes` under its model.
+[[nodiscard]] double curve_time_us(const GroupCurve& curve, double bytes);
+
 // The calibration file of the launcher's contract:
 // {"format": "meshloom-calibration", "version": 1, "backend": "mpi", "timing": "single_shot", "world": 8,
 //  "mesh": {"shape": [2, 4], "names": ["dp", "tp"]},
-//  "axes": {"tp": {"all_reduce": {"alpha_us": 12.0, "busbw_gbps": 3.1, "r2": 0.998, "samples": 14}, ...}, ...}}
+//  "axes": {"tp": {"all_reduce": {"alpha_us": 12.0, "busbw_gbps": 3.1, "r2": 0.998, "samples": 14}, ...}, ...},
+//  "rank_hosts": [0, 0, 0, 0, 1, 1, 1, 1],
+//  "groups": [{"collective": "all_reduce", "n": 4, "hosts": 1, "ranks_per_host": 4, "model": "piecewise",
+//              "alpha_us": 12.0, "busbw_gbps": 3.1, "r2": 0.998, "samples": 14,
+//              "holdout": {"median": 0.04, "p90": 0.11, "points": 7},
+//              "points": [[4096, 20.5], [16384, 24.1], ...]}, ...]}
 // "timing" (optional: files written before it existed have none) is the launcher's timing protocol the fits come
 // from: "pipelined" (nccl-tests' back-to-back figure) or "single_shot" (one collective after a barrier, as a
-// training step and `meshloom-launch run` meet it).
+// training step and `meshloom-launch run` meet it). "axes" are the per-axis alpha-beta views of the run's mesh (the
+// contract's version-1 content). "rank_hosts" (the host index of every world rank, from the job itself) and
+// "groups" (the keyed curves) are optional: files written before them have neither, and are priced by "axes".
 struct Calibration {
   std::string backend;
   std::string timing;  // "pipelined", "single_shot", or empty (not recorded)
@@ -119,11 +194,14 @@ struct Calibration {
   std::vector<std::string> mesh_names;
   // axis name (or flattened name) -> collective name -> fit
   std::map<std::string, std::map<std::string, CollectiveFit>> axes;
+  std::vector<std::int64_t> rank_hosts;  // world entries when `groups` is not empty
+  std::vector<GroupCurve> groups;        // at most one per (collective, shape)
   friend bool operator==(const Calibration&, const Calibration&) = default;
 };
 
 // Strict parsing: ValueError naming the field and value (unknown fields, wrong types, negative or zero
-// bandwidth, an unknown collective, a mesh that is not the calibrated one's shape).
+// bandwidth, an unknown collective, a mesh that is not the calibrated one's shape, curve points out of order, two
+// curves of one key, "groups" without "rank_hosts" for every rank of the world).
 [[nodiscard]] Calibration parse_calibration(std::string_view json_text);
 [[nodiscard]] Calibration load_calibration(const std::filesystem::path& path);
 [[nodiscard]] std::string to_json_text(const Calibration& calibration);
@@ -132,18 +210,42 @@ struct Calibration {
 // (n-1)/n; broadcast 1.
 [[nodiscard]] double bus_factor(std::string_view collective, std::int64_t n);
 
+struct CalibratedOptions {
+  // Price group shapes the calibration never measured from the nearest measured one (same collective; fewest
+  // differences in hosts, then in ranks per host, then the nearest n in log2), its time scaled by the ratio of the
+  // bus factors, and meshes larger than the calibrated world by repeating its host placement. A guess: off by
+  // default, when such a step costs +infinity.
+  bool extrapolate = false;
+};
+
 class CalibratedCostModel final : public CostModel {
 public:
-  // Every communicating collective must have a fit on every axis of size > 1 it may run on; a missing fit makes
-  // that step cost +infinity (the planner then avoids it, or fails clearly when it cannot).
-  CalibratedCostModel(Calibration calibration, const std::vector<std::string>& mesh_names);
+  // With curves ("groups"), a step on axis a of a mesh is priced by the shapes of a's groups (every group runs at
+  // once; the step takes as long as its slowest shape): the curve of (collective, shape) at the step's nccl-tests
+  // size; mesh names are not used. Without curves, by the alpha-beta fit of (mesh_names[a], collective). A step the
+  // calibration cannot price costs +infinity (the planner then avoids it, or fails clearly when it cannot);
+  // gaps() says which.
+  CalibratedCostModel(Calibration calibration, const std::vector<std::string>& mesh_names,
+                      CalibratedOptions options = {});
   [[nodiscard]] double step_cost(const StepCostInput& step) const override;
   [[nodiscard]] std::string_view name() const noexcept override { return "calibrated"; }
   [[nodiscard]] const Calibration& calibration() const noexcept { return calibration_; }
+  [[nodiscard]] const CalibratedOptions& options() const noexcept { return options_; }
+  // The time of `collective` on a group of `shape` at nccl-tests' size `bytes`; nullopt when the calibration has no
+  // curve for it (and options().extrapolate is off) or holds no curves at all.
+  [[nodiscard]] std::optional<double> predict_us(std::string_view collective, const GroupShape& shape,
+                                                 double bytes) const;
+  // What the calibration cannot price on a mesh: "all_to_all on axis 0: 4 ranks on 1 host (4 per host) never
+  // measured", one line per (axis, collective, shape); empty when every communicating collective of every axis of
+  // size > 1 has a price.
+  [[nodiscard]] std::vector<std::string> gaps(const std::vector<std::int64_t>& mesh_shape) const;
 
 private:
+  [[nodiscard]] const GroupCurve* curve_for(std::string_view collective, const GroupShape& shape) const;
+  [[nodiscard]] double axis_fit_cost(const StepCostInput& step, double size) const;
   Calibration calibration_;
   std::vector<std::string> names_;
+  CalibratedOptions options_;
 };
 
 }  // namespace meshloom
