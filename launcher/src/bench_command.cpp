@@ -3,7 +3,11 @@
 // MPI needed) and fits the contract's calibration file (calibrate_fit.cpp, calibrate_io.cpp).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <bit>
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <filesystem>
 #include <iostream>
@@ -145,18 +149,58 @@ BenchSettings parse_settings(const BenchCliOptions& o, const CLI::App& cmd, cons
   return s;
 }
 
+// calibrate measures the group shapes a mesh exposes: besides every axis, the flattened group of every set of two or
+// more axes of size > 1 (every subset up to 5 such axes, runs of neighbouring axes beyond), added as shape-only axes
+// so that a flattening whose groups repeat a shape already measured is not run twice.
+void add_flattened_shapes(MeshSpec& spec, BenchSettings& settings) {
+  std::vector<std::size_t> wide;
+  for (std::size_t a = 0; a < spec.shape.size(); ++a) {
+    if (spec.shape[a] > 1) wide.push_back(a);
+  }
+  std::vector<std::vector<std::size_t>> subsets;
+  if (wide.size() <= 5) {
+    for (std::uint32_t mask = 1; mask < (1U << wide.size()); ++mask) {
+      if (std::popcount(mask) < 2) continue;
+      std::vector<std::size_t> axes;
+      for (std::size_t i = 0; i < wide.size(); ++i) {
+        if ((mask >> i) & 1U) axes.push_back(wide[i]);
+      }
+      subsets.push_back(std::move(axes));
+    }
+  } else {
+    for (std::size_t first = 0; first < wide.size(); ++first) {
+      for (std::size_t last = first + 1; last < wide.size(); ++last) {
+        subsets.emplace_back(wide.begin() + static_cast<std::ptrdiff_t>(first),
+                             wide.begin() + static_cast<std::ptrdiff_t>(last) + 1);
+      }
+    }
+  }
+  std::stable_sort(subsets.begin(), subsets.end(), [](const auto& a, const auto& b) { return a.size() < b.size(); });
+  for (const auto& axes : subsets) {
+    FlattenSpec f;
+    for (const std::size_t a : axes) f.axes.push_back(spec.names[a]);
+    f.name = join(f.axes, {.separator = "_"});
+    const bool present = std::any_of(spec.flattened.begin(), spec.flattened.end(), [&](const FlattenSpec& g) {
+      return g.axes == f.axes || g.name == f.name;
+    });
+    if (present || std::find(spec.names.begin(), spec.names.end(), f.name) != spec.names.end()) continue;
+    settings.shape_only_axes.push_back(f.name);
+    spec.flattened.push_back(std::move(f));
+  }
+}
+
 // Writes the calibration of a sweep on this (lead) rank and prints its fit table. Returns an exit status.
 int write_calibration(const BenchSweep& sweep, const std::filesystem::path& out_path, std::ostream& out) {
   const CalibrationReport report = calibrate_sweep(sweep);
   out << "#\n" << fit_table(report);
-  if (report.calibration.axes.empty()) {
+  if (report.calibration.axes.empty() && report.calibration.groups.empty()) {
     raise(ErrorKind::ValueError, "no (axis, collective) could be fitted; " + out_path.string() + " not written");
   }
   write_file_atomically(out_path, to_json_text(report.calibration));
   std::size_t fits = 0;
   for (const auto& [axis, collectives] : report.calibration.axes) fits += collectives.size();
   out << "# wrote " << out_path.string() << " (" << fits << " fits over " << report.calibration.axes.size()
-      << " axes)\n" << std::flush;
+      << " axes, " << report.calibration.groups.size() << " curves by group shape)\n" << std::flush;
   return 0;
 }
 
@@ -175,8 +219,9 @@ int run_live(const BenchCliOptions& o, const CLI::App& cmd, const std::string& c
       if (cmd.count("--out") == 0) raise(ErrorKind::ValueError, "calibrate needs --out FILE (the calibration to write)");
       out_path = o.out;
     }
-    const MeshChoice choice = parse_mesh_choice(o, cmd);
+    MeshChoice choice = parse_mesh_choice(o, cmd);
     settings = parse_settings(o, cmd, command);
+    if (command == "calibrate" && cmd.count("--axes") == 0) add_flattened_shapes(choice.spec, settings);
     settings.fault = test_fault_from_env();
     if (settings.fault) settings.fault->maybe_fail_setup(rank);
     check_backend_name(o.backend);

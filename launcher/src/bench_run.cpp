@@ -194,8 +194,28 @@ BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups
   const bool staged = backend != nullptr && !backend->host_memory();
   const auto started = Clock::now();
   const bool lead = world.rank() == 0;
-  const AxisSelection axes = select_axes(mesh, s.axes);
+  AxisSelection axes = select_axes(mesh, s.axes);
   const std::int64_t item = itemsize(s.dtype);
+  info.hosts = gather_hosts(world, info.host);
+  // Axes run for their group shape alone are dropped when an axis before them has that shape.
+  std::vector<std::string> shape_duplicates;
+  {
+    std::vector<std::pair<std::int64_t, GroupSpan>> seen;
+    std::vector<std::string> run;
+    for (const auto& axis : axes.run) {
+      const RankTensor axis_groups = mesh.groups(AxisRef{axis});
+      const std::pair<std::int64_t, GroupSpan> shape{mesh.size(AxisRef{axis}), group_span(axis_groups, info.hosts)};
+      const bool shape_only =
+          std::find(s.shape_only_axes.begin(), s.shape_only_axes.end(), axis) != s.shape_only_axes.end();
+      if (shape_only && std::find(seen.begin(), seen.end(), shape) != seen.end()) {
+        shape_duplicates.push_back(axis);
+        continue;
+      }
+      seen.push_back(shape);
+      run.push_back(axis);
+    }
+    axes.run = std::move(run);
+  }
 
   info.axes = axes.run;
   info.skipped_axes = axes.skipped;
@@ -209,7 +229,6 @@ BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups
   info.check = s.check;
   info.timeout_s = s.timeout_s;
   info.timing = s.timing;
-  info.hosts = gather_hosts(world, info.host);
 
   BenchOutcome outcome;
   outcome.sweep.backend = info.backend;
@@ -217,10 +236,18 @@ BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups
   outcome.sweep.world = info.world;
   outcome.sweep.mesh_shape = info.mesh_shape;
   outcome.sweep.mesh_names = info.mesh_names;
+  outcome.sweep.hosts = info.hosts;
 
   if (lead) {
     sink.write(config_record(info));
-    if (s.print_tables) out << header_text(info, s, mesh, axes) << std::flush;
+    if (s.print_tables) {
+      out << header_text(info, s, mesh, axes);
+      if (!shape_duplicates.empty()) {
+        out << "# not run (their groups have the shape of an axis run before them): "
+            << join(shape_duplicates, {.separator = ", "}) << "\n";
+      }
+      out << std::flush;
+    }
   }
 
   std::int64_t total_rows = 0;

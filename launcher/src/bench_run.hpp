@@ -25,6 +25,9 @@ namespace meshloom::launcher {
 
 struct BenchSettings {
   std::vector<std::string> axes;  // the axes to run, in order; empty = every axis, then every flattened axis
+  // Axes run only for their group shape: skipped when an axis run before them has groups of the same shape (size,
+  // hosts spanned, ranks per host), as calibrate's flattened axes are (they exist to show the planner shapes).
+  std::vector<std::string> shape_only_axes;
   std::vector<BenchCollective> collectives;
   std::vector<std::int64_t> sizes;
   std::int64_t warmup_iters = 5;

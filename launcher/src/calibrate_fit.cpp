@@ -1,8 +1,12 @@
 #include "calibrate_fit.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <map>
 #include <set>
+
+#include "meshloom/error.hpp"
 
 namespace meshloom::launcher {
 
@@ -102,6 +106,76 @@ AlphaBetaFit fit_alpha_beta(const std::vector<FitSample>& samples, double factor
   }
   if (fit.r2 > 1) fit.r2 = 1;
   return fit;
+}
+
+std::optional<HoldoutError> error_summary(std::vector<double> errors) {
+  if (errors.empty()) return std::nullopt;
+  std::sort(errors.begin(), errors.end());
+  const std::size_t k = errors.size();
+  const double median = k % 2 == 1 ? errors[k / 2] : (errors[k / 2 - 1] + errors[k / 2]) / 2;
+  const auto rank = static_cast<std::size_t>(std::ceil(0.9 * static_cast<double>(k)));
+  return HoldoutError{.median = median, .p90 = std::max(median, errors[std::max<std::size_t>(rank, 1) - 1]),
+                      .points = static_cast<std::int64_t>(k)};
+}
+
+namespace {
+
+double relative_error(double predicted, double measured) { return std::abs(predicted - measured) / measured; }
+
+std::vector<FitSample> as_samples(const std::vector<CurvePoint>& points) {
+  std::vector<FitSample> out;
+  for (const auto& p : points) out.push_back({p.bytes, p.time_us});
+  return out;
+}
+
+}  // namespace
+
+CurveFitReport fit_group_curve(const std::string& collective, const GroupShape& shape,
+                               const std::vector<FitSample>& samples) {
+  std::map<double, std::vector<double>> by_size;
+  for (const auto& s : samples) {
+    if (std::isfinite(s.time_us) && s.time_us > 0 && std::isfinite(s.bytes) && s.bytes > 0) by_size[s.bytes].push_back(s.time_us);
+  }
+  if (by_size.empty()) {
+    raise(ErrorKind::ValueError, collective + " on " + to_string(shape) + ": no sample of more than 0 bytes with a time > 0");
+  }
+  CurveFitReport r;
+  r.curve.collective = collective;
+  r.curve.shape = shape;
+  for (auto& [bytes, times] : by_size) {
+    std::sort(times.begin(), times.end());
+    const std::size_t k = times.size();
+    r.curve.points.push_back({bytes, k % 2 == 1 ? times[k / 2] : (times[k / 2 - 1] + times[k / 2]) / 2});
+  }
+  const double factor = shape.n == 1 ? 1.0 : bus_factor(collective, shape.n);
+  const auto& points = r.curve.points;
+  r.alpha_beta = fit_alpha_beta(as_samples(points), factor);
+  if (r.alpha_beta.ok) {
+    r.curve.fit = CollectiveFit{r.alpha_beta.alpha_us, r.alpha_beta.busbw_gbps, r.alpha_beta.r2, r.alpha_beta.samples};
+    for (const auto& p : points) {
+      r.alpha_beta_max_residual =
+          std::max(r.alpha_beta_max_residual, relative_error(predict_time_us(r.alpha_beta, factor, p.bytes), p.time_us));
+    }
+  }
+  // Held out: every other size, never the largest.
+  if (points.size() >= 3) {
+    std::vector<CurvePoint> train, test;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      (i % 2 == 0 || i + 1 == points.size() ? train : test).push_back(points[i]);
+    }
+    std::vector<double> pw, ab;
+    const AlphaBetaFit ab_train = fit_alpha_beta(as_samples(train), factor);
+    for (const auto& p : test) {
+      pw.push_back(relative_error(piecewise_time_us(train, p.bytes), p.time_us));
+      if (ab_train.ok) ab.push_back(relative_error(predict_time_us(ab_train, factor, p.bytes), p.time_us));
+    }
+    r.piecewise_holdout = error_summary(pw);
+    if (ab_train.ok) r.alpha_beta_holdout = error_summary(ab);
+  }
+  const bool alpha_beta = r.alpha_beta.ok && r.alpha_beta_max_residual <= kAlphaBetaTolerance;
+  r.curve.model = alpha_beta ? CurveModel::AlphaBeta : CurveModel::Piecewise;
+  r.curve.holdout = alpha_beta ? r.alpha_beta_holdout : r.piecewise_holdout;
+  return r;
 }
 
 }  // namespace meshloom::launcher

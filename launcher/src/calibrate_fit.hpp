@@ -18,8 +18,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "meshloom/plan/cost_model.hpp"
 
 namespace meshloom::launcher {
 
@@ -46,5 +49,35 @@ struct AlphaBetaFit {
 
 // The time the fit predicts for `bytes`.
 [[nodiscard]] double predict_time_us(const AlphaBetaFit& fit, double factor, double bytes) noexcept;
+
+// ---- Keyed curves ------------------------------------------------------------------------------------------
+//
+// One curve of a calibration (cost_model.hpp's GroupCurve) from the samples of one (collective, group shape):
+//   points     one per measured size, its time the median of the samples of that size (two axes of one shape give
+//              two samples per size);
+//   fit        fit_alpha_beta over the points, with the curve's factor (bus factor; 1 for a group of one rank);
+//   model      alpha_beta when that fit exists and its largest relative residual over the points, |fit - t| / t,
+//              is <= kAlphaBetaTolerance (10%): alpha-beta follows the data; piecewise otherwise (the latency ramp
+//              of small messages, protocol switches);
+//   holdout    both models refitted on every other size (indices 0, 2, 4, ... and always the largest, so that the
+//              held-out sizes lie inside the fitted range, as a planner's sizes mostly do) and asked for the sizes
+//              left out (1, 3, 5, ...): median and p90 (nearest rank) of |predicted - measured| / measured. Needs 3
+//              or more sizes; the chosen model's figures go into the curve.
+inline constexpr double kAlphaBetaTolerance = 0.10;
+
+struct CurveFitReport {
+  GroupCurve curve;
+  AlphaBetaFit alpha_beta;                      // over every point (fit.ok false: no alpha-beta fit)
+  double alpha_beta_max_residual = 0;           // largest |fit - t| / t over the points (when alpha_beta.ok)
+  std::optional<HoldoutError> alpha_beta_holdout;
+  std::optional<HoldoutError> piecewise_holdout;
+};
+
+// ValueError when no sample has a time > 0.
+[[nodiscard]] CurveFitReport fit_group_curve(const std::string& collective, const GroupShape& shape,
+                                             const std::vector<FitSample>& samples);
+
+// Median and nearest-rank p90 of relative errors (none: nullopt).
+[[nodiscard]] std::optional<HoldoutError> error_summary(std::vector<double> errors);
 
 }  // namespace meshloom::launcher

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <utility>
 
@@ -91,6 +92,14 @@ BenchSweep parse_bench_jsonl(const std::string& text, const std::string& source)
         }
       }
       sweep.world = ctx.integer(j, "world");
+      if (j.contains("hosts")) {
+        const json& hosts = j["hosts"];
+        if (!hosts.is_array()) ctx.fail("field \"hosts\" = " + jsonl::show(hosts) + ": expected a list of host names");
+        for (const auto& h : hosts) {
+          if (!h.is_string()) ctx.fail("field \"hosts\" = " + jsonl::show(hosts) + ": expected a list of host names");
+          sweep.hosts.push_back(h.get<std::string>());
+        }
+      }
       const json& mesh = ctx.field(j, "mesh");
       if (!mesh.is_object()) ctx.fail("field \"mesh\" = " + jsonl::show(mesh) + ": expected an object");
       const json& shape = ctx.field(mesh, "shape");
@@ -127,6 +136,25 @@ BenchSweep parse_bench_jsonl(const std::string& text, const std::string& source)
       r.algbw_gbps = ctx.number(j, "algbw_gbps");
       r.busbw_gbps = ctx.number(j, "busbw_gbps");
       r.wrong = ctx.integer(j, "wrong");
+      if (j.contains("span")) {
+        const json& span = j["span"];
+        if (!span.is_object()) ctx.fail("field \"span\" = " + jsonl::show(span) + ": expected an object");
+        r.span.hosts = ctx.integer(span, "hosts");
+        r.span.ranks_per_host = ctx.integer(span, "ranks_per_host");
+        const json& uniform = ctx.field(span, "uniform");
+        if (!uniform.is_boolean()) ctx.fail("field \"span.uniform\" = " + jsonl::show(uniform) + ": expected true or false");
+        r.span.uniform = uniform.get<bool>();
+        if (r.span.hosts < 1 || r.span.hosts > r.group_size) {
+          ctx.fail("field \"span.hosts\" = " + std::to_string(r.span.hosts) + ": must be in 1..group_size = " +
+                   std::to_string(r.group_size));
+        }
+        if (r.span.ranks_per_host < 1 || r.span.ranks_per_host > r.group_size) {
+          ctx.fail("field \"span.ranks_per_host\" = " + std::to_string(r.span.ranks_per_host) +
+                   ": must be in 1..group_size = " + std::to_string(r.group_size));
+        }
+      } else {
+        sweep.spans = false;
+      }
       if (r.group_size < 1) ctx.fail("field \"group_size\" = " + std::to_string(r.group_size) + ": must be >= 1");
       if (r.bytes < 0) ctx.fail("field \"bytes\" = " + std::to_string(r.bytes) + ": must be >= 0");
       sweep.results.push_back(std::move(r));
@@ -158,6 +186,52 @@ BenchSweep read_bench_jsonl(const std::filesystem::path& path) {
   if (in.bad()) raise(ErrorKind::RuntimeError, "cannot read \"" + path.string() + "\"");
   return parse_bench_jsonl(text, path.string());
 }
+
+namespace {
+
+// The keyed curves of a sweep that records where its ranks sit (calibrate_sweep).
+void fit_curves(const BenchSweep& sweep, CalibrationReport& report) {
+  if (sweep.hosts.empty() || !sweep.spans) {
+    report.notes.push_back("the run does not record its ranks' hosts (written before they were): per-axis fits only, "
+                           "no curves by group shape");
+    return;
+  }
+  if (static_cast<std::int64_t>(sweep.hosts.size()) != sweep.world) {
+    report.notes.push_back("the run records " + std::to_string(sweep.hosts.size()) + " hosts for world " +
+                           std::to_string(sweep.world) + ": no curves by group shape");
+    return;
+  }
+  // Host indices in order of first appearance.
+  std::map<std::string, std::int64_t> index;
+  for (const auto& h : sweep.hosts) {
+    const auto next = static_cast<std::int64_t>(index.size());
+    report.calibration.rank_hosts.push_back(index.try_emplace(h, next).first->second);
+  }
+  std::map<std::pair<std::string, GroupShape>, std::vector<FitSample>> samples;
+  std::set<std::string> mixed;
+  for (const auto& r : sweep.results) {
+    if (!r.span.uniform) {
+      mixed.insert(r.axis);
+      continue;
+    }
+    if (r.wrong != 0) continue;
+    const GroupShape shape{.n = r.group_size, .hosts = r.span.hosts, .ranks_per_host = r.span.ranks_per_host};
+    samples[{std::string(to_string(r.collective)), shape}].push_back({static_cast<double>(r.bytes), r.time_us});
+  }
+  for (const auto& axis : mixed) {
+    report.notes.push_back("axis " + axis + ": its groups differ in shape (span not uniform); left out of the curves");
+  }
+  for (const auto& [key, points] : samples) {
+    try {
+      report.curves.push_back(fit_group_curve(key.first, key.second, points));
+      report.calibration.groups.push_back(report.curves.back().curve);
+    } catch (const Error& e) {
+      report.notes.push_back(e.message());
+    }
+  }
+}
+
+}  // namespace
 
 CalibrationReport calibrate_sweep(const BenchSweep& sweep) {
   if (sweep.results.empty()) raise(ErrorKind::ValueError, "the bench run has no result records: nothing to calibrate");
@@ -205,6 +279,7 @@ CalibrationReport calibrate_sweep(const BenchSweep& sweep) {
     }
     report.rows.push_back(std::move(row));
   }
+  fit_curves(sweep, report);
   return report;
 }
 
@@ -228,6 +303,28 @@ std::string fit_table(const CalibrationReport& report) {
                     static_cast<long long>(row.fit.samples), "-", "-", "-", row.fit.why.c_str());
     }
     out += line;
+  }
+  if (!report.curves.empty()) {
+    out += "# Curves by group shape (held out: fitted on every other size, asked for the rest; |error| / measured)\n";
+    std::snprintf(line, sizeof line, "#%13s  %4s  %5s  %4s  %5s  %10s  %9s  %21s  %21s\n", "collective", "n", "hosts",
+                  "rph", "sizes", "model", "ab resid", "held out ab med/p90", "held out pw med/p90");
+    out += line;
+    const auto percent = [](const std::optional<HoldoutError>& h) {
+      char cell[64];
+      if (!h) return std::string("-");
+      std::snprintf(cell, sizeof cell, "%.1f%% / %.1f%%", 100 * h->median, 100 * h->p90);
+      return std::string(cell);
+    };
+    for (const auto& c : report.curves) {
+      char resid[32] = "-";
+      if (c.alpha_beta.ok) std::snprintf(resid, sizeof resid, "%.1f%%", 100 * c.alpha_beta_max_residual);
+      std::snprintf(line, sizeof line, "%14s  %4lld  %5lld  %4lld  %5zu  %10s  %9s  %21s  %21s\n",
+                    c.curve.collective.c_str(), static_cast<long long>(c.curve.shape.n),
+                    static_cast<long long>(c.curve.shape.hosts), static_cast<long long>(c.curve.shape.ranks_per_host),
+                    c.curve.points.size(), std::string(to_string(c.curve.model)).c_str(), resid,
+                    percent(c.alpha_beta_holdout).c_str(), percent(c.piecewise_holdout).c_str());
+      out += line;
+    }
   }
   for (const auto& note : report.notes) out += "# note: " + note + "\n";
   return out;

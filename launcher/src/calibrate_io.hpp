@@ -22,6 +22,8 @@ struct BenchSweep {
   std::vector<std::int64_t> mesh_shape;
   std::vector<std::string> mesh_names;
   std::vector<BenchResult> results;
+  std::vector<std::string> hosts;  // the config's "hosts": every world rank's host (empty in older files)
+  bool spans = true;               // every result carries its "span" (older files have none)
   bool summary_seen = false;
   std::vector<std::string> errors;  // messages of error records, "rank r: message"
 };
@@ -40,17 +42,21 @@ struct CalibrationFitRow {
 };
 
 struct CalibrationReport {
-  Calibration calibration;             // the fits that succeeded
+  Calibration calibration;             // the fits that succeeded, and the curves
   std::vector<CalibrationFitRow> rows;  // every (axis, collective), in the sweep's order, failed fits included
+  std::vector<CurveFitReport> curves;   // every (collective, group shape), sorted as the calibration's "groups"
   std::vector<std::string> notes;       // rows left out (wrong elements), errors of the run, a missing summary
 };
 
-// Fits every (axis, collective) of the sweep. Rows with wrong elements are left out (noted). ValueError when the
-// sweep has no result at all.
+// Fits every (axis, collective) of the sweep (the calibration's per-axis views), and every (collective, group shape)
+// (its keyed curves, fit_group_curve) when the sweep records where its ranks sit (the config's hosts, every
+// result's span); an axis whose groups differ in shape (span not uniform) is left out of the curves. Rows with
+// wrong elements are left out (noted). ValueError when the sweep has no result at all.
 [[nodiscard]] CalibrationReport calibrate_sweep(const BenchSweep& sweep);
 
 // The fit table: one row per (axis, collective) with n, samples, alpha, busbw, r2 and the kind of fit (or why
-// there is none), `#` lines around it.
+// there is none), then one row per curve (collective, n, hosts, ranks per host, sizes, the model chosen, the
+// largest alpha-beta residual, held-out median and p90 error of both models), `#` lines around them.
 [[nodiscard]] std::string fit_table(const CalibrationReport& report);
 
 }  // namespace meshloom::launcher

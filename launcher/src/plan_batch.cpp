@@ -153,6 +153,7 @@ std::vector<std::string> calibration_axis_names(const PlanSetup& setup) {
   if (!setup.names.empty()) return setup.names;
   if (!setup.calibration) raise(ErrorKind::ValueError, "the calibrated cost model needs a calibration");
   const Calibration& c = *setup.calibration;
+  if (!c.groups.empty()) return setup.names;
   if (c.mesh_names.empty()) {
     raise(ErrorKind::ValueError,
           "the calibration names no mesh axes: give the mesh's axis names to look its fits up by");
@@ -188,7 +189,8 @@ std::unique_ptr<CostModel> make_cost_model(const PlanSetup& setup) {
         raise(ErrorKind::ValueError, "the calibrated cost model needs a calibration (a calibration file from "
                                      "`meshloom-launch calibrate`)");
       }
-      return std::make_unique<CalibratedCostModel>(*setup.calibration, calibration_axis_names(setup));
+      return std::make_unique<CalibratedCostModel>(*setup.calibration, calibration_axis_names(setup),
+                                                   CalibratedOptions{.extrapolate = setup.extrapolate});
     }
   }
   raise(ErrorKind::ValueError, "unknown cost model");
@@ -211,7 +213,7 @@ using namespace jsonl;  // NOLINT(google-build-using-namespace): the shared batc
 const std::vector<std::string>& line_fields() {
   static const std::vector<std::string> fields = {
       "mesh",   "tensor_shape",     "src",         "dst",        "planner",   "variant", "cost_model", "weights",
-      "itemsize", "devices_per_host", "calibration", "coordinate", "flattened", "names",   "state_budget"};
+      "itemsize", "devices_per_host", "calibration", "coordinate", "flattened", "names",   "state_budget", "extrapolate"};
   return fields;
 }
 
@@ -306,6 +308,10 @@ PlanSetup parse_setup(const json& doc, const PlanBatchLimits& limits) {
   if (const json* v = optional_field(doc, "itemsize")) r.itemsize = get_int(*v, "itemsize");
   if (const json* v = optional_field(doc, "devices_per_host")) s.devices_per_host = get_int(*v, "devices_per_host");
   if (const json* v = optional_field(doc, "calibration")) s.calibration = get_calibration(*v);
+  if (const json* v = optional_field(doc, "extrapolate")) {
+    if (!v->is_boolean()) value_error("extrapolate = " + show(*v) + ": expected true or false");
+    s.extrapolate = v->get<bool>();
+  }
   s.cost_model = s.calibration ? CostModelKind::Calibrated : CostModelKind::Comm;
   if (const json* v = optional_field(doc, "cost_model")) {
     s.cost_model = parse_cost_model(get_string(*v, "cost_model"), "cost_model = " + show(*v));
@@ -376,6 +382,10 @@ std::string answer(const std::string& line, const PlanBatchLimits& limits) {
 }
 
 }  // namespace
+
+PlanSetup parse_plan_setup(const std::string& line, const PlanBatchLimits& limits) {
+  return parse_setup(parse_line_object(line, limits.max_line_bytes, limits.max_depth), limits);
+}
 
 std::string answer_plan_line(const std::string& line) { return answer_plan_line(line, PlanBatchLimits{}); }
 

@@ -52,6 +52,7 @@ struct PlanSetup {
   FixedWeights weights;            // the fixed model's
   std::int64_t devices_per_host = 8;  // the comm model's
   std::optional<Calibration> calibration;  // the calibrated model's
+  bool extrapolate = false;                // the calibrated model's: price group shapes never measured (a guess)
   std::vector<std::string> names;  // mesh axis names; empty when none were given
 };
 
@@ -90,7 +91,8 @@ void check_axis_names(const std::vector<std::string>& names, std::size_t ndim);
                                        const std::string& path);
 
 // The axis names the calibrated model looks its fits up by: setup.names, or when none are given the calibration's
-// mesh names, which then must be for a mesh of the request's shape. ValueError otherwise.
+// mesh names, which then must be for a mesh of the request's shape (ValueError otherwise). A calibration with curves
+// by group shape prices any mesh without names: setup.names as given (possibly none).
 [[nodiscard]] std::vector<std::string> calibration_axis_names(const PlanSetup& setup);
 
 // The cost model the setup names, after checking the inputs of every model: devices_per_host in
@@ -103,6 +105,10 @@ void check_axis_names(const std::vector<std::string>& names, std::size_t ndim);
 [[nodiscard]] std::map<std::string, int> communication_counts(const Plan& plan);
 
 // ---- --batch -----------------------------------------------------------------------------------------------------
+
+// One input line's request and model inputs, read as answer_plan_line reads them (ValueError or KeyError naming the
+// field and value). validate reads its suite's lines with it.
+[[nodiscard]] PlanSetup parse_plan_setup(const std::string& line, const PlanBatchLimits& limits = {});
 
 // Answers one input line (without its newline) with one output line (without a newline). Never throws.
 [[nodiscard]] std::string answer_plan_line(const std::string& line);

@@ -124,6 +124,7 @@ HumanSetup parse_options(const PlanOptions& o, const CLI::App& cmd) {
   if (given("--devices-per-host")) s.devices_per_host = parse_int(o.devices_per_host, "--devices-per-host");
   if (given("--weights")) s.weights = parse_weights(o.weights);
   if (given("--calibration")) s.calibration = load_calibration(o.calibration);
+  s.extrapolate = o.extrapolate;
   s.cost_model = s.calibration ? CostModelKind::Calibrated : CostModelKind::Comm;
   if (given("--cost")) s.cost_model = parse_cost_model(o.cost, "--cost \"" + o.cost + "\"");
   if (given("--coordinate")) r.coordinate = parse_int_list(o.coordinate, "--coordinate");
@@ -172,9 +173,15 @@ std::string model_text(const PlanSetup& s) {
       return text + " (" + join(parts, {.separator = ", "}) + ")";
     }
     case CostModelKind::Comm: return text + " (" + std::to_string(s.devices_per_host) + " devices per host)";
-    case CostModelKind::Calibrated:
-      return text + " (" + s.calibration->backend + " calibration, axes " +
-             join(calibration_axis_names(s), {.separator = ", "}) + ")";
+    case CostModelKind::Calibrated: {
+      const Calibration& c = *s.calibration;
+      if (!c.groups.empty()) {
+        return text + " (" + c.backend + " calibration, " + std::to_string(c.groups.size()) + " curves by group shape" +
+               (c.timing.empty() ? std::string() : ", " + c.timing) + (s.extrapolate ? ", extrapolating" : "") + ")";
+      }
+      return text + " (" + c.backend + " calibration, axes " + join(calibration_axis_names(s), {.separator = ", "}) +
+             ")";
+    }
   }
   return text;
 }
@@ -300,7 +307,7 @@ int run(const PlanOptions& o, const CLI::App& cmd) {
   return status_or_error(std::cerr, [&]() -> int {
     if (o.batch) {
       for (const char* name : {"--mesh", "--names", "--tensor", "--src", "--dst", "--planner", "--variant", "--cost",
-                               "--weights", "--calibration", "--itemsize", "--dtype", "--devices-per-host",
+                               "--weights", "--calibration", "--extrapolate", "--itemsize", "--dtype", "--devices-per-host",
                                "--flatten", "--coordinate", "--compare", "--state-budget", "--verify"}) {
         if (given(name)) raise(ErrorKind::ValueError, std::string("--batch reads everything from standard input; ") +
                                                           name + " cannot be combined with it");
@@ -359,6 +366,9 @@ void add_plan_request_options(CLI::App& cmd, PlanOptions& o, const PlanOptionHel
                  "Fixed model weights, e.g. all_reduce=4,all_to_all=1,all_gather=2,reduce_scatter=2,chunk=0")
       ->type_name("NAME=W,...");
   cmd.add_option("--calibration", o.calibration, "Calibration file for the calibrated model")->type_name("FILE");
+  cmd.add_flag("--extrapolate", o.extrapolate,
+               "Calibrated model: price group shapes the calibration never measured from the nearest measured one "
+               "(a guess; refused otherwise)");
   cmd.add_option("--itemsize", o.itemsize, help.itemsize)->type_name("N");
   cmd.add_option("--dtype", o.dtype, help.dtype)->type_name("NAME");
   cmd.add_option("--devices-per-host", o.devices_per_host, "Comm model: devices per host (default 8)")

@@ -23,6 +23,7 @@ struct PlanOptions {
   std::string mesh, names, tensor, src, dst, planner, variant, cost, weights, calibration, itemsize, dtype,
       devices_per_host, coordinate, state_budget;
   std::vector<std::string> flatten;
+  bool extrapolate = false;
 };
 
 struct HumanSetup {

@@ -2,6 +2,7 @@
 // and the calibration it gives (accepted by parse_calibration and priced by CalibratedCostModel).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -206,9 +207,124 @@ TEST(CalibrateIo, LeavesOutRowsWithWrongElementsAndNotesErrors) {
   text += "{\"type\":\"error\",\"rank\":2,\"message\":\"TimeoutError: x\"}\n";
   const CalibrationReport report = calibrate_sweep(parse_bench_jsonl(text, "x.jsonl"));
   EXPECT_EQ(report.calibration.axes.at("tp").at("all_reduce").samples, 9);
-  ASSERT_EQ(report.notes.size(), 2U);
+  ASSERT_EQ(report.notes.size(), 3U);
   EXPECT_NE(report.notes[0].find("rank 2: TimeoutError: x"), std::string::npos);
   EXPECT_NE(report.notes[1].find("1 result(s) with wrong elements"), std::string::npos);
+  EXPECT_NE(report.notes[2].find("does not record its ranks' hosts"), std::string::npos);
+}
+
+// ---- curves by group shape ------------------------------------------------------------------------------------
+
+TEST(CurveFit, ErrorSummaryIsTheMedianAndTheNearestRankP90) {
+  const auto e = error_summary({1.0, 0.1, 0.9, 0.2, 0.8, 0.3, 0.7, 0.4, 0.6, 0.5});
+  ASSERT_TRUE(e);
+  EXPECT_DOUBLE_EQ(e->median, 0.55);
+  EXPECT_DOUBLE_EQ(e->p90, 0.9);  // the ceil(0.9 * 10) = 9th smallest
+  EXPECT_EQ(e->points, 10);
+  EXPECT_DOUBLE_EQ(error_summary({0.25})->p90, 0.25);
+  EXPECT_FALSE(error_summary({}));
+}
+
+TEST(CurveFit, AlphaBetaWhereItFitsWithAHeldOutErrorOfZero) {
+  const CurveFitReport r = fit_group_curve("all_reduce", {4, 1, 4}, synthetic(20.0, 4.0, 1.5, 0.0, 1));
+  EXPECT_EQ(r.curve.model, CurveModel::AlphaBeta);
+  ASSERT_TRUE(r.curve.fit);
+  EXPECT_LT(rel(r.curve.fit->alpha_us, 20.0), 1e-9);
+  EXPECT_LT(r.alpha_beta_max_residual, 1e-9);
+  ASSERT_TRUE(r.curve.holdout);
+  EXPECT_LT(r.curve.holdout->p90, 1e-9);
+  // 24 sizes 8 B .. 64 MiB: 12 fitted (the even ones, and the largest), 11 held out.
+  EXPECT_EQ(r.curve.points.size(), 24U);
+  EXPECT_EQ(r.curve.holdout->points, 11);
+  EXPECT_EQ(r.curve.holdout, r.alpha_beta_holdout);
+}
+
+TEST(CurveFit, PiecewiseWhereTheResidualsSayAlphaBetaDoesNot) {
+  // A latency ramp: flat to 4 KiB, then a protocol switch doubling the time, then bandwidth-bound.
+  std::vector<FitSample> samples;
+  for (double bytes = 256; bytes <= 16.0 * 1024 * 1024; bytes *= 2) {
+    const double t = bytes <= 4096 ? 10.0 : bytes <= 65536 ? 20.0 + bytes / 8e3 : 20.0 + bytes / 2e3;
+    samples.push_back({bytes, t});
+  }
+  const CurveFitReport r = fit_group_curve("all_gather", {2, 1, 2}, samples);
+  ASSERT_TRUE(r.alpha_beta.ok);
+  EXPECT_GT(r.alpha_beta_max_residual, kAlphaBetaTolerance);
+  EXPECT_EQ(r.curve.model, CurveModel::Piecewise);
+  ASSERT_TRUE(r.piecewise_holdout && r.alpha_beta_holdout);
+  EXPECT_LT(r.piecewise_holdout->median, r.alpha_beta_holdout->median);
+  EXPECT_EQ(r.curve.holdout, r.piecewise_holdout);
+  // Every point is on the curve.
+  for (const auto& p : r.curve.points) EXPECT_DOUBLE_EQ(curve_time_us(r.curve, p.bytes), p.time_us);
+}
+
+TEST(CurveFit, SamplesOfOneSizeAreMergedByTheirMedian) {
+  const CurveFitReport r = fit_group_curve("all_reduce", {2, 1, 2}, {{1024, 10}, {1024, 30}, {1024, 11}, {4096, 20}, {0, 5}});
+  ASSERT_EQ(r.curve.points.size(), 2U);  // 0 bytes is no point
+  EXPECT_EQ(r.curve.points[0], (CurvePoint{1024, 11}));
+  EXPECT_FALSE(r.curve.holdout);  // fewer than 3 sizes
+  EXPECT_THROW((void)fit_group_curve("all_reduce", {2, 1, 2}, {{1024, 0}}), Error);
+}
+
+// A bench run on two hosts of two ranks: tp's groups stay on one host, dp's cross both.
+std::string two_host_jsonl(bool uniform = true) {
+  BenchRunInfo info;
+  info.world = 4;
+  info.mesh_shape = {2, 2};
+  info.mesh_names = {"dp", "tp"};
+  info.hosts = {"a", "a", "b", "b"};
+  std::string text = config_record(info) + "\n";
+  for (const char* axis : {"dp", "tp"}) {
+    const bool dp = std::string(axis) == "dp";
+    for (std::int64_t size = 1024; size <= 1 << 20; size *= 4) {
+      BenchResult r;
+      r.axis = axis;
+      r.group_size = 2;
+      r.groups = 2;
+      r.span = dp ? GroupSpan{2, 1, uniform} : GroupSpan{1, 2, true};
+      r.collective = BenchCollective::AllReduce;
+      r.bytes = size;
+      r.count = size / 4;
+      r.time_us = (dp ? 50.0 : 5.0) + static_cast<double>(size) / (dp ? 1e3 : 1e4);
+      text += result_record(r) + "\n";
+    }
+  }
+  return text + summary_record(true, 12, 0, 0.1, 1.0) + "\n";
+}
+
+TEST(CalibrateIo, CurvesByGroupShapeFromTheRunsHosts) {
+  const CalibrationReport report = calibrate_sweep(parse_bench_jsonl(two_host_jsonl(), "run.jsonl"));
+  const Calibration& c = report.calibration;
+  EXPECT_EQ(c.rank_hosts, (std::vector<std::int64_t>{0, 0, 1, 1}));
+  ASSERT_EQ(c.groups.size(), 2U);
+  EXPECT_EQ(c.groups[0].shape, (GroupShape{2, 1, 2}));  // sorted by (collective, shape)
+  EXPECT_EQ(c.groups[1].shape, (GroupShape{2, 2, 1}));
+  EXPECT_EQ(parse_calibration(to_json_text(c)), c);
+  // Priced by shape: (2,2)'s dp crosses hosts (50 us + ...), a (2) mesh on ranks 0, 1 does not (5 us + ...).
+  const CalibratedCostModel model(c, {});
+  const std::vector<std::int64_t> square{2, 2}, line{2};
+  StepCostInput step;
+  step.collective = Collective::AllReduce;
+  step.local_bytes = 4096;
+  step.mesh_shape = &square;
+  step.axis = 0;
+  EXPECT_NEAR(model.step_cost(step), 50.0 + 4096 / 1e3, 1e-6);
+  step.mesh_shape = &line;
+  EXPECT_NEAR(model.step_cost(step), 5.0 + 4096 / 1e4, 1e-6);
+  const std::string table = fit_table(report);
+  EXPECT_NE(table.find("# Curves by group shape"), std::string::npos) << table;
+}
+
+TEST(CalibrateIo, AxesWhoseGroupsDifferInShapeAreLeftOutOfTheCurves) {
+  const CalibrationReport report = calibrate_sweep(parse_bench_jsonl(two_host_jsonl(false), "run.jsonl"));
+  ASSERT_EQ(report.calibration.groups.size(), 1U);
+  EXPECT_EQ(report.calibration.groups[0].shape, (GroupShape{2, 1, 2}));
+  EXPECT_NE(std::find(report.notes.begin(), report.notes.end(),
+                      "axis dp: its groups differ in shape (span not uniform); left out of the curves"),
+            report.notes.end());
+  // A run that does not record its hosts gives per-axis fits only.
+  const CalibrationReport old = calibrate_sweep(parse_bench_jsonl(bench_jsonl(25.0, 2.5), "old.jsonl"));
+  EXPECT_TRUE(old.calibration.groups.empty());
+  EXPECT_FALSE(old.calibration.axes.empty());
 }
 
 }  // namespace
