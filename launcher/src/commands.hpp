@@ -15,5 +15,6 @@ void add_plan_command(CLI::App& root, int& exit_code);
 void add_bench_command(CLI::App& root, int& exit_code);
 void add_calibrate_command(CLI::App& root, int& exit_code);
 void add_run_command(CLI::App& root, int& exit_code);
+void add_validate_command(CLI::App& root, int& exit_code);
 
 }  // namespace meshloom::launcher

@@ -1,0 +1,476 @@
+// `meshloom-launch validate`: do the cost models pick the plans that are really fastest? Under mpirun, for every
+// request of a suite (the bundled default for the world, or --suite FILE), the k cheapest distinct plans under each
+// model (fixed, comm, calibrated; plan_k_cheapest over the graph planner's states) run for real through the engine's
+// executor, every element verified, every step's collective timed by the single_shot protocol. Then, per model: the
+// share of requests where its own pick was the measured fastest (ties within the run's noise count), the median and
+// p90 of |predicted - measured| / measured per step and per plan, and the rank correlation (validate_report.hpp).
+//
+//   mpirun -np 4 meshloom-launch validate --calibration cal.json --jsonl validate.jsonl
+//
+// JSON Lines (--jsonl): config; per request a request record, then per plan a plan record, its step records (run's
+// fields plus "request") and a summary; a verdict per request; a report per model last, then an end record.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench_format.hpp"
+#include "bench_io.hpp"
+#include "commands.hpp"
+#include "live_backend.hpp"
+#include "live_command.hpp"
+#include "meshloom/comm/mesh_groups.hpp"
+#include "meshloom/error.hpp"
+#include "meshloom/mesh/device_mesh.hpp"
+#include "meshloom/plan/planner.hpp"
+#include "mpi_command.hpp"
+#include "plan_batch.hpp"
+#include "plan_options.hpp"
+#include "run_exec.hpp"
+#include "test_fault.hpp"
+#include "text_format.hpp"
+#include "validate_report.hpp"
+#include "validate_suite.hpp"
+
+namespace meshloom::launcher {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+struct ValidateOptions {
+  std::string calibration, suite, k = "3", iterations = "9", timeout = "60", jsonl, backend = "mpi", devices_per_host;
+  bool extrapolate = false;
+};
+
+struct Candidate {
+  Plan plan;
+  std::vector<std::string> proposed_by;  // "calibrated#0": the model and the plan's place in its k cheapest
+};
+
+struct PreparedRequest {
+  SuiteRequest item;
+  std::vector<std::string> names;  // the mesh's axis names as its groups are built
+  std::vector<Candidate> candidates;
+  std::vector<std::size_t> pick;                              // [model]
+  std::vector<std::vector<std::vector<double>>> step_costs;  // [candidate][model][step]
+  std::vector<std::vector<double>> total_costs;              // [candidate][model]
+};
+
+struct Prepared {
+  std::vector<std::string> models{"fixed", "comm", "calibrated"};
+  std::vector<bool> time_model{false, true, true};
+  Calibration calibration;
+  std::string calibration_path;
+  std::size_t k = 3;
+  std::int64_t devices_per_host = 8;
+  RunSettings settings;
+  double timeout_s = kDefaultTimeoutS;
+  std::vector<PreparedRequest> requests;
+};
+
+// The most ranks the calibrated job had on one host (the comm model's devices per host on that machine); 8 (the
+// comm model's default) when the calibration does not say.
+std::int64_t calibrated_devices_per_host(const Calibration& c) {
+  if (c.rank_hosts.empty()) return 8;
+  std::map<std::int64_t, std::int64_t> count;
+  std::int64_t most = 0;
+  for (const auto h : c.rank_hosts) most = std::max(most, ++count[h]);
+  return most;
+}
+
+PreparedRequest prepare_request(const Prepared& p, const SuiteRequest& item, std::size_t index) {
+  PreparedRequest r;
+  r.item = item;
+  const PlanSetup& s = item.setup;
+  if (s.names.empty()) {
+    for (std::size_t a = 0; a < s.request.mesh_shape.size(); ++a) r.names.push_back(std::to_string(a));
+  } else {
+    r.names = s.names;
+  }
+  std::vector<std::unique_ptr<CostModel>> models;
+  for (const auto kind : {CostModelKind::Fixed, CostModelKind::Comm, CostModelKind::Calibrated}) {
+    PlanSetup m = s;
+    m.cost_model = kind;
+    m.devices_per_host = p.devices_per_host;
+    m.calibration = p.calibration;
+    m.extrapolate = s.extrapolate;
+    models.push_back(make_cost_model(m));
+  }
+  const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(models.back().get());
+  std::map<std::string, std::size_t> by_path;
+  for (std::size_t m = 0; m < models.size(); ++m) {
+    std::vector<Plan> plans;
+    try {
+      plans = plan_k_cheapest(s.request, *models[m], p.k);
+    } catch (const Error& e) {
+      std::string why = "request " + std::to_string(index) + " (" + item.label + "), " + p.models[m] + " model: " + e.what();
+      if (calibrated != nullptr && m + 1 == models.size()) {
+        const std::vector<std::string> gaps = calibrated->gaps(s.request.mesh_shape);
+        if (!gaps.empty()) {
+          why += "; the calibration cannot price: " + join(gaps, {.separator = "; "}) +
+                 " (calibrate those shapes, or --extrapolate to guess them)";
+        }
+      }
+      raise(e.kind(), why);
+    }
+    for (std::size_t rank = 0; rank < plans.size(); ++rank) {
+      const std::string who = p.models[m] + "#" + std::to_string(rank);
+      // By states, not trace: merging on a flattened group can print two paths alike.
+      std::string key;
+      for (const auto& state : plans[rank].path) key += to_string(state) + ";";
+      auto it = by_path.find(key);
+      if (it == by_path.end()) {
+        it = by_path.emplace(key, r.candidates.size()).first;
+        r.candidates.push_back({std::move(plans[rank]), {}});
+      }
+      r.candidates[it->second].proposed_by.push_back(who);
+      if (rank == 0) r.pick.push_back(it->second);
+    }
+  }
+  for (const auto& c : r.candidates) {
+    std::vector<std::vector<double>> steps;
+    std::vector<double> totals;
+    for (const auto& model : models) {
+      steps.push_back(price_steps(s.request, c.plan, *model));
+      double total = 0;
+      for (const double v : steps.back()) total += v;
+      totals.push_back(total);
+    }
+    r.step_costs.push_back(std::move(steps));
+    r.total_costs.push_back(std::move(totals));
+  }
+  return r;
+}
+
+Prepared prepare(const ValidateOptions& o, const CLI::App& cmd, std::int64_t world_size) {
+  Prepared p;
+  if (cmd.count("--calibration") == 0) {
+    raise(ErrorKind::ValueError, "validate needs --calibration FILE (the calibration to judge, from `meshloom-launch "
+                                 "calibrate`)");
+  }
+  check_backend_name(o.backend);
+  p.calibration_path = o.calibration;
+  p.calibration = load_calibration(o.calibration);
+  const std::int64_t k = parse_int(o.k, "--k");
+  if (k < 1 || k > 16) raise(ErrorKind::ValueError, "--k \"" + o.k + "\": must be in [1, 16]");
+  p.k = static_cast<std::size_t>(k);
+  p.settings.iterations = parse_int(o.iterations, "--iterations");
+  if (p.settings.iterations < 3 || p.settings.iterations > 100000) {
+    raise(ErrorKind::ValueError, "--iterations \"" + o.iterations + "\": must be in [3, 100000] (ties need a spread)");
+  }
+  p.settings.fault = test_fault_from_env();
+  if (cmd.count("--timeout") > 0) p.timeout_s = parse_timeout_seconds(o.timeout);
+  p.devices_per_host = cmd.count("--devices-per-host") > 0 ? parse_int(o.devices_per_host, "--devices-per-host")
+                                                           : calibrated_devices_per_host(p.calibration);
+  std::vector<SuiteRequest> suite =
+      cmd.count("--suite") > 0 ? read_suite(o.suite, world_size) : default_suite(world_size);
+  for (std::size_t i = 0; i < suite.size(); ++i) {
+    suite[i].setup.extrapolate = o.extrapolate;
+    p.requests.push_back(prepare_request(p, suite[i], i));
+  }
+  return p;
+}
+
+// ---- records ----------------------------------------------------------------------------------------------------
+
+ojson per_model(const Prepared& p, const std::vector<double>& values) {
+  ojson j = ojson::object();
+  for (std::size_t m = 0; m < p.models.size(); ++m) j[p.models[m]] = values[m];
+  return j;
+}
+
+ojson per_model_flags(const Prepared& p, const std::vector<bool>& values) {
+  ojson j = ojson::object();
+  for (std::size_t m = 0; m < p.models.size(); ++m) j[p.models[m]] = static_cast<bool>(values[m]);
+  return j;
+}
+
+std::vector<double> micros(const std::vector<double>& seconds) {
+  std::vector<double> out;
+  for (const double s : seconds) out.push_back(s * 1e6);
+  return out;
+}
+
+ojson error_json(const std::optional<HoldoutError>& e) {
+  if (!e) return nullptr;
+  return {{"median", e->median}, {"p90", e->p90}, {"points", e->points}};
+}
+
+ojson config_json(const Prepared& p, const comm::Communicator& world, const LiveBackend& backend,
+                  const std::vector<std::string>& hosts) {
+  return {{"type", "config"},
+          {"command", "validate"},
+          {"backend", std::string(backend.name())},
+          {"world", world.size()},
+          {"hosts", hosts},
+          {"calibration", p.calibration_path},
+          {"calibration_timing", p.calibration.timing},
+          {"models", p.models},
+          {"k", p.k},
+          {"iterations", p.settings.iterations},
+          {"requests", p.requests.size()},
+          {"devices_per_host", p.devices_per_host},
+          {"tie_floor", kTieFloor},
+          {"timeout_s", p.timeout_s},
+          {"versions", {{"meshloom", MESHLOOM_VERSION}, {std::string(backend.name()), backend.describe()}}},
+          {"host", host_name()}};
+}
+
+ojson request_json(const Prepared& p, const PreparedRequest& r, std::size_t index) {
+  const PlanRequest& q = r.item.setup.request;
+  ojson picks = ojson::object();
+  for (std::size_t m = 0; m < p.models.size(); ++m) picks[p.models[m]] = r.pick[m];
+  return {{"type", "request"},         {"request", index},         {"label", r.item.label},
+          {"mesh", {{"shape", q.mesh_shape}, {"names", r.names}}},  {"tensor_shape", q.tensor_shape},
+          {"src", to_string(q.src)},   {"dst", to_string(q.dst)},  {"dtype", "float64"},
+          {"itemsize", q.itemsize},    {"plans", r.candidates.size()}, {"picks", picks}};
+}
+
+ojson step_json(const Prepared& p, const PreparedRequest& r, std::size_t index, std::size_t plan, std::size_t i,
+                const StepTiming& t) {
+  const PlanStep& step = r.candidates[plan].plan.steps[i];
+  std::vector<double> predicted;
+  for (std::size_t m = 0; m < p.models.size(); ++m) predicted.push_back(r.step_costs[plan][m][i]);
+  return {{"type", "step"},
+          {"request", index},
+          {"plan", plan},
+          {"step", i},
+          {"axes", step.axes},
+          {"collective", to_string(step.collective)},
+          {"merged", step.merged},
+          {"from", to_string(step.from)},
+          {"to", to_string(step.to)},
+          {"logical_shape", step.logical_shape},
+          {"bytes", step.bytes},
+          {"predicted", per_model(p, predicted)},
+          {"measured_us", communicates(step.collective) ? t.collective_median_s * 1e6 : 0.0},
+          {"iterations_us", micros(t.collective_iteration_s)},
+          {"timing", "single_shot"},
+          {"stats", stats_json(t.collective_stats)},
+          {"step_us", t.median_s * 1e6}};
+}
+
+// ---- the human report -----------------------------------------------------------------------------------------
+
+std::string percent(double share) {
+  char cell[32];
+  std::snprintf(cell, sizeof cell, "%.1f%%", 100 * share);
+  return cell;
+}
+
+std::string errors_text(const std::optional<HoldoutError>& e, bool time_model) {
+  if (!time_model) return "unitless";
+  if (!e) return "-";
+  return percent(e->median) + " / " + percent(e->p90) + " (" + std::to_string(e->points) + ")";
+}
+
+std::string request_line(const Prepared& p, const PreparedRequest& r, std::size_t index,
+                         const std::vector<CandidateMeasurement>& measured, const RequestVerdict& v) {
+  std::ostringstream out;
+  out << "[" << index + 1 << "/" << p.requests.size() << "] " << r.item.label << ": " << r.candidates.size()
+      << (r.candidates.size() == 1 ? " plan" : " plans") << "; fastest plan " << v.fastest << " ("
+      << format_time_us(measured_total_us(measured[v.fastest])) << " us, se "
+      << format_time_us(measured_se_us(measured[v.fastest])) << "): " << trace(r.candidates[v.fastest].plan)
+      << "\n    picks:";
+  for (std::size_t m = 0; m < p.models.size(); ++m) {
+    const std::size_t pick = r.pick[m];
+    out << " " << p.models[m] << " " << pick;
+    if (v.exact[m]) {
+      out << " (fastest)";
+    } else {
+      const double slower = measured_total_us(measured[pick]) / measured_total_us(measured[v.fastest]) - 1;
+      out << " (+" << percent(slower) << (v.right[m] ? ", a tie)" : ", WRONG)");
+    }
+    out << (m + 1 < p.models.size() ? "," : "\n");
+  }
+  return out.str();
+}
+
+std::string report_table(const Prepared& p, const std::vector<ModelScore>& scores) {
+  std::vector<std::vector<std::string>> rows{{"model", "right picks", "exact", "step error med / p90 (steps)",
+                                              "plan error med / p90 (plans)", "rank corr. (requests)"}};
+  for (const auto& s : scores) {
+    const double share = s.requests > 0 ? static_cast<double>(s.right) / static_cast<double>(s.requests) : 0;
+    char corr[64] = "-";
+    if (s.rank_correlation) {
+      std::snprintf(corr, sizeof corr, "%.2f (%lld)", *s.rank_correlation, static_cast<long long>(s.correlated_requests));
+    }
+    rows.push_back({s.model, std::to_string(s.right) + "/" + std::to_string(s.requests) + " " + percent(share),
+                    std::to_string(s.exact) + "/" + std::to_string(s.requests), errors_text(s.step_error, s.time_model),
+                    errors_text(s.plan_error, s.time_model), corr});
+  }
+  std::ostringstream out;
+  out << "\nmodels over " << p.requests.size() << " requests (a pick is right when it is the measured fastest or "
+      << "ties with it: within max(" << percent(kTieFloor) << ", 2 standard errors)):\n";
+  print_plan_table(out, rows, {false, true, true, true, true, true});
+  return out.str();
+}
+
+int run_live(const ValidateOptions& o, const CLI::App& cmd) {
+  std::optional<Prepared> prepared;
+  LiveCommand live;
+  if (cmd.count("--jsonl") > 0) live.jsonl = o.jsonl;
+  live.backend = o.backend;
+  live.prepare = [&](mpi::MpiCommunicator& world) {
+    prepared = prepare(o, cmd, world.size());
+    if (prepared->settings.fault) prepared->settings.fault->maybe_fail_setup(world.rank());
+    return prepared->timeout_s;
+  };
+  live.run = [&](mpi::MpiCommunicator& world, LiveBackend& backend, JsonlStream& records) {
+    const bool lead = world.rank() == 0;
+    JsonlSink& sink = records.sink();
+    Prepared& p = *prepared;
+    const std::vector<std::string> hosts = gather_hosts(world, host_name());
+    if (lead) {
+      sink.write(config_json(p, world, backend, hosts).dump());
+      std::cout << "validate " << p.requests.size() << " requests on " << world.size() << " " << backend.name()
+                << " ranks (" << backend.describe() << ")\n  models fixed, comm (" << p.devices_per_host
+                << " devices per host), calibrated (" << p.calibration_path
+                << (p.calibration.timing.empty() ? std::string() : ", " + p.calibration.timing) << "); the " << p.k
+                << " cheapest plans of each; " << p.settings.iterations
+                << " iterations per step (collective: single_shot, p50 of the mean over the ranks)\n\n"
+                << std::flush;
+    }
+    int status = 0;
+    std::map<std::string, comm::MeshGroups> groups_by_mesh;
+    std::vector<RequestMeasurement> measured_requests;
+    for (std::size_t i = 0; i < p.requests.size(); ++i) {
+      const PreparedRequest& r = p.requests[i];
+      const PlanRequest& q = r.item.setup.request;
+      // Groups per mesh, built once (every rank walks the requests in the same order).
+      std::string key = join(q.mesh_shape, {.separator = ","}) + "|" + join(r.names, {.separator = ","});
+      for (const auto& f : q.flattened) {
+        key += "|";
+        for (const auto a : f) key += std::to_string(a) + ",";
+      }
+      auto g = groups_by_mesh.find(key);
+      if (g == groups_by_mesh.end()) {
+        DeviceMesh mesh = DeviceMesh::init(q.mesh_shape, r.names, world.size());
+        for (const auto& f : q.flattened) {
+          std::vector<std::string> axes;
+          for (const auto a : f) axes.push_back(r.names.at(a));
+          if (axes.size() > 1) (void)mesh.slice(axes).flatten();
+        }
+        g = groups_by_mesh.emplace(key, backend.groups(mesh, LiveBackend::Buffers::Host)).first;
+      }
+      if (lead) sink.write(request_json(p, r, i).dump());
+      const RankBuffers buffers = rank_buffers(q, world.rank());
+      RequestMeasurement measurement;
+      measurement.pick = r.pick;
+      for (std::size_t j = 0; j < r.candidates.size(); ++j) {
+        const Candidate& c = r.candidates[j];
+        if (lead) {
+          sink.write(ojson{{"type", "plan"},
+                           {"request", i},
+                           {"plan", j},
+                           {"trace", trace(c.plan)},
+                           {"proposed_by", c.proposed_by},
+                           {"steps", c.plan.steps.size()},
+                           {"predicted", per_model(p, r.total_costs[j])}}
+                         .dump());
+        }
+        CandidateMeasurement cm;
+        cm.predicted_steps = r.step_costs[j];
+        cm.predicted_total = r.total_costs[j];
+        const StepObserver observe = [&](std::size_t s, const StepTiming& t) {
+          const bool moves = communicates(c.plan.steps[s].collective);
+          cm.measured_steps_us.push_back(moves ? t.collective_median_s * 1e6 : 0.0);
+          cm.step_iterations_us.push_back(moves ? micros(t.collective_iteration_s) : std::vector<double>{});
+          if (lead) sink.write(step_json(p, r, i, j, s, t).dump());
+        };
+        const RunOutcome outcome = execute_plan(world, g->second, r.names, q, c.plan, p.settings, buffers, observe);
+        cm.verified = outcome.verified;
+        if (!outcome.verified) status = 1;
+        if (lead) {
+          ojson summary{{"type", "summary"},
+                        {"request", i},
+                        {"plan", j},
+                        {"ok", outcome.verified},
+                        {"verified", outcome.verified},
+                        {"measured_us", measured_total_us(cm)},
+                        {"se_us", measured_se_us(cm)},
+                        {"predicted", per_model(p, r.total_costs[j])},
+                        {"elements_checked", outcome.elements_checked}};
+          if (!outcome.verified) summary["mismatch"] = outcome.mismatch;
+          sink.write(summary.dump());
+        }
+        measurement.candidates.push_back(std::move(cm));
+      }
+      const RequestVerdict v = judge(measurement);
+      if (lead) {
+        sink.write(ojson{{"type", "verdict"},
+                         {"request", i},
+                         {"fastest", v.fastest},
+                         {"fastest_us", measured_total_us(measurement.candidates[v.fastest])},
+                         {"right", per_model_flags(p, v.right)},
+                         {"exact", per_model_flags(p, v.exact)}}
+                       .dump());
+        std::cout << request_line(p, r, i, measurement.candidates, v) << std::flush;
+      }
+      measured_requests.push_back(std::move(measurement));
+    }
+    const std::vector<ModelScore> scores = score_models(p.models, p.time_model, measured_requests);
+    if (lead) {
+      for (const auto& s : scores) {
+        sink.write(ojson{{"type", "report"},
+                         {"model", s.model},
+                         {"time_model", s.time_model},
+                         {"requests", s.requests},
+                         {"right", s.right},
+                         {"exact", s.exact},
+                         {"share_right", s.requests > 0 ? static_cast<double>(s.right) / static_cast<double>(s.requests) : 0.0},
+                         {"step_error", error_json(s.step_error)},
+                         {"plan_error", error_json(s.plan_error)},
+                         {"rank_correlation", s.rank_correlation ? ojson(*s.rank_correlation) : ojson(nullptr)},
+                         {"correlated_requests", s.correlated_requests}}
+                       .dump());
+      }
+      sink.write(ojson{{"type", "end"}, {"ok", status == 0}, {"requests", p.requests.size()}}.dump());
+      std::cout << report_table(p, scores) << std::flush;
+    }
+    return status;
+  };
+  return run_live_command(live);
+}
+
+}  // namespace
+
+void add_validate_command(CLI::App& root, int& exit_code) {
+  auto o = std::make_shared<ValidateOptions>();
+  CLI::App* cmd = root.add_subcommand(
+      "validate", "Run the k cheapest plans of every cost model for a suite of redistributions under mpirun, and "
+                  "report how often each model picked the measured fastest and how far its predictions were");
+  cmd->add_option("--calibration", o->calibration, "The calibration to judge (meshloom-launch calibrate --out)")
+      ->type_name("FILE");
+  cmd->add_option("--suite", o->suite,
+                  "Requests, one JSON object per line in plan --batch's form (default: the bundled suite for the world)")
+      ->type_name("FILE");
+  cmd->add_option("--k", o->k, "Cheapest distinct plans run per model (default 3)")->type_name("N");
+  cmd->add_option("--iterations", o->iterations, "Timed runs of every step (default 9; p50)")->type_name("N");
+  cmd->add_option("--timeout", o->timeout, "Per-operation timeout in seconds (default 60; 0 = none)")->type_name("S");
+  cmd->add_option("--devices-per-host", o->devices_per_host,
+                  "Comm model: devices per host (default: the most ranks the calibrated job had on one host)")
+      ->type_name("N");
+  cmd->add_flag("--extrapolate", o->extrapolate,
+                "Calibrated model: price group shapes the calibration never measured from the nearest measured one");
+  cmd->add_option("--backend", o->backend, "Where the collectives run: mpi (default) or nccl; this build has " +
+                                               available_backends())
+      ->type_name("NAME");
+  cmd->add_option("--jsonl", o->jsonl, "Write JSON Lines to FILE as the run goes (fsynced per record)")->type_name("FILE");
+  cmd->callback([o, cmd, &exit_code] { exit_code = run_live(*o, *cmd); });
+}
+
+}  // namespace meshloom::launcher

@@ -1,0 +1,154 @@
+#include "validate_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "meshloom/error.hpp"
+
+namespace meshloom::launcher {
+
+namespace {
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t k = v.size();
+  return k % 2 == 1 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+}
+
+// Average ranks (1-based) of `v`, ties sharing the mean of their ranks.
+std::vector<double> average_ranks(const std::vector<double>& v) {
+  std::vector<std::size_t> order(v.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return v[a] < v[b]; });
+  std::vector<double> ranks(v.size());
+  for (std::size_t i = 0; i < order.size();) {
+    std::size_t j = i;
+    while (j < order.size() && v[order[j]] == v[order[i]]) ++j;
+    const double rank = (static_cast<double>(i) + static_cast<double>(j - 1)) / 2 + 1;
+    for (std::size_t k = i; k < j; ++k) ranks[order[k]] = rank;
+    i = j;
+  }
+  return ranks;
+}
+
+}  // namespace
+
+double median_se(std::vector<double> iterations) {
+  if (iterations.size() < 2) return 0;
+  const double m = median_of(iterations);
+  for (auto& x : iterations) x = std::abs(x - m);
+  const double sigma = 1.4826 * median_of(iterations);
+  return 1.2533 * sigma / std::sqrt(static_cast<double>(iterations.size()));
+}
+
+double measured_total_us(const CandidateMeasurement& c) {
+  double total = 0;
+  for (const double t : c.measured_steps_us) total += t;
+  return total;
+}
+
+double measured_se_us(const CandidateMeasurement& c) {
+  double var = 0;
+  for (const auto& it : c.step_iterations_us) {
+    const double se = median_se(it);
+    var += se * se;
+  }
+  return std::sqrt(var);
+}
+
+bool measured_tie(const CandidateMeasurement& a, const CandidateMeasurement& b) {
+  const double ta = measured_total_us(a);
+  const double tb = measured_total_us(b);
+  const double sa = measured_se_us(a);
+  const double sb = measured_se_us(b);
+  const double tolerance = std::max(kTieFloor * std::min(ta, tb), 2 * std::sqrt(sa * sa + sb * sb));
+  return std::abs(ta - tb) <= tolerance;
+}
+
+RequestVerdict judge(const RequestMeasurement& request) {
+  if (request.candidates.empty()) raise(ErrorKind::ValueError, "a request without candidate plans cannot be judged");
+  RequestVerdict v;
+  for (std::size_t k = 1; k < request.candidates.size(); ++k) {
+    if (measured_total_us(request.candidates[k]) < measured_total_us(request.candidates[v.fastest])) v.fastest = k;
+  }
+  for (const std::size_t pick : request.pick) {
+    if (pick >= request.candidates.size()) {
+      raise(ErrorKind::ValueError, "pick " + std::to_string(pick) + " is not one of the " +
+                                       std::to_string(request.candidates.size()) + " candidates");
+    }
+    v.exact.push_back(pick == v.fastest);
+    v.right.push_back(pick == v.fastest || measured_tie(request.candidates[pick], request.candidates[v.fastest]));
+  }
+  return v;
+}
+
+std::optional<double> spearman(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size() || a.size() < 2) return std::nullopt;
+  const std::vector<double> ra = average_ranks(a);
+  const std::vector<double> rb = average_ranks(b);
+  const double n = static_cast<double>(a.size());
+  const double ma = std::accumulate(ra.begin(), ra.end(), 0.0) / n;
+  const double mb = std::accumulate(rb.begin(), rb.end(), 0.0) / n;
+  double sab = 0, saa = 0, sbb = 0;
+  for (std::size_t i = 0; i < ra.size(); ++i) {
+    sab += (ra[i] - ma) * (rb[i] - mb);
+    saa += (ra[i] - ma) * (ra[i] - ma);
+    sbb += (rb[i] - mb) * (rb[i] - mb);
+  }
+  if (!(saa > 0) || !(sbb > 0)) return std::nullopt;
+  return sab / std::sqrt(saa * sbb);
+}
+
+std::vector<ModelScore> score_models(const std::vector<std::string>& models, const std::vector<bool>& time_model,
+                                     const std::vector<RequestMeasurement>& requests) {
+  std::vector<ModelScore> scores(models.size());
+  std::vector<std::vector<double>> step_errors(models.size()), plan_errors(models.size());
+  std::vector<double> rho_sum(models.size(), 0.0);
+  for (std::size_t m = 0; m < models.size(); ++m) {
+    scores[m].model = models[m];
+    scores[m].time_model = time_model[m];
+  }
+  for (const auto& request : requests) {
+    const RequestVerdict v = judge(request);
+    std::vector<double> measured;
+    for (const auto& c : request.candidates) measured.push_back(measured_total_us(c));
+    for (std::size_t m = 0; m < models.size(); ++m) {
+      ModelScore& s = scores[m];
+      ++s.requests;
+      s.right += v.right[m] ? 1 : 0;
+      s.exact += v.exact[m] ? 1 : 0;
+      std::vector<double> predicted;
+      for (const auto& c : request.candidates) predicted.push_back(c.predicted_total[m]);
+      if (request.candidates.size() >= 3) {
+        if (const auto rho = spearman(predicted, measured)) {
+          rho_sum[m] += *rho;
+          ++s.correlated_requests;
+        }
+      }
+      if (!time_model[m]) continue;
+      for (const auto& c : request.candidates) {
+        for (std::size_t i = 0; i < c.measured_steps_us.size(); ++i) {
+          const double meas = c.measured_steps_us[i];
+          const double pred = c.predicted_steps[m][i];
+          if (meas > 0 && std::isfinite(pred)) step_errors[m].push_back(std::abs(pred - meas) / meas);
+        }
+        const double total = measured_total_us(c);
+        if (total > 0 && std::isfinite(c.predicted_total[m])) {
+          plan_errors[m].push_back(std::abs(c.predicted_total[m] - total) / total);
+        }
+      }
+    }
+  }
+  for (std::size_t m = 0; m < models.size(); ++m) {
+    scores[m].step_error = error_summary(step_errors[m]);
+    scores[m].plan_error = error_summary(plan_errors[m]);
+    if (scores[m].correlated_requests > 0) {
+      scores[m].rank_correlation = rho_sum[m] / static_cast<double>(scores[m].correlated_requests);
+    }
+  }
+  return scores;
+}
+
+}  // namespace meshloom::launcher

@@ -1,0 +1,85 @@
+// The judgement of `meshloom-launch validate`, without communication: which plan of a request was measured fastest,
+// whether each cost model's own pick was it, and how far each model's predictions are from the measurements.
+//
+// For one request every candidate plan (the k cheapest of every model) ran for real, each step timed by the
+// single_shot protocol over `iterations` runs. Per candidate:
+//   measured     T = sum over its steps of the collective's p50 (what the models predict: local steps cost 0)
+//   noise        se(T) = sqrt(sum over steps se_s^2), se_s = 1.2533 * 1.4826 * MAD_s / sqrt(iterations): the
+//                standard error of a median (1.2533 sigma / sqrt(n)) with sigma estimated robustly from the median
+//                absolute deviation of the step's iterations (1.4826 MAD), so that one descheduled iteration does
+//                not widen it
+// Two candidates tie when |T_a - T_b| <= max(kTieFloor * min(T_a, T_b), 2 * sqrt(se_a^2 + se_b^2)): within twice the
+// standard error of their difference, and never closer than 3% (below that no layout decision matters).
+//
+// Per model m (its pick: the cheapest plan under m, plan_k_cheapest's first):
+//   right        the pick is the measured fastest, or ties with it
+//   step error   |predicted - measured| / measured over every communicating step of every candidate (time models only:
+//                fixed's weights are unitless); median and p90 (nearest rank)
+//   plan error   the same over candidates' totals
+//   rank corr.   Spearman's rho (average ranks for ties) between predicted and measured totals of a request's
+//                candidates, averaged over the requests with at least 3 candidates whose predictions and
+//                measurements both differ (a constant has no ranking)
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "calibrate_fit.hpp"
+
+namespace meshloom::launcher {
+
+inline constexpr double kTieFloor = 0.03;
+
+struct CandidateMeasurement {
+  std::vector<std::vector<double>> predicted_steps;  // [model][step]
+  std::vector<double> predicted_total;               // [model]
+  std::vector<double> measured_steps_us;             // [step]: the collective's p50; 0 for a local step
+  std::vector<std::vector<double>> step_iterations_us;  // [step]: every iteration's collective time
+  bool verified = false;
+};
+
+struct RequestMeasurement {
+  std::vector<CandidateMeasurement> candidates;
+  std::vector<std::size_t> pick;  // [model]: the candidate the model picks
+};
+
+// Sum of a candidate's measured steps, and its standard error (see above).
+[[nodiscard]] double measured_total_us(const CandidateMeasurement& c);
+[[nodiscard]] double measured_se_us(const CandidateMeasurement& c);
+// The standard error of the median of `iterations` (see above); 0 for fewer than two.
+[[nodiscard]] double median_se(std::vector<double> iterations);
+// Whether two candidates' measured totals tie (see above).
+[[nodiscard]] bool measured_tie(const CandidateMeasurement& a, const CandidateMeasurement& b);
+
+struct RequestVerdict {
+  std::size_t fastest = 0;   // the candidate of the least measured total
+  std::vector<bool> right;   // [model]: its pick is the fastest or ties with it
+  std::vector<bool> exact;   // [model]: its pick is the fastest itself
+};
+// ValueError for a request without candidates or a pick out of range.
+[[nodiscard]] RequestVerdict judge(const RequestMeasurement& request);
+
+// Spearman's rho with average ranks; nullopt when fewer than 2 values or either side is constant.
+[[nodiscard]] std::optional<double> spearman(const std::vector<double>& a, const std::vector<double>& b);
+
+struct ModelScore {
+  std::string model;
+  bool time_model = true;           // predictions in microseconds (all but fixed)
+  std::int64_t requests = 0;
+  std::int64_t right = 0;           // picks that were the fastest or tied with it
+  std::int64_t exact = 0;           // picks that were the fastest itself
+  std::optional<HoldoutError> step_error;  // time models with measured steps
+  std::optional<HoldoutError> plan_error;
+  std::optional<double> rank_correlation;  // mean over the requests that have one
+  std::int64_t correlated_requests = 0;
+};
+
+// `models[m]` names model m of every request's predictions; `time_model[m]` whether its predictions are times.
+[[nodiscard]] std::vector<ModelScore> score_models(const std::vector<std::string>& models,
+                                                  const std::vector<bool>& time_model,
+                                                  const std::vector<RequestMeasurement>& requests);
+
+}  // namespace meshloom::launcher

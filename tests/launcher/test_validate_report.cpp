@@ -1,0 +1,144 @@
+// validate without communication: the verdict on a request (the fastest plan, ties within the run's noise), the
+// models' scores (right picks, step and plan errors, Spearman's rho), and the suites (bundled and from a file).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "meshloom/error.hpp"
+#include "validate_report.hpp"
+#include "validate_suite.hpp"
+
+namespace meshloom::launcher {
+namespace {
+
+// A candidate of one communicating step measured `iterations` times around `t` (spread `spread`), predicted
+// `fixed` / `calibrated` by two models.
+CandidateMeasurement candidate(double t, double spread, double fixed, double calibrated) {
+  CandidateMeasurement c;
+  c.predicted_steps = {{fixed}, {calibrated}};
+  c.predicted_total = {fixed, calibrated};
+  c.measured_steps_us = {t};
+  c.step_iterations_us = {{t - spread, t, t + spread, t - spread / 2, t + spread / 2}};
+  c.verified = true;
+  return c;
+}
+
+TEST(ValidateReport, MedianStandardErrorFromTheMedianAbsoluteDeviation) {
+  // |x - 10| = 1, 0, 1, 0.5, 0.5 -> MAD 0.5; se = 1.2533 * 1.4826 * 0.5 / sqrt(5).
+  EXPECT_NEAR(median_se({9, 10, 11, 9.5, 10.5}), 1.2533 * 1.4826 * 0.5 / std::sqrt(5.0), 1e-12);
+  // One descheduled iteration counts as any iteration above the median: its size does not matter.
+  EXPECT_NEAR(median_se({9, 10, 11, 9.5, 1000}), median_se({9, 10, 11, 9.5, 11}), 1e-12);
+  EXPECT_EQ(median_se({5}), 0.0);
+}
+
+TEST(ValidateReport, TheFastestPlanAndTiesWithinTheNoise) {
+  RequestMeasurement r;
+  r.candidates = {candidate(100, 0, 1, 90), candidate(102, 0, 2, 110), candidate(150, 0, 2, 80)};
+  r.pick = {0, 2};
+  RequestVerdict v = judge(r);
+  EXPECT_EQ(v.fastest, 0U);
+  EXPECT_EQ(v.right, (std::vector<bool>{true, false}));
+  EXPECT_EQ(v.exact, (std::vector<bool>{true, false}));
+  // 102 is within 3% of 100: a pick of plan 1 is right, not exact.
+  r.pick = {1, 1};
+  v = judge(r);
+  EXPECT_EQ(v.right, (std::vector<bool>{true, true}));
+  EXPECT_EQ(v.exact, (std::vector<bool>{false, false}));
+  // With noise: 120 against 100 ties when two standard errors of the difference exceed 20.
+  const CandidateMeasurement quiet = candidate(100, 1, 0, 0);
+  const CandidateMeasurement noisy = candidate(120, 40, 0, 0);
+  EXPECT_FALSE(measured_tie(quiet, candidate(120, 1, 0, 0)));
+  EXPECT_TRUE(measured_tie(quiet, noisy));
+  r.pick = {7, 0};
+  EXPECT_THROW((void)judge(r), Error);
+  EXPECT_THROW((void)judge(RequestMeasurement{}), Error);
+}
+
+TEST(ValidateReport, SpearmanWithAverageRanks) {
+  EXPECT_DOUBLE_EQ(*spearman({1, 2, 3}, {10, 20, 30}), 1.0);
+  EXPECT_DOUBLE_EQ(*spearman({1, 2, 3}, {30, 20, 10}), -1.0);
+  // Ranks (1, 2.5, 2.5) against (1, 2, 3): rho = 0.5 / sqrt(0.5 * 2) ... computed by hand: sum d_a d_b = 1.5,
+  // sum d_a^2 = 1.5, sum d_b^2 = 2 -> 1.5 / sqrt(3) = 0.8660.
+  EXPECT_NEAR(*spearman({1, 5, 5}, {1, 2, 3}), 1.5 / std::sqrt(3.0), 1e-12);
+  EXPECT_FALSE(spearman({1, 1, 1}, {1, 2, 3}));
+  EXPECT_FALSE(spearman({1}, {1}));
+}
+
+TEST(ValidateReport, ScoresPerModel) {
+  // Two requests. Request 0: fixed picks plan 1 (wrong), calibrated plan 0 (right). Request 1: both right.
+  RequestMeasurement a;
+  a.candidates = {candidate(100, 0, 2, 110), candidate(200, 0, 1, 150), candidate(300, 0, 3, 330)};
+  a.pick = {1, 0};
+  RequestMeasurement b;
+  b.candidates = {candidate(50, 0, 1, 40), candidate(80, 0, 2, 100)};
+  b.pick = {0, 0};
+  const auto scores = score_models({"fixed", "calibrated"}, {false, true}, {a, b});
+  ASSERT_EQ(scores.size(), 2U);
+  EXPECT_EQ(scores[0].right, 1);
+  EXPECT_EQ(scores[1].right, 2);
+  EXPECT_EQ(scores[1].exact, 2);
+  EXPECT_FALSE(scores[0].step_error);  // unitless
+  // Calibrated errors: 0.1, 0.25, 0.1, 0.2, 0.25 -> median 0.2, p90 (5th of 5) 0.25.
+  ASSERT_TRUE(scores[1].step_error);
+  EXPECT_DOUBLE_EQ(scores[1].step_error->median, 0.2);
+  EXPECT_DOUBLE_EQ(scores[1].step_error->p90, 0.25);
+  EXPECT_EQ(scores[1].step_error->points, 5);
+  // Rank correlation over requests of 3 or more candidates: only request 0; fixed ranks (2,1,3) against (1,2,3).
+  EXPECT_EQ(scores[0].correlated_requests, 1);
+  EXPECT_DOUBLE_EQ(*scores[0].rank_correlation, 0.5);
+  EXPECT_DOUBLE_EQ(*scores[1].rank_correlation, 1.0);
+}
+
+TEST(ValidateSuite, TheBundledSuiteForEachWorld) {
+  const auto two = default_suite(2);
+  ASSERT_EQ(two.size(), 20U);  // 4 transitions x 5 tensors on (2)
+  EXPECT_EQ(two.front().label, "(2) 16x32 S(0) -> S(1)");
+  EXPECT_EQ(two.front().setup.request.itemsize, 8);
+  EXPECT_EQ(two.back().label, "(2) 2048x4096 P(sum) -> S(0)");
+  const auto four = default_suite(4);
+  ASSERT_EQ(four.size(), 20U);
+  EXPECT_EQ(four.front().setup.request.mesh_shape, (std::vector<std::int64_t>{2, 2}));
+  EXPECT_EQ(default_suite(8).size(), 40U);  // (2,4) and (2,2,2)
+  EXPECT_EQ(default_suite(6).front().setup.request.mesh_shape, (std::vector<std::int64_t>{6}));
+  // 4 KiB to 64 MiB of float64.
+  EXPECT_EQ(16 * 32 * 8, 4096);
+  EXPECT_EQ(2048 * 4096 * 8, 64 << 20);
+  try {
+    (void)default_suite(1);
+    ADD_FAILURE() << "a world of one rank has no suite";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "ValueError: validate needs a world of at least 2 ranks (it has 1): a redistribution moves data between ranks");
+  }
+}
+
+TEST(ValidateSuite, FilesInPlanBatchFormNamingTheLine) {
+  const auto suite = parse_suite("# a comment\n\n{\"mesh\": [2, 2], \"tensor_shape\": [8, 8], \"src\": \"S(0)R\", "
+                                 "\"dst\": \"RS(0)\", \"names\": [\"dp\", \"tp\"]}\n",
+                                 "s.jsonl", 4);
+  ASSERT_EQ(suite.size(), 1U);
+  EXPECT_EQ(suite[0].label, "(2,2) 8x8 S(0)R -> RS(0)");
+  EXPECT_EQ(suite[0].setup.names, (std::vector<std::string>{"dp", "tp"}));
+  EXPECT_EQ(suite[0].setup.request.itemsize, 8);
+  const auto error_of = [](const std::string& text, std::int64_t world = 4) {
+    try {
+      (void)parse_suite(text, "s.jsonl", world);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error_of("{\"mesh\": [4, 2], \"tensor_shape\": [8], \"src\": \"RR\", \"dst\": \"RR\"}\n"),
+            "ValueError: \"s.jsonl\" line 1: mesh (4,2) needs 8 ranks but the MPI world has 4");
+  EXPECT_EQ(error_of("{\"mesh\": [2], \"tensor_shape\": [8], \"src\": \"R\", \"dst\": \"R\", \"cost_model\": \"fixed\"}\n"),
+            "ValueError: \"s.jsonl\" line 1: field \"cost_model\": validate prices every request with every model; a "
+            "suite names requests only");
+  EXPECT_TRUE(error_of("\n{\"mesh\": [2], \"tensor_shape\": [8], \"src\": \"X\", \"dst\": \"R\"}\n")
+                  .starts_with("ValueError: \"s.jsonl\" line 2: src = \"X\": cannot parse state"));
+  EXPECT_EQ(error_of("# nothing\n"), "ValueError: \"s.jsonl\": no request (one JSON object per line)");
+}
+
+}  // namespace
+}  // namespace meshloom::launcher
