@@ -258,7 +258,7 @@ BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups
     }
   }
   const Progress progress(lead && ::isatty(STDERR_FILENO) == 1, total_rows);
-  const TimingPlan timing{.mode = s.timing, .warmup = s.warmup_iters, .iters = s.iters};
+  const TimingPlan timing{.mode = s.timing, .warmup = s.warmup_iters, .iters = s.iters, .before_each = {}};
 
   std::int64_t done = 0;
   std::int64_t all_wrong = 0;
@@ -307,7 +307,14 @@ BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups
           }
         }
         const auto launch = [&] { def.launch(*c, b.in_data(), b.out_data(), b.host.counts, s.dtype, s.op); };
-        const std::vector<double> times = time_iterations(world, c, timing, launch);
+        TimingPlan plan = timing;
+        if (plan.mode == TimingMode::SingleShot && c != nullptr) {
+          plan.before_each = [&] {
+            def.fill(b.host);
+            if (staged) b.upload();
+          };
+        }
+        const std::vector<double> times = time_iterations(world, c, plan, launch);
         const IterationStats stats = iteration_stats(world, times, s.iters, info.hosts);
         std::int64_t wrong = 0;
         if (s.check) {

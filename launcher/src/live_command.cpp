@@ -1,5 +1,7 @@
 #include "live_command.hpp"
 
+#include <malloc.h>
+
 #include <exception>
 #include <memory>
 
@@ -8,7 +10,23 @@
 
 namespace meshloom::launcher {
 
+namespace {
+
+// Buffers as a framework's caching allocator keeps them: run and validate allocate every step's buffers afresh,
+// and glibc maps each large one with mmap and unmaps it when freed, so a collective would land on freshly mapped
+// pages and time the kernel (page tables, TLB shootdowns) rather than the transfer: a 4 MiB-per-rank all_to_all on
+// 2 ranks here measured 1942 us on fresh mappings and 768 us on reused memory. Every allocation comes from the heap
+// (no mmap) and freed memory stays with the process (no trim), so buffers are reused as PyTorch's allocator reuses
+// them. Set before MPI allocates anything.
+void keep_freed_memory() {
+  (void)mallopt(M_MMAP_MAX, 0);
+  (void)mallopt(M_TRIM_THRESHOLD, -1);
+}
+
+}  // namespace
+
 int run_live_command(const LiveCommand& command) {
+  keep_freed_memory();
   mpi::MpiSession session;
   auto world = mpi::MpiCommunicator::world();
   const int rank = world->rank();

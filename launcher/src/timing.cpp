@@ -94,6 +94,7 @@ std::vector<double> time_iterations(comm::Communicator& control, comm::Communica
   } else {
     if (group != nullptr) times.reserve(iters);
     for (std::size_t i = 0; i < iters; ++i) {
+      if (group != nullptr && plan.before_each) plan.before_each();
       control.barrier();
       if (group != nullptr) times.push_back(comm::time_single_shot(*group, *watch, launch));
     }
