@@ -258,7 +258,7 @@ BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups
     }
   }
   const Progress progress(lead && ::isatty(STDERR_FILENO) == 1, total_rows);
-  const TimingPlan timing{.mode = s.timing, .warmup = s.warmup_iters, .iters = s.iters, .before_each = {}};
+  const TimingPlan timing{.mode = s.timing, .warmup = s.warmup_iters, .iters = s.iters};
 
   std::int64_t done = 0;
   std::int64_t all_wrong = 0;
@@ -307,14 +307,12 @@ BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups
           }
         }
         const auto launch = [&] { def.launch(*c, b.in_data(), b.out_data(), b.host.counts, s.dtype, s.op); };
-        TimingPlan plan = timing;
-        if (plan.mode == TimingMode::SingleShot && c != nullptr) {
-          plan.before_each = [&] {
-            def.fill(b.host);
-            if (staged) b.upload();
-          };
-        }
-        const std::vector<double> times = time_iterations(world, c, plan, launch);
+        // Single-shot iterations get freshly written buffers, as the executor's steps and a training step do.
+        const auto refill = [&] {
+          def.fill(b.host);
+          if (staged) b.upload();
+        };
+        const std::vector<double> times = time_iterations(world, c, timing, launch, refill);
         const IterationStats stats = iteration_stats(world, times, s.iters, info.hosts);
         std::int64_t wrong = 0;
         if (s.check) {

@@ -192,7 +192,7 @@ struct PlanCosts {
 PlanCosts price_plan(const Prepared& p, const Plan& plan) {
   PlanCosts c;
   for (const auto& model : p.model_objects) {
-    c.steps.push_back(price_steps(p.human.setup.request, plan, *model));
+    c.steps.push_back(price_plan_steps(p.human.setup.request, plan, *model));
     double total = 0;
     for (const auto v : c.steps.back()) total += v;
     c.totals.push_back(total);

@@ -90,9 +90,6 @@ struct RankBuffers {
                                       const Plan& plan, const RunSettings& settings, const RankBuffers& buffers,
                                       const StepObserver& observer = {});
 
-// The predicted cost of every step of `plan` under `model`: each step priced as the planner prices the path's
-// edges it covers (a merged step: the sum of its edges), at the request's coordinate.
-[[nodiscard]] std::vector<double> price_steps(const PlanRequest& request, const Plan& plan, const CostModel& model);
 
 // The median of `values` (the mean of the middle two for an even count); 0 for none.
 [[nodiscard]] double median(std::vector<double> values);

@@ -66,7 +66,7 @@ std::optional<TimingMode> timing_mode_from_string(std::string_view text) noexcep
 }
 
 std::vector<double> time_iterations(comm::Communicator& control, comm::Communicator* group, const TimingPlan& plan,
-                                    const std::function<void()>& launch) {
+                                    const std::function<void()>& launch, const std::function<void()>& before_each) {
   if (plan.iters < 1) raise(ErrorKind::ValueError, "timing: " + std::to_string(plan.iters) + " iterations");
   const auto iters = static_cast<std::size_t>(plan.iters);
   std::unique_ptr<comm::Stopwatch> watch;
@@ -94,7 +94,7 @@ std::vector<double> time_iterations(comm::Communicator& control, comm::Communica
   } else {
     if (group != nullptr) times.reserve(iters);
     for (std::size_t i = 0; i < iters; ++i) {
-      if (group != nullptr && plan.before_each) plan.before_each();
+      if (group != nullptr && before_each) before_each();
       control.barrier();
       if (group != nullptr) times.push_back(comm::time_single_shot(*group, *watch, launch));
     }

@@ -45,18 +45,17 @@ struct TimingPlan {
   TimingMode mode = TimingMode::Pipelined;
   std::int64_t warmup = 5;
   std::int64_t iters = 20;
-  // single_shot: called on every rank of the group before each iteration's barrier, untimed. bench rewrites the
-  // collective's buffers there, as a training step hands a collective buffers it has just written (and run's
-  // executor packs fresh ones): on this machine a 1 MiB reduce_scatter measured 127 us on buffers left by the
-  // previous iteration and 190 us on freshly written ones.
-  std::function<void()> before_each;
 };
 
 // Times `launch` (one collective on `group`) under `plan` and returns this rank's `plan.iters` times in
 // microseconds. `group` is nullptr on a rank that runs nothing (outside the mesh): it joins the control world's
 // barriers and returns nothing. Collective over `control`. The group's completion mode is Blocking again on return.
+// `before_each` (single_shot only) runs on the group's ranks before each iteration's barrier, untimed: bench rewrites
+// the collective's buffers there, as a training step hands a collective buffers it has just written and run's
+// executor packs fresh ones.
 [[nodiscard]] std::vector<double> time_iterations(comm::Communicator& control, comm::Communicator* group,
-                                                  const TimingPlan& plan, const std::function<void()>& launch);
+                                                  const TimingPlan& plan, const std::function<void()>& launch,
+                                                  const std::function<void()>& before_each = {});
 
 struct IterationStats {
   std::int64_t iterations = 0;

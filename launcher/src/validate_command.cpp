@@ -144,7 +144,7 @@ PreparedRequest prepare_request(const Prepared& p, const SuiteRequest& item, std
     std::vector<std::vector<double>> steps;
     std::vector<double> totals;
     for (const auto& model : models) {
-      steps.push_back(price_steps(s.request, c.plan, *model));
+      steps.push_back(price_plan_steps(s.request, c.plan, *model));
       double total = 0;
       for (const double v : steps.back()) total += v;
       totals.push_back(total);

@@ -112,6 +112,21 @@ TEST(Timing, SingleShotTimesEachLaunchAloneAfterABarrier) {
   EXPECT_EQ(group.completion(), comm::Completion::Blocking);
 }
 
+TEST(Timing, SingleShotRefillsBeforeEachIterationsBarrierUntimed) {
+  ScriptedComm control, group;
+  group.durations = {50, 4, 6};
+  const auto times = time_iterations(
+      control, &group, {.mode = TimingMode::SingleShot, .warmup = 1, .iters = 2}, [&] { group.launch(); },
+      [&] { control.log.emplace_back("refill"); });
+  EXPECT_EQ(times, (std::vector<double>{4, 6}));
+  EXPECT_EQ(control.log, (std::vector<std::string>{"barrier", "refill", "barrier", "refill", "barrier"}));
+  // A rank outside the mesh (no group) refills nothing.
+  ScriptedComm outside;
+  (void)time_iterations(outside, nullptr, {.mode = TimingMode::SingleShot, .warmup = 1, .iters = 2}, [] {},
+                        [&] { outside.log.emplace_back("refill"); });
+  EXPECT_EQ(outside.log, (std::vector<std::string>{"barrier", "barrier", "barrier"}));
+}
+
 TEST(Timing, AWaitOnQueuedLaunchesIsBoundedByTheirNumberTimesTheTimeout) {
   ScriptedComm control, group;
   group.set_timeout(std::chrono::milliseconds(1000));

@@ -104,6 +104,11 @@ inline constexpr std::size_t kMaxCheapestPlans = 64;
 //   the second by the spur from its state S(0).
 [[nodiscard]] std::vector<Plan> plan_k_cheapest(const PlanRequest& request, const CostModel& model, std::size_t k);
 
+// What `model` predicts for every step of `plan`, planned for `request`: each step priced as the planner priced the
+// path's edges it covers (a merged step: the sum of its edges), at the request's coordinate. With the model the plan
+// was planned under, the sum is plan.cost; under another model, what that model would have charged for this plan.
+[[nodiscard]] std::vector<double> price_plan_steps(const PlanRequest& request, const Plan& plan, const CostModel& model);
+
 // Plans by request, for callers that ask the same questions again (an app redrawing, a launcher answering a
 // batch): a hit costs a hash of the request and one comparison. Bound to one cost model, whose parameters must
 // not change while the cache lives. Thread-safe. When full, the oldest plans are dropped first.

@@ -1,0 +1,59 @@
+// price_plan_steps: a plan's steps priced as the planner priced the path's edges (planner.hpp).
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "meshloom/plan/planner.hpp"
+
+namespace meshloom {
+
+namespace {
+
+// What the planner shows a model for the edge on `axis` out of `before` (planner.cpp's cost input).
+StepCostInput edge_input(const PlanRequest& r, const State& before, std::size_t axis, Collective c,
+                         const std::vector<std::int64_t>& coordinate) {
+  StepCostInput in;
+  in.collective = c;
+  in.axis = axis;
+  in.mesh_shape = &r.mesh_shape;
+  in.itemsize = r.itemsize;
+  in.global_numel = 1;
+  for (const auto s : r.tensor_shape) in.global_numel *= s;
+  std::int64_t local = 1;
+  for (const auto s : local_shape(before, r.tensor_shape, r.mesh_shape, coordinate)) local *= s;
+  for (std::size_t i = 0; i < before.ndim(); ++i) {
+    if (before.placement(i).is_shard()) in.source_shards *= r.mesh_shape[i];
+  }
+  in.local_bytes = local * r.itemsize;
+  return in;
+}
+
+}  // namespace
+
+std::vector<double> price_plan_steps(const PlanRequest& request, const Plan& plan, const CostModel& model) {
+  const std::vector<std::int64_t> coordinate =
+      request.coordinate.empty() ? std::vector<std::int64_t>(request.mesh_shape.size(), 0) : request.coordinate;
+  std::vector<double> costs;
+  std::size_t edge = 0;  // index into plan.path of the state before the next edge
+  for (const PlanStep& step : plan.steps) {
+    double cost = 0;
+    // The path's edges from step.before to step.after (one, or several for a merged step).
+    while (edge + 1 < plan.path.size()) {
+      const State& before = plan.path[edge];
+      const State& after = plan.path[edge + 1];
+      std::size_t axis = 0;
+      for (std::size_t a = 0; a < before.ndim(); ++a) {
+        if (!(before.placement(a) == after.placement(a))) axis = a;
+      }
+      if (const auto c = collective_for(before.placement(axis), after.placement(axis))) {
+        cost += model.step_cost(edge_input(request, before, axis, *c, coordinate));
+      }
+      ++edge;
+      if (after == step.after) break;
+    }
+    costs.push_back(cost);
+  }
+  return costs;
+}
+
+}  // namespace meshloom
