@@ -298,6 +298,61 @@ TEST(BenchMpi, CalibrateWritesACalibrationTheEngineUses) {
   EXPECT_EQ(slurp(again), slurp(out));
 }
 
+// The loop closed: a calibration measured on (2,2) prices layouts never run there, by their groups' shape, within
+// generous bounds of what those layouts measure: a 1-D mesh of 4 ranks (run for real) and the flattened (4,) group
+// (benched alone).
+TEST(BenchMpi, ACalibrationFromTwoByTwoPricesOtherLayouts) {
+  const auto out = temp_dir() / "loop.calibration.json";
+  const Launched c = mpirun(4, "calibrate --shape 2,2 --names dp,tp --collectives all_reduce -b 256K -e 4M -f 4 -w 2 "
+                               "-n 7 --out '" + out.string() + "'");
+  ASSERT_EQ(c.status, 0) << c.out << c.err;
+  const meshloom::Calibration cal = meshloom::load_calibration(out);
+  EXPECT_EQ(cal.rank_hosts.size(), 4U);
+  std::vector<meshloom::GroupShape> shapes;
+  for (const auto& g : cal.groups) shapes.push_back(g.shape);
+  // dp and tp have one shape on one host (2 ranks), the flattened dp_tp another (4 ranks).
+  const meshloom::GroupShape two{2, 1, 2}, four{4, 1, 4};
+  ASSERT_EQ(shapes, (std::vector<meshloom::GroupShape>{two, four})) << slurp(out);
+  EXPECT_NE(c.out.find("# Curves by group shape"), std::string::npos) << c.out;
+  const meshloom::CalibratedCostModel model(cal, {});
+  const auto within = [](double predicted, double measured) {
+    return measured > 0 && predicted > 0 && predicted / measured < 5 && measured / predicted < 5;
+  };
+
+  // A 1-D mesh of 4 ranks (never calibrated: the calibration's mesh is (2,2)), 2 MiB of float64, P(sum) -> R.
+  const auto records_path = temp_dir() / "loop.run.jsonl";
+  const Launched r = mpirun(4, "run --mesh 4 --tensor 512,512 --src 'P(sum)' --dst R --iterations 5 --calibration '" +
+                                   out.string() + "' --jsonl '" + records_path.string() + "'");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  std::size_t steps = 0;
+  for (const json& rec : records(records_path)) {
+    if (rec["type"] != "step") continue;
+    ++steps;
+    EXPECT_EQ(rec["collective"], "all_reduce");
+    const double predicted = rec["predicted"]["calibrated"].get<double>();
+    const double measured = rec["measured_us"].get<double>();
+    EXPECT_DOUBLE_EQ(predicted, *model.predict_us("all_reduce", four, 512.0 * 512 * 8));
+    EXPECT_TRUE(within(predicted, measured)) << "predicted " << predicted << " us, measured " << measured << " us";
+  }
+  EXPECT_EQ(steps, 1U) << r.out;
+
+  // The flattened group of (2,2), benched alone, single-shot as calibrate times.
+  const auto bench_path = temp_dir() / "loop.bench.jsonl";
+  const Launched b = mpirun(4, "bench --shape 2,2 --names dp,tp --flatten dp,tp --axes dp_tp --collectives all_reduce "
+                               "-b 1M -e 1M -w 2 -n 7 --timing single_shot --jsonl '" + bench_path.string() + "'");
+  ASSERT_EQ(b.status, 0) << b.out << b.err;
+  std::size_t results = 0;
+  for (const json& rec : records(bench_path)) {
+    if (rec["type"] != "result") continue;
+    ++results;
+    EXPECT_EQ(rec["span"]["ranks_per_host"], 4);
+    const double measured = rec["time_us"].get<double>();
+    const double predicted = *model.predict_us("all_reduce", four, rec["bytes"].get<double>());
+    EXPECT_TRUE(within(predicted, measured)) << "predicted " << predicted << " us, measured " << measured << " us";
+  }
+  EXPECT_EQ(results, 1U) << b.out;
+}
+
 TEST(BenchMpi, ABadTimeoutIsAUsageErrorNamingTheValue) {
   for (const std::string value : {"nan", "1e300", "-1", "inf"}) {
     const Launched r = mpirun(2, "bench --shape 2 --names dp -b 8 -e 8 --timeout " + value);

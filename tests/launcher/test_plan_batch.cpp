@@ -304,6 +304,24 @@ TEST(PlanBatch, CalibratedCostsEqualTheEngines) {
   expect_costs_equal(renamed, meshloom::plan_redistribution(one, meshloom::CalibratedCostModel(calibration, {"tp"})));
 }
 
+TEST(PlanBatch, ACalibrationWithCurvesPricesAnyMeshAndExtrapolatesOnlyWhenAsked) {
+  // Measured on (2,2) (4 ranks on one host): all_reduce on groups of 2 only.
+  const std::string calibration =
+      R"J({"format": "meshloom-calibration", "version": 1, "backend": "mpi", "world": 4, )J"
+      R"J("mesh": {"shape": [2, 2], "names": ["dp", "tp"]}, "axes": {}, "rank_hosts": [0, 0, 0, 0], )J"
+      R"J("groups": [{"collective": "all_reduce", "n": 2, "hosts": 1, "ranks_per_host": 2, "model": "piecewise", )J"
+      R"J("points": [[16, 10.0], [1024, 20.0]]}]})J";
+  // Another mesh, no names needed: (2) on ranks 0, 1 is a group of 2 on one host.
+  // 4 float32 elements: the 16-byte point.
+  const json two = ok(R"J({"mesh": [2], "tensor_shape": [4], "src": "P(sum)", "dst": "R", "calibration": )J" + calibration + "}");
+  EXPECT_EQ(two["cost"].get<double>(), 10.0);
+  // (4) was never measured: refused, unless extrapolating (the 2-rank curve times factor(4) / factor(2) = 1.5).
+  const std::string four = R"J({"mesh": [4], "tensor_shape": [4], "src": "P(sum)", "dst": "R", "calibration": )J" + calibration;
+  EXPECT_EQ(ask_json(four + "}")["ok"], false);
+  const json guessed = ok(four + R"J(, "extrapolate": true})J");
+  EXPECT_DOUBLE_EQ(guessed["cost"].get<double>(), 15.0);
+}
+
 // ---- Errors --------------------------------------------------------------------------------------------------------
 
 TEST(PlanBatch, LineErrors) {
@@ -331,7 +349,8 @@ TEST(PlanBatch, FieldErrorsNameTheValue) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"J({"mesh": [2], "tensor_shape": [4], "src": "R", "dst": "R", "frob": 1})J",
        "ValueError: unknown field \"frob\" in the line (expected mesh, tensor_shape, src, dst, planner, variant, "
-       "cost_model, weights, itemsize, devices_per_host, calibration, coordinate, flattened, names, state_budget)"},
+       "cost_model, weights, itemsize, devices_per_host, calibration, coordinate, flattened, names, state_budget, "
+       "extrapolate)"},
       {R"J({"tensor_shape": [4], "src": "R", "dst": "R"})J", "ValueError: missing field \"mesh\" in the line"},
       {R"J({"mesh": [2], "src": "R", "dst": "R"})J", "ValueError: missing field \"tensor_shape\" in the line"},
       {R"J({"mesh": [2], "tensor_shape": [4], "dst": "R"})J", "ValueError: missing field \"src\" in the line"},
@@ -388,6 +407,8 @@ TEST(PlanBatch, FieldErrorsNameTheValue) {
        "KeyError: flattened[0][0] = \"dp\": no mesh axis has that name (axes: unnamed)"},
       {R"J({"mesh": [2, 2], "tensor_shape": [4], "src": "RR", "dst": "RR", "names": ["dp", "tp"], "flattened": [["dp", "cp"]]})J",
        "KeyError: flattened[0][1] = \"cp\": no mesh axis has that name (axes: \"dp\", \"tp\")"},
+      {R"J({"mesh": [2], "tensor_shape": [4], "src": "R", "dst": "R", "extrapolate": 1})J",
+       "ValueError: extrapolate = 1: expected true or false"},
       {R"J({"mesh": [2], "tensor_shape": [4], "src": "R", "dst": "R", "state_budget": 0})J",
        "ValueError: state_budget = 0: out of range [1, 4000000]"},
       {R"J({"mesh": [2], "tensor_shape": [4], "src": "R", "dst": "R", "state_budget": 4000001})J",
