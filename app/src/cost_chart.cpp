@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "meshloom/plan/cost_model.hpp"
+#include "plot_support.hpp"
 
 namespace meshloom::app {
 
@@ -31,12 +32,7 @@ constexpr int kFitSamples = 64;
 constexpr double kMargin = 1.6;  // log-space margin around the data when rescaling
 
 // Distinct colours, one per axis (in the order axes are first seen).
-QColor axis_color(std::size_t index) {
-  static const std::array<QColor, 8> colors{QColor(31, 119, 180), QColor(255, 127, 14), QColor(44, 160, 44),
-                                            QColor(214, 39, 40),  QColor(148, 103, 189), QColor(140, 86, 75),
-                                            QColor(227, 119, 194), QColor(127, 127, 127)};
-  return colors[index % colors.size()];
-}
+QColor axis_color(std::size_t index) { return series_color(index); }
 
 QString trim_number(double value, int significant) {
   return QString::number(value, 'g', significant);
@@ -524,11 +520,18 @@ std::optional<QPointF> CostChart::point_position(const SeriesKey& key, std::size
   return d_->position(key, index);
 }
 
-namespace {
+// ---- shared with PredictionChart (plot_support.hpp) ----------------------------------------------------------
 
-enum class ExportKind { Png, Pdf };
+QColor series_color(std::size_t index) {
+  static const std::array<QColor, 8> colors{QColor(31, 119, 180), QColor(255, 127, 14), QColor(44, 160, 44),
+                                            QColor(214, 39, 40),  QColor(148, 103, 189), QColor(140, 86, 75),
+                                            QColor(227, 119, 194), QColor(127, 127, 127)};
+  return colors[index % colors.size()];
+}
 
-bool export_plot(QCustomPlot& plot, ExportKind kind, const QString& path, int width, int height, QString* error) {
+QSharedPointer<QCPAxisTicker> make_time_ticker() { return QSharedPointer<QCPAxisTicker>(new TimeTicker); }
+
+bool export_plot(QCustomPlot& plot, PlotFormat kind, const QString& path, int width, int height, QString* error) {
   const auto fail = [&path, error](const QString& cause) {
     if (error != nullptr) *error = QStringLiteral("Cannot write %1: %2").arg(path, cause);
     return false;
@@ -546,8 +549,8 @@ bool export_plot(QCustomPlot& plot, ExportKind kind, const QString& path, int wi
   // target through QSaveFile (a temporary beside the target, renamed over it on commit).
   QTemporaryDir scratch;
   if (!scratch.isValid()) return fail(QStringLiteral("no temporary directory: ") + scratch.errorString());
-  const QString rendered = scratch.filePath(kind == ExportKind::Png ? QStringLiteral("chart.png") : QStringLiteral("chart.pdf"));
-  const bool ok = kind == ExportKind::Png ? plot.savePng(rendered, width, height, 1.0)
+  const QString rendered = scratch.filePath(kind == PlotFormat::Png ? QStringLiteral("chart.png") : QStringLiteral("chart.pdf"));
+  const bool ok = kind == PlotFormat::Png ? plot.savePng(rendered, width, height, 1.0)
                                           : plot.savePdf(rendered, width, height);
   if (!ok) return fail(QStringLiteral("the chart could not be rendered"));
   QFile in(rendered);
@@ -565,14 +568,12 @@ bool export_plot(QCustomPlot& plot, ExportKind kind, const QString& path, int wi
   return true;
 }
 
-}  // namespace
-
 bool CostChart::save_png(const QString& path, int width, int height, QString* error) {
-  return export_plot(*d_->plot, ExportKind::Png, path, width, height, error);
+  return export_plot(*d_->plot, PlotFormat::Png, path, width, height, error);
 }
 
 bool CostChart::save_pdf(const QString& path, int width, int height, QString* error) {
-  return export_plot(*d_->plot, ExportKind::Pdf, path, width, height, error);
+  return export_plot(*d_->plot, PlotFormat::Pdf, path, width, height, error);
 }
 
 QCustomPlot* CostChart::plot() const noexcept { return d_->plot; }

@@ -14,6 +14,7 @@
 #include <QSignalBlocker>
 #include <QSplitter>
 #include <QStandardPaths>
+#include <QTabWidget>
 #include <QVBoxLayout>
 
 #include <unistd.h>
@@ -28,6 +29,8 @@
 #include "design_document.hpp"
 #include "inline_message.hpp"
 #include "meshloom/design/design.hpp"
+#include "prediction_chart.hpp"
+#include "prediction_points.hpp"
 #include "run_dialog.hpp"
 
 namespace meshloom::app {
@@ -124,16 +127,26 @@ CostsPanel::~CostsPanel() = default;
 
 void CostsPanel::build() {
   chart_ = new CostChart(this);
+  prediction_chart_ = new PredictionChart(this);
+  views_ = new QTabWidget(this);
+  views_->setDocumentMode(true);
+  views_->addTab(chart_, tr("Cost chart"));
+  views_->addTab(prediction_chart_, tr("Predicted vs measured"));
+  views_->setTabToolTip(1, tr("Each cost model's predicted step time against the measured one "
+                              "(meshloom-launch run or validate --jsonl)"));
   run_ = new LauncherRun(this);
 
   auto* open = new QPushButton(tr("Open..."), this);
   open->setToolTip(tr("Plot a bench --jsonl file"));
   auto* calibration = new QPushButton(tr("Load calibration..."), this);
   calibration->setToolTip(tr("Draw a calibration's fitted model over the points"));
+  auto* predictions = new QPushButton(tr("Open run or validate records..."), this);
+  predictions->setToolTip(tr("Plot what each cost model predicted for every step against what it measured "
+                             "(meshloom-launch run --jsonl or validate --jsonl)"));
   auto* png = new QPushButton(tr("PNG..."), this);
   auto* pdf = new QPushButton(tr("PDF..."), this);
-  png->setToolTip(tr("Export the chart as a PNG image"));
-  pdf->setToolTip(tr("Export the chart as a PDF document"));
+  png->setToolTip(tr("Export the chart shown as a PNG image"));
+  pdf->setToolTip(tr("Export the chart shown as a PDF document"));
 
   run_button_ = new QPushButton(tr("Run benchmark..."), this);
   run_button_->setToolTip(tr("Measure every collective on every axis of this mesh with meshloom-launch bench"));
@@ -166,6 +179,7 @@ void CostsPanel::build() {
   files->addStretch(1);
   files->addWidget(open);
   files->addWidget(calibration);
+  files->addWidget(predictions);
   files->addWidget(png);
   files->addWidget(pdf);
 
@@ -180,7 +194,7 @@ void CostsPanel::build() {
   auto* top_layout = new QVBoxLayout(top);
   top_layout->setContentsMargins(0, 0, 0, 0);
   top_layout->addLayout(files);
-  top_layout->addWidget(chart_, 1);
+  top_layout->addWidget(views_, 1);
   top_layout->addLayout(runs);
   top_layout->addWidget(message_);
   auto* split = new QSplitter(Qt::Vertical, this);
@@ -194,6 +208,7 @@ void CostsPanel::build() {
 
   connect(open, &QPushButton::clicked, this, &CostsPanel::open_dialog);
   connect(calibration, &QPushButton::clicked, this, &CostsPanel::calibration_dialog);
+  connect(predictions, &QPushButton::clicked, this, &CostsPanel::open_predictions_dialog);
   connect(png, &QPushButton::clicked, this, [this] { export_dialog(false); });
   connect(pdf, &QPushButton::clicked, this, [this] { export_dialog(true); });
   connect(run_button_, &QPushButton::clicked, this, &CostsPanel::open_run_dialog);
@@ -255,6 +270,7 @@ QString CostsPanel::open_measurements(const QString& path) {
   const auto points = m.point_count();
   const auto problems = m.problems().size();
   chart_->set_measurements(std::move(m));
+  views_->setCurrentWidget(chart_);
   sync_buttons();
   show_message(problems == 0 ? tr("%1: %2 points").arg(QFileInfo(path).fileName()).arg(points)
                              : tr("%1: %2 points; %3 line(s) skipped, listed in the log")
@@ -274,6 +290,33 @@ QString CostsPanel::load_calibration(const QString& path) {
   calibration_path_ = QFileInfo(path).absoluteFilePath();
   show_message(tr("Fitted model from %1").arg(QFileInfo(path).fileName()), false);
   sync_buttons();
+  return {};
+}
+
+QString CostsPanel::open_predictions(const QString& path) {
+  PredictionRecords records;
+  const std::string error = records.load_jsonl(path.toStdString());
+  if (!error.empty()) {
+    show_message(q(error), true);
+    return q(error);
+  }
+  const QString name = QFileInfo(path).fileName();
+  for (const auto& p : records.problems()) append_log(name + QStringLiteral(": ") + q(p));
+  const auto steps = records.steps().size();
+  const auto problems = records.problems().size();
+  const std::string command = records.command();
+  predictions_path_ = QFileInfo(path).absoluteFilePath();
+  prediction_chart_->set_records(std::move(records), name);
+  views_->setCurrentWidget(prediction_chart_);
+  QString text = tr("%1: %2 step record(s)").arg(name).arg(steps);
+  if (problems != 0) text += tr("; %1 line(s) skipped, listed in the log").arg(problems);
+  if (steps == 0) {
+    text += command.empty() || command == "run" || command == "validate"
+                ? tr(". Predicted against measured reads the step records of meshloom-launch run or validate --jsonl.")
+                : tr(". These are %1 records: open them with Open... (the cost chart).").arg(q(command));
+  }
+  show_message(text, problems != 0 || steps == 0);
+  emit predictions_loaded(predictions_path_);
   return {};
 }
 
@@ -308,6 +351,7 @@ bool CostsPanel::start_run(RunSettings settings) {
   launcher_ = settings.launcher;
   log_->clear();
   chart_->clear();
+  views_->setCurrentWidget(chart_);
   progress_->setRange(0, 0);  // busy until the config record says how many results to expect
   progress_->setFormat(tr("%v of %m results"));
   append_log(QStringLiteral("$ ") + command_text(*command));
@@ -412,14 +456,28 @@ void CostsPanel::calibration_dialog() {
   if (!path.isEmpty()) (void)load_calibration(path);
 }
 
+void CostsPanel::open_predictions_dialog() {
+  const QString dir = predictions_path_.isEmpty() ? run_dir_ : QFileInfo(predictions_path_).absolutePath();
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open run or validate records"), dir,
+                                                    tr("Run or validate JSON Lines (*.jsonl);;All files (*)"));
+  if (!path.isEmpty()) (void)open_predictions(path);
+}
+
 void CostsPanel::export_dialog(bool pdf) {
+  const bool predictions = views_->currentWidget() == prediction_chart_;
   const QString filter = pdf ? tr("PDF (*.pdf)") : tr("PNG image (*.png)");
   const QString suffix = pdf ? QStringLiteral(".pdf") : QStringLiteral(".png");
-  const QString name = QStringLiteral("costs-") + chart_->collective() + suffix;
+  const QString name =
+      (predictions ? QStringLiteral("predicted-vs-measured") : QStringLiteral("costs-") + chart_->collective()) + suffix;
   const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), name, filter);
   if (path.isEmpty()) return;
   QString error;
-  const bool ok = pdf ? chart_->save_pdf(path, 0, 0, &error) : chart_->save_png(path, 0, 0, &error);
+  bool ok = false;
+  if (predictions) {
+    ok = pdf ? prediction_chart_->save_pdf(path, 0, 0, &error) : prediction_chart_->save_png(path, 0, 0, &error);
+  } else {
+    ok = pdf ? chart_->save_pdf(path, 0, 0, &error) : chart_->save_png(path, 0, 0, &error);
+  }
   show_message(ok ? tr("Wrote %1").arg(QDir::toNativeSeparators(path)) : error, !ok);
 }
 

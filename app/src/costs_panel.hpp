@@ -3,6 +3,9 @@
 //   - a CostChart (time or bus bandwidth against message size, one series per axis, the fitted model over it, its
 //     own pickers for the collective, the metric and the axes shown); Open (a bench --jsonl file), Load
 //     calibration, Export PNG / PDF;
+//   - beside it, in a second tab, a PredictionChart: "Open run or validate records..." reads the step records of
+//     `meshloom-launch run --jsonl` or `validate --jsonl` and plots each cost model's predicted step time against
+//     the measured one, with each model's error statistics (PNG / PDF export the tab shown);
 //   - a live run: "Run benchmark..." asks for a RunSettings (RunDialog) and starts the launcher through a
 //     LauncherRun (local ranks under mpirun, or the user's cluster command template, always as an argument list);
 //     records stream into the chart as they arrive, with a progress bar, Cancel, and the launcher's output and
@@ -26,11 +29,13 @@ class QLabel;
 class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
+class QTabWidget;
 
 namespace meshloom::app {
 
 class CostChart;
 class DesignDocument;
+class PredictionChart;
 
 // What the run dialog asks for, remembered between runs (QSettings).
 struct RunSettings {
@@ -58,6 +63,9 @@ public:
   ~CostsPanel() override;
 
   [[nodiscard]] CostChart* chart() const noexcept { return chart_; }
+  [[nodiscard]] PredictionChart* prediction_chart() const noexcept { return prediction_chart_; }
+  // The two views: the cost chart (tab 0) and predicted against measured (tab 1).
+  [[nodiscard]] QTabWidget* views() const noexcept { return views_; }
   [[nodiscard]] LauncherRun* run() const noexcept { return run_; }
 
   // Loads a bench JSON Lines file into the chart (replacing its points). Empty on success, else the reason; lines
@@ -65,6 +73,14 @@ public:
   QString open_measurements(const QString& path);
   // Loads a calibration file for the fitted lines (the engine's strict reader). Empty on success, else the reason.
   QString load_calibration(const QString& path);
+  // Loads the step records of a run or validate --jsonl file into the predicted-against-measured view and shows
+  // it. Empty on success (lines that are not records are listed in the log and the rest is shown), else the
+  // reason the file cannot be read (nothing changes then). Emits predictions_loaded.
+  QString open_predictions(const QString& path);
+  // Asks for a run or validate --jsonl file and opens it (open_predictions).
+  void open_predictions_dialog();
+  // The records file shown in the predicted-against-measured view; empty before one is opened.
+  [[nodiscard]] const QString& predictions_path() const noexcept { return predictions_path_; }
 
   // Starts a benchmark of the design's mesh with `settings` (the design is saved into the run's folder first).
   // False with the reason in message() when it cannot start (a run under way, a bad template, no folder).
@@ -98,6 +114,8 @@ signals:
   void calibrated(const QString& path);
   // The user asked to make this calibration the design's ("Apply to planner").
   void apply_requested(const QString& path);
+  // Run or validate records were loaded into the predicted-against-measured view (prediction_chart()->records()).
+  void predictions_loaded(const QString& path);
 
 private:
   void build();
@@ -111,12 +129,15 @@ private:
 
   DesignDocument* doc_;
   CostChart* chart_ = nullptr;
+  PredictionChart* prediction_chart_ = nullptr;
+  QTabWidget* views_ = nullptr;
   LauncherRun* run_ = nullptr;
   std::unique_ptr<CalibrateJob> calibrate_;
   QString runs_root_;
   QString run_dir_;
   QString records_path_;
   QString calibration_path_;
+  QString predictions_path_;
   QString launcher_;  // the launcher of the last run (calibrate uses the same)
 
   QPushButton* run_button_ = nullptr;

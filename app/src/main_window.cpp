@@ -43,6 +43,8 @@
 #include "block_overlay_item.hpp"
 #include "plan_animation.hpp"
 #include "plan_model.hpp"
+#include "prediction_chart.hpp"
+#include "prediction_points.hpp"
 #include "meshloom/design/edit.hpp"
 #include "meshloom/design/export.hpp"
 #include "meshloom/io/atomic_file.hpp"
@@ -206,6 +208,11 @@ void MainWindow::build_docks() {
   connect(costs_, &CostsPanel::apply_requested, this, [this](const QString& path) {
     if (!apply_calibration(path)) QMessageBox::warning(this, tr("Cannot apply calibration"), last_error_);
   });
+  // Run or validate records: the plan panel matches the plan's steps against them (old calibration against new).
+  connect(costs_, &CostsPanel::predictions_loaded, this, [this](const QString& path) {
+    redistribution_->set_step_measurements(
+        std::make_shared<const PredictionRecords>(costs_->prediction_chart()->records()), QFileInfo(path).fileName());
+  });
   connect(costs_, &CostsPanel::run_finished, this, [this, costs_dock](const RunOutcome& outcome) {
     statusBar()->showMessage(outcome.status == RunOutcome::Status::Succeeded
                                  ? tr("Benchmark done: %1 results").arg(outcome.results)
@@ -285,6 +292,12 @@ void MainWindow::build_menus() {
         costs_->open_run_dialog();
       })
       ->setToolTip(tr("Measure the collectives on every axis of this mesh (meshloom-launch bench), live"));
+  plan->addAction(tr("Open run or validate &records..."), this, [this] {
+        show_costs();
+        costs_->open_predictions_dialog();
+      })
+      ->setToolTip(tr("Each cost model's predicted step time against the measured one (meshloom-launch run or "
+                      "validate --jsonl)"));
   plan->addSeparator();
   // Playback: the shortcuts act while the canvas or the animation bar has the focus (not in text fields and tables).
   const struct {
@@ -568,6 +581,9 @@ bool MainWindow::apply_calibration(const QString& path) {
     const QString relative = here.relativeFilePath(stored);
     if (!relative.startsWith(QLatin1String(".."))) stored = relative;
   }
+  // The calibration this one replaces: the plan panel prices the plan under both.
+  const std::optional<Calibration> before = redistribution_->calibration();
+  const QString before_label = design().calibration ? QFileInfo(q(*design().calibration)).fileName() : QString();
   QString error;
   const std::string value = stored.toStdString();
   if (!doc_->edit(tr("Apply calibration %1").arg(file.fileName()),
@@ -581,6 +597,7 @@ bool MainWindow::apply_calibration(const QString& path) {
     fail(error);
     return false;
   }
+  redistribution_->set_previous_calibration(before, before_label);
   (void)redistribution_->set_cost_model(RedistributionPanel::CostModelKind::Calibrated);
   last_error_.clear();
   return true;

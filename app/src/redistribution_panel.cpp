@@ -1,6 +1,7 @@
 #include "redistribution_panel.hpp"
 
 #include <QComboBox>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -11,11 +12,14 @@
 #include <QSplitter>
 #include <QStandardItemModel>
 #include <QTableView>
+#include <QUndoStack>
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 #include <filesystem>
+#include <numeric>
 #include <string>
 
 #include "design_document.hpp"
@@ -27,6 +31,7 @@
 #include "meshloom/plan/report.hpp"
 #include "placement_picker.hpp"
 #include "plan_model.hpp"
+#include "prediction_points.hpp"
 
 namespace meshloom::app {
 
@@ -83,6 +88,11 @@ QTableView* make_plan_table(QWidget* parent, PlanModel* model) {
   table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table->horizontalHeader()->setStretchLastSection(false);
   return table;
+}
+
+// A relative error as a percentage: "3.4 %"; "—" when not finite.
+QString format_relative(double fraction) {
+  return std::isfinite(fraction) ? QString::number(fraction * 100.0, 'f', 1) + QStringLiteral(" %") : QStringLiteral("—");
 }
 
 constexpr std::size_t kRememberedFailures = 32;  // per cost model: refused requests are not planned again
@@ -181,6 +191,11 @@ RedistributionPanel::RedistributionPanel(DesignDocument* doc, QWidget* parent) :
   recalibration_->setWordWrap(true);
   recalibration_->setVisible(false);
   plan_layout->addWidget(recalibration_);
+  calibrations_ = new QLabel(plan_box_);
+  calibrations_->setObjectName(QStringLiteral("calibrations"));
+  calibrations_->setWordWrap(true);
+  calibrations_->setVisible(false);
+  plan_layout->addWidget(calibrations_);
   plan_layout->addWidget(plan_message_);
 
   // Graph and greedy side by side (the bytes are in the plan above; the comparison is about cost: that column
@@ -326,6 +341,9 @@ QString RedistributionPanel::cost_unit(CostModelKind kind) const {
 // ---- Refresh ---------------------------------------------------------------------------------------------------
 
 void RedistributionPanel::refresh() {
+  // The replaced calibration belongs to this document's history: another document (its undo stack cleared by
+  // open, new or recovery) has none.
+  if (doc_->undo_stack()->count() == 0) previous_calibration_.reset();
   sync_tensors();
   sync_fields();
   update_calibration();
@@ -532,6 +550,16 @@ void RedistributionPanel::replan() {
   recalibration_->setText(recalibrated);
   recalibration_->setVisible(!recalibrated.isEmpty());
 
+  // The old calibration against the new, after one replaced the other: the same plan priced under both, and
+  // against what run or validate records measured of its steps.
+  std::pair<QString, QString> calibrations;
+  if (kind == CostModelKind::Calibrated && plan_model_->has_plan()) {
+    if (const auto r = request(chosen)) calibrations = calibrations_text(*r, *plan_model_->plan());
+  }
+  calibrations_->setText(calibrations.first);
+  calibrations_->setToolTip(calibrations.second);
+  calibrations_->setVisible(!calibrations.first.isEmpty());
+
   QString verdict;
   if (graph_model_->has_plan() && greedy_model_->has_plan()) {
     const double graph = graph_model_->total();
@@ -549,6 +577,95 @@ void RedistributionPanel::replan() {
   compare_->setText(verdict);
   compare_->setVisible(!verdict.isEmpty());
   emit plans_changed();
+}
+
+// ---- Old calibration against new -------------------------------------------------------------------------------
+
+std::optional<Calibration> RedistributionPanel::calibration() const {
+  const ModelSlot& s = *slots_[static_cast<std::size_t>(CostModelKind::Calibrated)];
+  if (const auto* model = dynamic_cast<const CalibratedCostModel*>(s.model.get())) return model->calibration();
+  return std::nullopt;
+}
+
+void RedistributionPanel::set_previous_calibration(std::optional<Calibration> calibration, const QString& label) {
+  previous_calibration_ = std::move(calibration);
+  previous_label_ = label;
+  replan();
+}
+
+void RedistributionPanel::set_step_measurements(std::shared_ptr<const PredictionRecords> records,
+                                                const QString& label) {
+  measured_ = std::move(records);
+  measured_label_ = label;
+  replan();
+}
+
+std::pair<QString, QString> RedistributionPanel::calibrations_text(const PlanRequest& request, const Plan& plan) const {
+  const ModelSlot& s = *slots_[static_cast<std::size_t>(CostModelKind::Calibrated)];
+  const auto* now = dynamic_cast<const CalibratedCostModel*>(s.model.get());
+  const Design& d = doc_->design();
+  if (now == nullptr || !previous_calibration_ || *previous_calibration_ == now->calibration() ||
+      (!previous_calibration_->mesh_shape.empty() && previous_calibration_->mesh_shape != d.mesh.shape)) {
+    return {};
+  }
+  const CalibratedCostModel old_model(*previous_calibration_, d.mesh.names);
+  const std::vector<double> before = price_plan_steps(request, plan, old_model);
+  const std::vector<double> after = price_plan_steps(request, plan, *now);
+  const auto us = [](double v) {
+    return std::isfinite(v) ? QStringLiteral("%1 µs").arg(v, 0, 'f', 2) : tr("not priced (a step has no fit)");
+  };
+  const double old_total = std::accumulate(before.begin(), before.end(), 0.0);
+  const double new_total = std::accumulate(after.begin(), after.end(), 0.0);
+  const QString new_label = d.calibration ? QFileInfo(q(*d.calibration)).fileName() : QString();
+  QString text = tr("This plan under the old calibration (%1): %2; under the new (%3): %4.")
+                     .arg(previous_label_, us(old_total), new_label, us(new_total));
+
+  // Which one came closer to the measured steps: the mean relative error over the communicating steps measured.
+  QStringList rows;
+  if (measured_) {
+    std::size_t communicating = 0;
+    std::size_t matched = 0;
+    double measured_total = 0;
+    double old_on = 0;
+    double new_on = 0;
+    double old_error = 0;
+    double new_error = 0;
+    for (std::size_t i = 0; i < plan.steps.size() && i < before.size() && i < after.size(); ++i) {
+      const PlanStep& step = plan.steps[i];
+      if (!communicates(step.collective)) continue;
+      ++communicating;
+      const StepMatch m = measured_->match(step);
+      QString row = tr("step %1 %2: old %3, new %4").arg(i).arg(q(to_string(step.collective)), us(before[i]), us(after[i]));
+      if (m.count > 0) {
+        ++matched;
+        measured_total += m.measured_us;
+        old_on += before[i];
+        new_on += after[i];
+        old_error += relative_error(before[i], m.measured_us);
+        new_error += relative_error(after[i], m.measured_us);
+        row += tr(", measured %1 (%2 record(s))").arg(us(m.measured_us)).arg(m.count);
+      }
+      rows << row;
+    }
+    if (matched == 0) {
+      text += tr(" %1 measures none of its steps.").arg(measured_label_);
+    } else {
+      old_error /= static_cast<double>(matched);
+      new_error /= static_cast<double>(matched);
+      const QString verdict = !std::isfinite(old_error) && !std::isfinite(new_error) ? tr("neither can be compared")
+                              : old_error == new_error ? tr("both are as close")
+                              : new_error < old_error  ? tr("the new calibration is closer")
+                                                       : tr("the old calibration is closer");
+      text += tr(" Measured in %1: %2 of its %3 communicating step(s), %4; on those the old predicts %5 (%6 off per "
+                 "step on average), the new %7 (%8 off): %9.")
+                  .arg(measured_label_)
+                  .arg(matched)
+                  .arg(communicating)
+                  .arg(us(measured_total), us(old_on), format_relative(old_error), us(new_on),
+                       format_relative(new_error), verdict);
+    }
+  }
+  return {text, rows.join(QLatin1Char('\n'))};
 }
 
 // ---- Edits -----------------------------------------------------------------------------------------------------
@@ -634,6 +751,7 @@ QString RedistributionPanel::message(const QString& field) const {
                     : field == QLatin1String("tensor") ? tensor_hint_
                     : field == QLatin1String("compare") ? compare_
                     : field == QLatin1String("recalibration") ? recalibration_
+                    : field == QLatin1String("calibrations") ? calibrations_
                                                         : nullptr;
   return l == nullptr || l->isHidden() ? QString() : l->text();
 }

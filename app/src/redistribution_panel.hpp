@@ -10,7 +10,12 @@
 // check_state and validate_design decide what is valid). An impossible request (greedy refusing a non-default
 // shard order, no path between partial ops, a state that does not fit, a search past the state budget) shows the
 // engine's message in red under its table and no rows; a refused state text shows the message under its field,
-// and the design is unchanged. Everything runs on the GUI thread; the state budget (kStateBudget) bounds every
+// and the design is unchanged.
+//
+// After a calibration replaces another (Apply to planner), the plan under the calibrated model is priced under the
+// old calibration and the new one side by side; where run or validate records (set_step_measurements) measured
+// the plan's steps (the same collective, axes, from and to placements and bytes), the line says which calibration
+// came closer: the smaller mean relative error |predicted - measured| / measured over the measured steps. Everything runs on the GUI thread; the state budget (kStateBudget) bounds every
 // search, so a large mesh ends in the engine's RuntimeError rather than a frozen window.
 #pragma once
 
@@ -38,6 +43,7 @@ namespace meshloom::app {
 class DesignDocument;
 class PlacementPicker;
 class PlanModel;
+class PredictionRecords;
 
 class RedistributionPanel : public QWidget {
   Q_OBJECT
@@ -78,6 +84,17 @@ public:
   // plan_markdown: steps, bytes, costs, and the two totals compared); empty when the design has no tensor.
   [[nodiscard]] std::string markdown() const;
 
+  // ---- old calibration against new ----
+  // The calibration the calibrated model prices with now; nullopt when calibrated is unavailable.
+  [[nodiscard]] std::optional<Calibration> calibration() const;
+  // The calibration the current one replaced (`label`: its file name). While the calibrated model is chosen, the
+  // two differ and the old one is of this mesh, the plan is priced under both (message "calibrations").
+  // nullopt: none (the line is hidden).
+  void set_previous_calibration(std::optional<Calibration> calibration, const QString& label);
+  // Measured steps of run or validate records (`label`: their file name), matched against the plan's steps in
+  // that line; nullptr: none.
+  void set_step_measurements(std::shared_ptr<const PredictionRecords> records, const QString& label);
+
   // What the panel asks the engine for the current tensor with `kind` (auto stays auto); nullopt without one.
   [[nodiscard]] std::optional<PlanRequest> request(PlannerKind kind) const;
 
@@ -107,7 +124,8 @@ public:
 
   // The inline message shown (empty when none). Fields: "source", "target" (a refused state text), "plan",
   // "graph", "greedy" (the engine's error for that plan), "tensor" (the hint of a design without tensors),
-  // "compare" (the comparison line under the two plans).
+  // "compare" (the comparison line under the two plans), "recalibration" (before calibration against after),
+  // "calibrations" (the old calibration against the new).
   [[nodiscard]] QString message(const QString& field) const;
 
 signals:
@@ -135,6 +153,8 @@ private:
   [[nodiscard]] Outcome plan_with(ModelSlot& slot, const PlanRequest& request);
   [[nodiscard]] QString cost_unit(CostModelKind kind) const;
   bool set_state(bool source, const QString& text);
+  // The "calibrations" line and its tooltip (the steps one by one); empty when there is nothing to compare.
+  [[nodiscard]] std::pair<QString, QString> calibrations_text(const PlanRequest& request, const Plan& plan) const;
 
   DesignDocument* doc_;
   std::size_t budget_ = kStateBudget;
@@ -162,6 +182,11 @@ private:
   QTableView* greedy_table_ = nullptr;
   QLabel* plan_summary_ = nullptr;
   QLabel* recalibration_ = nullptr;  // under the calibrated model: the same request under comm, before against after
+  QLabel* calibrations_ = nullptr;   // under the calibrated model: the plan under the old calibration and the new
+  std::optional<Calibration> previous_calibration_;
+  QString previous_label_;
+  std::shared_ptr<const PredictionRecords> measured_;
+  QString measured_label_;
   QLabel* graph_summary_ = nullptr;
   QLabel* greedy_summary_ = nullptr;
   QLabel* plan_message_ = nullptr;

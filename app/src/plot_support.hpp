@@ -1,0 +1,28 @@
+// What the app's QCustomPlot charts (CostChart, PredictionChart) share: the series palette, the microsecond log
+// ticker and the PNG / PDF export. Defined in cost_chart.cpp, so qcustomplot.h is compiled by one translation
+// unit fewer; this header only forward-declares QCustomPlot's types.
+#pragma once
+
+#include <QColor>
+#include <QSharedPointer>
+#include <QString>
+
+#include <cstddef>
+
+class QCustomPlot;
+class QCPAxisTicker;
+
+namespace meshloom::app {
+
+// Distinct colours for series, by index (cycling).
+[[nodiscard]] QColor series_color(std::size_t index);
+// Log ticks in microseconds, labelled us, ms or s.
+[[nodiscard]] QSharedPointer<QCPAxisTicker> make_time_ticker();
+
+enum class PlotFormat { Png, Pdf };
+// Writes `plot` as PNG or PDF at width x height (0: the plot's current size, or 800 x 500 when it has none; at
+// most 16384 per side), atomically (QSaveFile): on failure `path` keeps its old content, false is returned and
+// *error is "Cannot write <path>: <cause>".
+bool export_plot(QCustomPlot& plot, PlotFormat format, const QString& path, int width, int height, QString* error);
+
+}  // namespace meshloom::app
