@@ -1,6 +1,6 @@
 // meshloom: the desktop app. `meshloom [design]` opens a design (the bundled example by default);
 // `meshloom --screenshot out.png [design]` renders the window offscreen to a PNG and exits. --slice, --select,
-// --tensor, --step, --measurements, --fit and --theme set up what the window shows first (the docs' screenshots use them):
+// --tensor, --step, --measurements, --fit, --predictions and --theme set up what the window shows first (the docs' screenshots use them):
 // `meshloom --screenshot out.png --step 2 design` renders step 2 of the current tensor's plan (0: the layout
 // before the first step).
 #include <QApplication>
@@ -46,7 +46,11 @@ int main(int argc, char** argv) {
   const QCommandLineOption fit(QStringLiteral("fit"),
                                QStringLiteral("Draw the calibration <file>'s fitted model over the plotted points."),
                                QStringLiteral("file"));
-  parser.addOptions({screenshot, slice, select, tensor, step, measurements, fit, theme});
+  const QCommandLineOption predictions(
+      QStringLiteral("predictions"),
+      QStringLiteral("Plot the predicted against the measured steps of a run or validate --jsonl <file>."),
+      QStringLiteral("file"));
+  parser.addOptions({screenshot, slice, select, tensor, step, measurements, fit, predictions, theme});
   parser.addPositionalArgument(QStringLiteral("design"), QStringLiteral("A *.meshloom.json design to open."));
   parser.process(app);
 
@@ -111,6 +115,11 @@ int main(int argc, char** argv) {
   if (opened && parser.isSet(fit)) {
     const QString error = window.costs_panel()->load_calibration(parser.value(fit));
     if (!error.isEmpty()) return fail(QStringLiteral("--fit: %1").arg(error));
+    window.show_costs();
+  }
+  if (opened && parser.isSet(predictions)) {
+    const QString error = window.costs_panel()->open_predictions(parser.value(predictions));
+    if (!error.isEmpty()) return fail(QStringLiteral("--predictions: %1").arg(error));
     window.show_costs();
   }
   if (parser.isSet(screenshot)) {

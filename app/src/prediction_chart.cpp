@@ -138,6 +138,10 @@ struct PredictionChart::Impl {
       cell(row, SpearmanColumn, std::isfinite(s.spearman) ? QString::number(s.spearman, 'f', 3) : QStringLiteral("—"));
     }
     table->resizeColumnsToContents();
+    // Every model's row in view: the table is as tall as its header and rows (at least one row's room).
+    const int rows = std::max(1, table->rowCount());
+    table->setFixedHeight(table->horizontalHeader()->height() + rows * table->verticalHeader()->defaultSectionSize() +
+                          2 * table->frameWidth());
   }
 
   [[nodiscard]] const PredictionPoint* nearest(const QPointF& pos, double max_distance) const {
@@ -201,7 +205,6 @@ PredictionChart::PredictionChart(QWidget* parent) : QWidget(parent), d_(std::mak
   d_->table->horizontalHeader()->setStretchLastSection(true);
   d_->table->setEditTriggers(QAbstractItemView::NoEditTriggers);
   d_->table->setSelectionBehavior(QAbstractItemView::SelectRows);
-  d_->table->setMaximumHeight(130);
   layout->addWidget(d_->table);
 
   connect(d_->plot, &QCustomPlot::mouseMove, this,
