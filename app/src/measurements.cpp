@@ -221,7 +221,7 @@ void Measurements::add_point(const SeriesKey& key, MeasuredPoint point) {
   series_[it->second].points.push_back(std::move(point));
 }
 
-std::string Measurements::load_jsonl(const std::filesystem::path& path) {
+std::string read_jsonl_lines(const std::filesystem::path& path, std::vector<std::string>& lines) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     const int err = errno;
@@ -229,9 +229,15 @@ std::string Measurements::load_jsonl(const std::filesystem::path& path) {
   }
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) return "cannot read \"" + path.string() + "\": is a directory";
-  std::vector<std::string> all;
-  for (std::string line; std::getline(in, line);) all.push_back(std::move(line));
+  lines.clear();
+  for (std::string line; std::getline(in, line);) lines.push_back(std::move(line));
   if (in.bad()) return "cannot read \"" + path.string() + "\": read error";
+  return {};
+}
+
+std::string Measurements::load_jsonl(const std::filesystem::path& path) {
+  std::vector<std::string> all;
+  if (std::string error = read_jsonl_lines(path, all); !error.empty()) return error;
   clear();
   for (const auto& line : all) (void)add_line(line);
   return {};

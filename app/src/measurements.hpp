@@ -139,4 +139,8 @@ private:
   std::optional<Calibration> calibration_;
 };
 
+// The lines of a JSON Lines file, read whole before anything is replaced: empty on success, else why it cannot be
+// read ("cannot read \"f\": is a directory"). Measurements and PredictionRecords load with it.
+[[nodiscard]] std::string read_jsonl_lines(const std::filesystem::path& path, std::vector<std::string>& lines);
+
 }  // namespace meshloom::app

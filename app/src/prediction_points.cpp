@@ -3,14 +3,12 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <fstream>
 #include <limits>
 #include <numeric>
 
 #include "json_read.hpp"
+#include "measurements.hpp"
 #include "meshloom/error.hpp"
 
 namespace meshloom::app {
@@ -238,16 +236,8 @@ std::string PredictionRecords::add_line(std::string_view line) {
 }
 
 std::string PredictionRecords::load_jsonl(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int err = errno;
-    return "cannot read \"" + path.string() + "\": " + (err != 0 ? std::strerror(err) : "cannot open");
-  }
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return "cannot read \"" + path.string() + "\": is a directory";
   std::vector<std::string> all;
-  for (std::string line; std::getline(in, line);) all.push_back(std::move(line));
-  if (in.bad()) return "cannot read \"" + path.string() + "\": read error";
+  if (std::string error = read_jsonl_lines(path, all); !error.empty()) return error;
   clear();
   for (const auto& line : all) (void)add_line(line);
   return {};
