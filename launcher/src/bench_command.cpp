@@ -45,6 +45,7 @@ struct BenchCliOptions {
       op, timeout, jsonl, out, from, timing, backend = "mpi";
   std::vector<std::string> flatten;
   bool check = false;
+  bool shapes = false;  // calibrate --shapes
 };
 
 struct MeshChoice {
@@ -189,6 +190,31 @@ void add_flattened_shapes(MeshSpec& spec, BenchSettings& settings) {
   }
 }
 
+// calibrate --shapes: the group shapes of the job itself, without a mesh of the user's. The world's prime factors
+// as a mesh (8 ranks: (2,2,2), named f0, f1, f2; 12: (2,2,3)), whose axes and flattened groups (add_flattened_shapes)
+// are the groups of every size the world divides into, at every stride a factor gives: consecutive ranks (a host's
+// own) and ranks spread over the hosts, so the job's host placement yields every span it can.
+MeshChoice shapes_mesh(const CLI::App& cmd, std::int64_t world) {
+  for (const char* name : {"--design", "--shape", "--names", "--flatten", "--axes", "--world"}) {
+    if (cmd.count(name) > 0) {
+      raise(ErrorKind::ValueError, std::string("--shapes measures the job's own group shapes; ") + name +
+                                       " cannot be combined with it");
+    }
+  }
+  if (world < 2) raise(ErrorKind::ValueError, "--shapes needs at least 2 ranks (the world has " + std::to_string(world) + ")");
+  MeshChoice m;
+  std::int64_t rest = world;
+  for (std::int64_t p = 2; p * p <= rest; ++p) {
+    while (rest % p == 0) {
+      m.spec.shape.push_back(p);
+      rest /= p;
+    }
+  }
+  if (rest > 1) m.spec.shape.push_back(rest);
+  for (std::size_t i = 0; i < m.spec.shape.size(); ++i) m.spec.names.push_back("f" + std::to_string(i));
+  return m;
+}
+
 // Writes the calibration of a sweep on this (lead) rank and prints its fit table. Returns an exit status.
 int write_calibration(const BenchSweep& sweep, const std::filesystem::path& out_path, std::ostream& out) {
   const CalibrationReport report = calibrate_sweep(sweep);
@@ -219,9 +245,11 @@ int run_live(const BenchCliOptions& o, const CLI::App& cmd, const std::string& c
       if (cmd.count("--out") == 0) raise(ErrorKind::ValueError, "calibrate needs --out FILE (the calibration to write)");
       out_path = o.out;
     }
-    MeshChoice choice = parse_mesh_choice(o, cmd);
+    MeshChoice choice = o.shapes ? shapes_mesh(cmd, world.size()) : parse_mesh_choice(o, cmd);
     settings = parse_settings(o, cmd, command);
     if (command == "calibrate" && cmd.count("--axes") == 0) add_flattened_shapes(choice.spec, settings);
+    // --shapes: the factor axes are there for their shapes too (on one host, every f axis has the same one).
+    if (o.shapes) settings.shape_only_axes.insert(settings.shape_only_axes.end(), choice.spec.names.begin(), choice.spec.names.end());
     settings.fault = test_fault_from_env();
     if (settings.fault) settings.fault->maybe_fail_setup(rank);
     check_backend_name(o.backend);
@@ -293,7 +321,7 @@ int run_from_file(const BenchCliOptions& o, const CLI::App& cmd) {
   try {
     for (const char* name : {"--design", "--shape", "--names", "--world", "--flatten", "--axes", "--collectives",
                              "--minbytes", "--maxbytes", "--stepfactor", "--warmup-iters", "--iters", "--timing", "--dtype", "--op",
-                             "--timeout", "--jsonl", "--check", "--backend"}) {
+                             "--timeout", "--jsonl", "--check", "--backend", "--shapes"}) {
       if (cmd.count(name) > 0) {
         raise(ErrorKind::ValueError, std::string("--from reads a finished bench run; ") + name +
                                          " cannot be combined with it");
@@ -366,6 +394,9 @@ void add_calibrate_command(CLI::App& root, int& exit_code) {
   cmd->add_option("--from", o->from, "Fit a finished run's --jsonl file instead of running the sweep (no MPI)")
       ->type_name("FILE");
   cmd->add_option("--out", o->out, "The calibration file to write (atomically)")->type_name("FILE");
+  cmd->add_flag("--shapes", o->shapes,
+                "Measure the job's own group shapes instead of a mesh's: every group size the world divides into, "
+                "over consecutive and spread ranks (a mesh of the world's prime factors and all its flattenings)");
   cmd->callback([o, cmd, &exit_code] {
     exit_code = cmd->count("--from") > 0 ? run_from_file(*o, *cmd) : run_live(*o, *cmd, "calibrate");
   });

@@ -353,6 +353,26 @@ TEST(BenchMpi, ACalibrationFromTwoByTwoPricesOtherLayouts) {
   EXPECT_EQ(results, 1U) << b.out;
 }
 
+// calibrate --shapes: the job's own group shapes, from a mesh of the world's prime factors ((2,2) on 4 ranks) and its
+// flattening; f1's groups have f0's shape on one host, so it is not run twice.
+TEST(BenchMpi, CalibrateShapesMeasuresEveryGroupSizeOfTheWorld) {
+  const auto out = temp_dir() / "shapes.calibration.json";
+  const Launched c = mpirun(4, "calibrate --shapes --collectives all_reduce -b 1K -e 64K -f 8 -w 1 -n 3 --out '" +
+                                   out.string() + "'");
+  ASSERT_EQ(c.status, 0) << c.out << c.err;
+  EXPECT_NE(c.out.find("# mesh (f0=2, f1=2)"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("# not run (their groups have the shape of an axis run before them): f1"), std::string::npos)
+      << c.out;
+  const meshloom::Calibration cal = meshloom::load_calibration(out);
+  std::vector<meshloom::GroupShape> shapes;
+  for (const auto& g : cal.groups) shapes.push_back(g.shape);
+  EXPECT_EQ(shapes, (std::vector<meshloom::GroupShape>{{2, 1, 2}, {4, 1, 4}})) << slurp(out);
+  const Launched bad = mpirun(4, "calibrate --shapes --shape 2,2 --out '" + out.string() + "'");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--shapes measures the job's own group shapes; --shape cannot be combined with it"),
+            std::string::npos) << bad.err;
+}
+
 TEST(BenchMpi, ABadTimeoutIsAUsageErrorNamingTheValue) {
   for (const std::string value : {"nan", "1e300", "-1", "inf"}) {
     const Launched r = mpirun(2, "bench --shape 2 --names dp -b 8 -e 8 --timeout " + value);
