@@ -565,7 +565,8 @@ bool MainWindow::apply_calibration(const QString& path) {
   const QFileInfo file(path);
   try {
     const Calibration c = load_calibration(file.absoluteFilePath().toStdString());
-    if (!c.mesh_shape.empty() && c.mesh_shape != doc_->design().mesh.shape) {
+    // A calibration with curves by group shape prices any mesh; one of per-axis fits only its own.
+    if (c.groups.empty() && !c.mesh_shape.empty() && c.mesh_shape != doc_->design().mesh.shape) {
       fail(tr("the calibration %1 was measured on a %2 mesh, not this design's %3")
                .arg(path, join_ints(c.mesh_shape), join_ints(doc_->design().mesh.shape)));
       return false;

@@ -126,6 +126,15 @@ std::pair<SeriesKey, MeasuredPoint> parse_result(const json& j) {
   p.algbw_gbps = number(j, "algbw_gbps");
   p.busbw_gbps = number(j, "busbw_gbps");
   p.wrong = integer(j, "wrong");
+  if (const auto span = j.find("span"); span != j.end()) {
+    if (!span->is_object()) throw Bad{"field \"span\" = " + show(*span) + ": expected an object"};
+    const GroupShape shape{p.group_size, integer(*span, "hosts"), integer(*span, "ranks_per_host")};
+    if (shape.hosts < 1 || shape.hosts > shape.n || shape.ranks_per_host < 1 || shape.ranks_per_host > shape.n) {
+      throw Bad{"field \"span\" = " + show(*span) + ": hosts and ranks_per_host must be in 1..group_size = " +
+                std::to_string(shape.n)};
+    }
+    p.shape = shape;
+  }
   return {std::move(key), std::move(p)};
 }
 
@@ -216,6 +225,7 @@ void Measurements::add_point(const SeriesKey& key, MeasuredPoint point) {
     MeasuredSeries s;
     s.key = key;
     s.group_size = point.group_size;
+    s.shape = point.shape;
     series_.push_back(std::move(s));
   }
   series_[it->second].points.push_back(std::move(point));
@@ -322,6 +332,18 @@ std::optional<FittedPoint> Measurements::fitted(const SeriesKey& key, double byt
   if (!collective || !communicates(*collective)) return std::nullopt;
   const auto n = group_size(key);
   if (!n || *n < 1) return std::nullopt;
+  // nccl-tests' all_gather size is the gathered array: the engine takes the local shard and multiplies by n.
+  const std::int64_t per = *collective == Collective::AllGather ? *n : 1;
+  if (!calibration_->groups.empty()) {
+    // Curves by group shape: the series' own groups' shape (its span), priced at the points' size.
+    const MeasuredSeries* s = find(key);
+    if (s == nullptr || !s->shape) return std::nullopt;
+    const CalibratedCostModel model(*calibration_, {});
+    const double size = std::floor(bytes / static_cast<double>(per)) * static_cast<double>(per);
+    const std::optional<double> cost = model.predict_us(key.collective, *s->shape, size);
+    if (!cost || !std::isfinite(*cost)) return std::nullopt;
+    return FittedPoint{size, *cost};
+  }
   // One axis of the calibrated size, named as the series' axis: the engine prices exactly this (axis, collective).
   const std::vector<std::int64_t> shape{*n};
   const CalibratedCostModel model(*calibration_, {key.axis});
@@ -329,8 +351,6 @@ std::optional<FittedPoint> Measurements::fitted(const SeriesKey& key, double byt
   step.collective = *collective;
   step.axis = 0;
   step.mesh_shape = &shape;
-  // nccl-tests' all_gather size is the gathered array: the engine takes the local shard and multiplies by n.
-  const std::int64_t per = *collective == Collective::AllGather ? *n : 1;
   step.local_bytes = static_cast<std::int64_t>(std::floor(bytes / static_cast<double>(per)));
   const double cost = model.step_cost(step);
   if (!std::isfinite(cost)) return std::nullopt;

@@ -42,6 +42,7 @@ struct MeasuredPoint {
   std::int64_t wrong = 0;
   std::int64_t group_size = 0;
   std::int64_t groups = 0;
+  std::optional<GroupShape> shape;  // the record's "span" as the group shape a calibration keys its curves by
   std::string dtype;
   std::size_t line = 0;  // the line it came from (1-based)
 };
@@ -49,6 +50,7 @@ struct MeasuredPoint {
 struct MeasuredSeries {
   SeriesKey key;
   std::int64_t group_size = 0;  // of its first point
+  std::optional<GroupShape> shape;  // of its first point (records written before spans have none)
   std::vector<MeasuredPoint> points;  // in arrival order
 };
 

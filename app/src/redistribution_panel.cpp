@@ -430,7 +430,7 @@ void RedistributionPanel::update_calibration() {
     if (key != s.key) {
       try {
         Calibration c = load_calibration(path);
-        if (!c.mesh_shape.empty() && c.mesh_shape != d.mesh.shape) {
+        if (c.groups.empty() && !c.mesh_shape.empty() && c.mesh_shape != d.mesh.shape) {
           reason = tr("The calibration %1 is for mesh %2, not this design's mesh %3.")
                        .arg(q(path.string()), ints_text(c.mesh_shape), ints_text(d.mesh.shape));
           s.reset(nullptr, {});
@@ -605,7 +605,8 @@ std::pair<QString, QString> RedistributionPanel::calibrations_text(const PlanReq
   const auto* now = dynamic_cast<const CalibratedCostModel*>(s.model.get());
   const Design& d = doc_->design();
   if (now == nullptr || !previous_calibration_ || *previous_calibration_ == now->calibration() ||
-      (!previous_calibration_->mesh_shape.empty() && previous_calibration_->mesh_shape != d.mesh.shape)) {
+      (previous_calibration_->groups.empty() && !previous_calibration_->mesh_shape.empty() &&
+       previous_calibration_->mesh_shape != d.mesh.shape)) {
     return {};
   }
   const CalibratedCostModel old_model(*previous_calibration_, d.mesh.names);

@@ -172,7 +172,9 @@ CurveFitReport fit_group_curve(const std::string& collective, const GroupShape& 
     r.piecewise_holdout = error_summary(pw);
     if (ab_train.ok) r.alpha_beta_holdout = error_summary(ab);
   }
-  const bool alpha_beta = r.alpha_beta.ok && r.alpha_beta_max_residual <= kAlphaBetaTolerance;
+  // One size fits any line through the origin: without a second size there is no latency to fit, so piecewise (its
+  // latency floor) rather than a bandwidth-only line that prices small messages near 0.
+  const bool alpha_beta = r.alpha_beta.ok && points.size() >= 2 && r.alpha_beta_max_residual <= kAlphaBetaTolerance;
   r.curve.model = alpha_beta ? CurveModel::AlphaBeta : CurveModel::Piecewise;
   r.curve.holdout = alpha_beta ? r.alpha_beta_holdout : r.piecewise_holdout;
   return r;

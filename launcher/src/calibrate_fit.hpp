@@ -56,13 +56,14 @@ struct AlphaBetaFit {
 //   points     one per measured size, its time the median of the samples of that size (two axes of one shape give
 //              two samples per size);
 //   fit        fit_alpha_beta over the points, with the curve's factor (bus factor; 1 for a group of one rank);
-//   model      alpha_beta when that fit exists and its largest relative residual over the points, |fit - t| / t,
-//              is <= kAlphaBetaTolerance (10%): alpha-beta follows the data; piecewise otherwise (the latency ramp
-//              of small messages, protocol switches);
+//   model      alpha_beta when that fit exists over 2 or more sizes and its largest relative residual over the
+//              points, |fit - t| / t, is <= kAlphaBetaTolerance (10%): alpha-beta follows the data; piecewise
+//              otherwise (the latency ramp of small messages, protocol switches; one size: its latency floor);
 //   holdout    both models refitted on every other size (indices 0, 2, 4, ... and always the largest, so that the
 //              held-out sizes lie inside the fitted range, as a planner's sizes mostly do) and asked for the sizes
 //              left out (1, 3, 5, ...): median and p90 (nearest rank) of |predicted - measured| / measured. Needs 3
-//              or more sizes; the chosen model's figures go into the curve.
+//              or more sizes (and, for alpha-beta, a fit of the fitted half); the chosen model's figures go into the
+//              curve, none when it has none.
 inline constexpr double kAlphaBetaTolerance = 0.10;
 
 struct CurveFitReport {

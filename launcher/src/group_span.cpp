@@ -25,13 +25,8 @@ GroupSpan group_span(const RankTensor& groups, const std::vector<std::string>& h
       ++per_host[known ? hosts[static_cast<std::size_t>(rank)] : "rank " + std::to_string(rank)];
     }
     std::int64_t most = 0;
-    std::int64_t least = per_host.empty() ? 0 : per_host.begin()->second;
-    for (const auto& [host, ranks] : per_host) {
-      most = std::max(most, ranks);
-      least = std::min(least, ranks);
-    }
+    for (const auto& [host, ranks] : per_host) most = std::max(most, ranks);
     const auto spanned = static_cast<std::int64_t>(per_host.size());
-    if (most != least) span.uniform = false;
     if (!first) {
       first = std::make_pair(spanned, most);
     } else if (*first != std::make_pair(spanned, most)) {

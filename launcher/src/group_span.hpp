@@ -17,7 +17,9 @@ namespace meshloom::launcher {
 struct GroupSpan {
   std::int64_t hosts = 1;           // hosts one group spans (the most over the axis' groups)
   std::int64_t ranks_per_host = 1;  // ranks of one group on one host (the most)
-  bool uniform = true;              // every group spans as many hosts, with as many ranks on each
+  // Every group spans as many hosts, with as many ranks on its fullest one: the groups share one shape (the key of a
+  // calibration's curve), even when a group's ranks are spread unevenly over its hosts (3 ranks as 2 + 1).
+  bool uniform = true;
   friend bool operator==(const GroupSpan&, const GroupSpan&) = default;
 };
 

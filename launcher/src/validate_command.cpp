@@ -291,7 +291,8 @@ std::string request_line(const Prepared& p, const PreparedRequest& r, std::size_
     if (v.exact[m]) {
       out << " (fastest)";
     } else {
-      const double slower = measured_total_us(measured[pick]) / measured_total_us(measured[v.fastest]) - 1;
+      const double fastest = measured_total_us(measured[v.fastest]);
+      const double slower = fastest > 0 ? measured_total_us(measured[pick]) / fastest - 1 : 0.0;
       out << " (+" << percent(slower) << (v.right[m] ? ", a tie)" : ", WRONG)");
     }
     out << (m + 1 < p.models.size() ? "," : "\n");

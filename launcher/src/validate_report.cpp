@@ -111,6 +111,16 @@ std::vector<ModelScore> score_models(const std::vector<std::string>& models, con
     scores[m].time_model = time_model[m];
   }
   for (const auto& request : requests) {
+    if (request.pick.size() != models.size()) {
+      raise(ErrorKind::ValueError, "a request has " + std::to_string(request.pick.size()) + " picks for " +
+                                       std::to_string(models.size()) + " models");
+    }
+    for (const auto& c : request.candidates) {
+      if (c.predicted_total.size() != models.size() || c.predicted_steps.size() != models.size()) {
+        raise(ErrorKind::ValueError, "a candidate has predictions of " + std::to_string(c.predicted_total.size()) +
+                                         " models for " + std::to_string(models.size()));
+      }
+    }
     const RequestVerdict v = judge(request);
     std::vector<double> measured;
     for (const auto& c : request.candidates) measured.push_back(measured_total_us(c));

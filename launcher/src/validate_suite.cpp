@@ -99,7 +99,11 @@ std::vector<SuiteRequest> parse_suite(const std::string& text, const std::string
                                          "\": validate prices every request with every model; a suite names requests only");
       }
     }
-    if (!doc.contains("itemsize")) r.setup.request.itemsize = 8;
+    if (doc.contains("itemsize") && r.setup.request.itemsize != 8) {
+      raise(ErrorKind::ValueError, where + "itemsize = " + std::to_string(r.setup.request.itemsize) +
+                                       ": validate moves float64 (itemsize 8), and the models must price what moves");
+    }
+    r.setup.request.itemsize = 8;
     const std::int64_t ranks = ranks_of(r.setup.request.mesh_shape);
     if (ranks > world) {
       raise(ErrorKind::ValueError, where + "mesh (" + join(r.setup.request.mesh_shape, {.separator = ","}) + ") needs " +

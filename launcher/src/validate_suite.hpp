@@ -4,7 +4,7 @@
 // optionally names, variant, flattened, coordinate): {"mesh": [2, 2], "tensor_shape": [256, 512], "src": "S(0)R",
 // "dst": "RS(0)"}. Cost model fields (cost_model, weights, calibration, devices_per_host, extrapolate) are refused:
 // validate prices every request with every model. Blank lines and lines starting with '#' are skipped. What travels
-// is float64 (itemsize 8 unless a line says otherwise).
+// is float64: an itemsize other than 8 is refused.
 //
 // The default suite, for a world of W ranks (every mesh uses all W ranks):
 //   meshes      W = 2: (2)   W = 4: (2,2)   W = 8: (2,4), (2,2,2)   W = 16: (4,4)   other W: (W)

@@ -251,6 +251,40 @@ private slots:
     QVERIFY(!m.fitted({"tp", "broadcast"}, 1024));  // no fit (and not a planner collective)
   }
 
+  void fitted_model_of_a_curves_calibration_follows_the_series_span() {
+    // dp's groups cross two hosts: its fitted line is the cross-host curve, not the one-host curve of a (2) mesh.
+    Measurements m;
+    (void)m.add_line(R"({"type":"config","command":"bench","backend":"mpi","world":4,"mesh":{"shape":[2,2],"names":["dp","tp"]}})");
+    (void)m.add_line(R"({"type":"result","axis":"dp","group_size":2,"groups":2,"collective":"all_reduce","dtype":"float32",)"
+                     R"("op":"sum","bytes":1024,"count":256,"time_us":49.0,"algbw_gbps":0.02,"busbw_gbps":0.02,"wrong":0,)"
+                     R"("span":{"hosts":2,"ranks_per_host":1,"uniform":true}})");
+    QCOMPARE(m.problems().size(), std::size_t{0});
+    meshloom::Calibration c;
+    c.backend = "mpi";
+    c.world = 4;
+    c.mesh_shape = {2, 2};
+    c.mesh_names = {"dp", "tp"};
+    c.axes["dp"]["all_reduce"] = meshloom::CollectiveFit{40.0, 1.0, 0.9, 1};
+    c.rank_hosts = {0, 0, 1, 1};
+    meshloom::GroupCurve local;
+    local.collective = "all_reduce";
+    local.shape = {2, 1, 2};
+    local.points = {{1024, 5.0}};
+    meshloom::GroupCurve across = local;
+    across.shape = {2, 2, 1};
+    across.points = {{1024, 50.0}};
+    c.groups = {local, across};
+    m.set_calibration(c);
+    const auto p = m.fitted({"dp", "all_reduce"}, 1024);
+    QVERIFY(p);
+    QCOMPARE(p->time_us, 50.0);
+    // A bad span is a problem of its line.
+    (void)m.add_line(R"({"type":"result","axis":"dp","group_size":2,"groups":2,"collective":"all_reduce","dtype":"float32",)"
+                     R"("op":"sum","bytes":8,"count":2,"time_us":1.0,"algbw_gbps":0.01,"busbw_gbps":0.01,"wrong":0,)"
+                     R"("span":{"hosts":3,"ranks_per_host":1,"uniform":true}})");
+    QCOMPARE(m.problems().size(), std::size_t{1});
+  }
+
   void chart_plots_points_fits_log_axes_and_legend() {
     Measurements m;
     QCOMPARE(QString::fromStdString(m.load_jsonl(kFixture.toStdString())), QString());

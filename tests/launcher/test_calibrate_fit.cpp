@@ -263,6 +263,10 @@ TEST(CurveFit, SamplesOfOneSizeAreMergedByTheirMedian) {
   EXPECT_EQ(r.curve.points[0], (CurvePoint{1024, 11}));
   EXPECT_FALSE(r.curve.holdout);  // fewer than 3 sizes
   EXPECT_THROW((void)fit_group_curve("all_reduce", {2, 1, 2}, {{1024, 0}}), Error);
+  // One size: no latency to fit, so the curve keeps its floor (piecewise), not a line through the origin.
+  const CurveFitReport one = fit_group_curve("all_reduce", {2, 1, 2}, {{1024, 10}});
+  EXPECT_EQ(one.curve.model, CurveModel::Piecewise);
+  EXPECT_EQ(curve_time_us(one.curve, 8), 10.0);
 }
 
 // A bench run on two hosts of two ranks: tp's groups stay on one host, dp's cross both.

@@ -54,6 +54,14 @@ TEST(GroupSpan, GroupsThatSitDifferentlyAreNotUniform) {
   EXPECT_EQ(span, (GroupSpan{.hosts = 2, .ranks_per_host = 3, .uniform = false}));
 }
 
+TEST(GroupSpan, OneShapeSpreadUnevenlyOverItsHostsIsUniform) {
+  // 6 ranks on hosts of 4, one group of 3 at stride 2: ranks 0, 2 on host 0 and 4 on host 1 (2 + 1); the other
+  // group 1, 3 | 5 alike: both are {3 ranks, 2 hosts, 2 on the fullest}.
+  const DeviceMesh mesh = DeviceMesh::init({3, 2}, std::vector<std::string>{"a", "b"}, 6);
+  EXPECT_EQ(group_span(mesh.groups(AxisRef{"a"}), hosts_of(6, 4)),
+            (GroupSpan{.hosts = 2, .ranks_per_host = 2, .uniform = true}));
+}
+
 TEST(GroupSpan, RanksWithoutAKnownHostCountAsHostsOfTheirOwn) {
   const DeviceMesh mesh = DeviceMesh::init({4}, std::vector<std::string>{"dp"}, 4);
   EXPECT_EQ(group_span(mesh.groups(AxisRef{"dp"}), {"a", "a"}).hosts, 3);

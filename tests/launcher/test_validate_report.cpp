@@ -138,6 +138,9 @@ TEST(ValidateSuite, FilesInPlanBatchFormNamingTheLine) {
   EXPECT_TRUE(error_of("\n{\"mesh\": [2], \"tensor_shape\": [8], \"src\": \"X\", \"dst\": \"R\"}\n")
                   .starts_with("ValueError: \"s.jsonl\" line 2: src = \"X\": cannot parse state"));
   EXPECT_EQ(error_of("# nothing\n"), "ValueError: \"s.jsonl\": no request (one JSON object per line)");
+  EXPECT_EQ(error_of("{\"mesh\": [2], \"tensor_shape\": [8], \"src\": \"R\", \"dst\": \"R\", \"itemsize\": 4}\n"),
+            "ValueError: \"s.jsonl\" line 1: itemsize = 4: validate moves float64 (itemsize 8), and the models must "
+            "price what moves");
 }
 
 }  // namespace

@@ -162,7 +162,7 @@ double piecewise_time_us(const std::vector<CurvePoint>& points, double bytes) no
   if (points.empty()) return 0.0;
   const CurvePoint& first = points.front();
   const CurvePoint& last = points.back();
-  if (bytes <= first.bytes) return first.time_us;  // the latency floor
+  if (!(bytes > first.bytes)) return first.time_us;  // the latency floor (and NaN)
   if (bytes >= last.bytes) {
     if (points.size() >= 2) {
       const CurvePoint& before = points[points.size() - 2];
@@ -237,6 +237,21 @@ double CalibratedCostModel::axis_fit_cost(const StepCostInput& step, double size
   return fit->second.alpha_us + bus_factor(name, n) * size / (fit->second.busbw_gbps * 1e3);
 }
 
+const std::vector<GroupShape>& CalibratedCostModel::shapes_of(const std::vector<std::int64_t>& mesh_shape,
+                                                             std::size_t axis) const {
+  const std::lock_guard<std::mutex> lock(shapes_mutex_);
+  const auto key = std::make_pair(mesh_shape, axis);
+  if (const auto it = shapes_.find(key); it != shapes_.end()) return it->second;
+  std::vector<GroupShape> shapes;
+  std::int64_t ranks = 1;
+  bool fits = true;
+  for (const std::int64_t s : mesh_shape) fits = fits && !__builtin_mul_overflow(ranks, s, &ranks);
+  fits = fits && ranks <= kMaxEnumeratedRanks &&
+         (ranks <= static_cast<std::int64_t>(calibration_.rank_hosts.size()) || options_.extrapolate);
+  if (fits) shapes = axis_group_shapes(mesh_shape, axis, calibration_.rank_hosts, options_.extrapolate);
+  return shapes_.emplace(key, std::move(shapes)).first->second;
+}
+
 double CalibratedCostModel::step_cost(const StepCostInput& step) const {
   if (!communicates(step.collective)) return 0.0;
   const std::int64_t n = (*step.mesh_shape)[step.axis];
@@ -244,15 +259,11 @@ double CalibratedCostModel::step_cost(const StepCostInput& step) const {
   // nccl-tests' size: all_gather counts the gathered output (n local shards), the others one local buffer.
   const double size = static_cast<double>(step.local_bytes) * (step.collective == Collective::AllGather ? static_cast<double>(n) : 1.0);
   if (calibration_.groups.empty()) return axis_fit_cost(step, size);
-  std::int64_t ranks = 1;
-  for (const std::int64_t s : *step.mesh_shape) {
-    if (__builtin_mul_overflow(ranks, s, &ranks)) return kInfinity;
-  }
-  if (ranks > static_cast<std::int64_t>(calibration_.rank_hosts.size()) && !options_.extrapolate) return kInfinity;
+  const std::vector<GroupShape>& shapes = shapes_of(*step.mesh_shape, step.axis);
+  if (shapes.empty()) return kInfinity;
   const std::string_view name = to_string(step.collective);
   double cost = 0.0;
-  for (const GroupShape& shape :
-       axis_group_shapes(*step.mesh_shape, step.axis, calibration_.rank_hosts, options_.extrapolate)) {
+  for (const GroupShape& shape : shapes) {
     const std::optional<double> t = predict_us(name, shape, size);
     if (!t) return kInfinity;
     cost = std::max(cost, *t);
@@ -274,6 +285,11 @@ std::vector<std::string> CalibratedCostModel::gaps(const std::vector<std::int64_
                   std::to_string(calibration_.rank_hosts.size()));
     return out;
   }
+  if (!calibration_.groups.empty() && ranks > kMaxEnumeratedRanks) {
+    out.push_back("the mesh holds " + std::to_string(ranks) + " ranks, more than the " +
+                  std::to_string(kMaxEnumeratedRanks) + " whose groups the calibrated model places");
+    return out;
+  }
   for (std::size_t axis = 0; axis < mesh_shape.size(); ++axis) {
     if (mesh_shape[axis] == 1) continue;
     for (const Collective c : kPlanned) {
@@ -287,8 +303,7 @@ std::vector<std::string> CalibratedCostModel::gaps(const std::vector<std::int64_
         }
         continue;
       }
-      for (const GroupShape& shape :
-           axis_group_shapes(mesh_shape, axis, calibration_.rank_hosts, options_.extrapolate)) {
+      for (const GroupShape& shape : shapes_of(mesh_shape, axis)) {
         if (!predict_us(name, shape, 1.0)) {
           out.push_back(std::string(name) + " on axis " + std::to_string(axis) + ": " + to_string(shape) +
                         " never measured");

@@ -343,6 +343,20 @@ TEST(CalibratedModel, AShapeNeverMeasuredIsRefusedUnlessExtrapolating) {
   EXPECT_TRUE(std::isfinite(guess.step_cost(step_input(Collective::AllReduce, 0, std::vector<std::int64_t>{8}, 0, 1, 256))));
 }
 
+TEST(CalibratedModel, MeshesTooLargeToPlaceAreRefusedAtOnce) {
+  // Extrapolating repeats the calibrated placement, but no further than kMaxEnumeratedRanks ranks.
+  const CalibratedCostModel guess(curves::keyed_calibration(), {}, {.extrapolate = true});
+  const std::vector<std::int64_t> huge{1024, 1024, 1024};
+  EXPECT_EQ(guess.step_cost(step_input(Collective::AllReduce, 2, huge, 0, 1, 4096)), kInf);
+  EXPECT_EQ(guess.gaps(huge), (std::vector<std::string>{"the mesh holds 1073741824 ranks, more than the 16777216 whose "
+                                                        "groups the calibrated model places"}));
+  // The shapes of an axis are found once and reused: the same answer on every call.
+  const std::vector<std::int64_t> line{4};
+  const double first = guess.step_cost(step_input(Collective::AllReduce, 0, line, 0, 1, 4096));
+  EXPECT_EQ(guess.step_cost(step_input(Collective::AllReduce, 0, line, 0, 1, 4096)), first);
+  EXPECT_EQ(piecewise_time_us({{1024, 10}, {4096, 20}}, std::nan("")), 10.0);
+}
+
 TEST(CalibratedModel, AlphaBetaCurvesUseTheirFit) {
   Calibration c = curves::keyed_calibration();
   c.groups[0].model = CurveModel::AlphaBeta;

@@ -19,9 +19,11 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "meshloom/plan/plan.hpp"
@@ -163,7 +165,7 @@ struct GroupCurve {
   // none (a time that does not grow with the size), when the curve must be piecewise.
   std::optional<CollectiveFit> fit;
   std::vector<CurvePoint> points;      // strictly ascending bytes > 0, times > 0
-  std::optional<HoldoutError> holdout; // the chosen model's held-out error; absent with fewer than 3 points
+  std::optional<HoldoutError> holdout; // the chosen model's held-out error; absent with fewer than 3 points (or no fit)
   friend bool operator==(const GroupCurve&, const GroupCurve&) = default;
 };
 
@@ -243,9 +245,19 @@ public:
 private:
   [[nodiscard]] const GroupCurve* curve_for(std::string_view collective, const GroupShape& shape) const;
   [[nodiscard]] double axis_fit_cost(const StepCostInput& step, double size) const;
+  // axis_group_shapes of (mesh, axis), enumerated once per mesh and axis (the planner asks for every edge); empty
+  // when the mesh cannot be placed (more ranks than the calibrated job without extrapolation, or more than
+  // kMaxEnumeratedRanks).
+  [[nodiscard]] const std::vector<GroupShape>& shapes_of(const std::vector<std::int64_t>& mesh_shape,
+                                                        std::size_t axis) const;
   Calibration calibration_;
   std::vector<std::string> names_;
   CalibratedOptions options_;
+  mutable std::mutex shapes_mutex_;
+  mutable std::map<std::pair<std::vector<std::int64_t>, std::size_t>, std::vector<GroupShape>> shapes_;
 };
+
+// The most ranks a mesh may hold for the calibrated model to place its groups (2^24): beyond, a step costs +infinity.
+inline constexpr std::int64_t kMaxEnumeratedRanks = std::int64_t{1} << 24;
 
 }  // namespace meshloom
