@@ -15,6 +15,7 @@
 #include "json_read.hpp"
 #include "meshloom/error.hpp"
 #include "meshloom/plan/plan.hpp"
+#include "record_fields.hpp"
 
 namespace meshloom::app {
 
@@ -23,52 +24,22 @@ namespace {
 using nlohmann::json;
 
 constexpr std::size_t kMaxLineBytes = std::size_t{1} << 20;
-constexpr std::size_t kExcerptChars = 40;
 constexpr std::array<std::string_view, 5> kCollectives{"all_reduce", "all_gather", "reduce_scatter", "all_to_all",
                                                        "broadcast"};
 
-std::string show(const json& value) {
-  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (text.size() > kExcerptChars) text = text.substr(0, kExcerptChars) + "...";
-  return text;
-}
+using records::Bad;
+using records::excerpt;
+using records::field;
+using records::integer;
+using records::show;
+using records::text;
 
-std::string excerpt(std::string_view line) {
-  std::string text(line.substr(0, kExcerptChars));
-  if (line.size() > kExcerptChars) text += "...";
-  return json(text).dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-// Field access that reports "<record> record: field "x" = value: expected ..." through an exception.
-struct Bad {
-  std::string why;
-};
-
-const json& field(const json& obj, const char* name) {
-  const auto it = obj.find(name);
-  if (it == obj.end()) throw Bad{std::string("missing field \"") + name + "\""};
-  return *it;
-}
-// The engine's integer policy (json_read.hpp): a value past int64 is refused, never wrapped.
-std::int64_t integer(const json& obj, const char* name) {
-  const json& v = field(obj, name);
-  try {
-    return detail::get_int(v, std::string("field \"") + name + "\"");
-  } catch (const Error& e) {
-    throw Bad{e.message()};
-  }
-}
 double number(const json& obj, const char* name) {
   const json& v = field(obj, name);
   if (!v.is_number()) throw Bad{std::string("field \"") + name + "\" = " + show(v) + ": expected a number"};
   const double d = v.get<double>();
   if (!std::isfinite(d) || d < 0) throw Bad{std::string("field \"") + name + "\" = " + show(v) + ": must be finite and >= 0"};
   return d;
-}
-std::string text(const json& obj, const char* name) {
-  const json& v = field(obj, name);
-  if (!v.is_string()) throw Bad{std::string("field \"") + name + "\" = " + show(v) + ": expected a string"};
-  return v.get<std::string>();
 }
 template <typename T>
 std::vector<T> list_of(const json& obj, const char* name, bool (json::*is)() const noexcept, const char* what) {

@@ -10,6 +10,7 @@
 #include "json_read.hpp"
 #include "measurements.hpp"
 #include "meshloom/error.hpp"
+#include "record_fields.hpp"
 
 namespace meshloom::app {
 
@@ -18,52 +19,24 @@ namespace {
 using nlohmann::json;
 
 constexpr std::size_t kMaxLineBytes = std::size_t{1} << 20;
-constexpr std::size_t kExcerptChars = 40;
 constexpr std::size_t kMaxDepth = 16;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::string show(const json& value) {
-  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (text.size() > kExcerptChars) text = text.substr(0, kExcerptChars) + "...";
-  return text;
-}
+using records::Bad;
+using records::excerpt;
+using records::field;
+using records::show;
+using records::text;
 
-std::string excerpt(std::string_view line) {
-  std::string text(line.substr(0, kExcerptChars));
-  if (line.size() > kExcerptChars) text += "...";
-  return json(text).dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-// A field problem: "field \"x\" = value: expected ...", caught per line.
-struct Bad {
-  std::string why;
-};
-
-const json& field(const json& obj, const char* name) {
-  const auto it = obj.find(name);
-  if (it == obj.end()) throw Bad{std::string("missing field \"") + name + "\""};
-  return *it;
-}
-// The engine's integer policy (json_read.hpp): a value past int64 is refused, never wrapped.
+// An integer >= 0, by the engine's integer policy (record_fields.hpp).
 std::int64_t natural(const json& v, const std::string& what) {
-  std::int64_t n = 0;
-  try {
-    n = detail::get_int(v, what);
-  } catch (const Error& e) {
-    throw Bad{e.message()};
-  }
+  const std::int64_t n = records::integer_value(v, what);
   if (n < 0) throw Bad{what + " = " + std::to_string(n) + ": must be >= 0"};
   return n;
 }
 std::int64_t natural(const json& obj, const char* name) {
   return natural(field(obj, name), std::string("field \"") + name + "\"");
 }
-std::string text(const json& obj, const char* name) {
-  const json& v = field(obj, name);
-  if (!v.is_string()) throw Bad{std::string("field \"") + name + "\" = " + show(v) + ": expected a string"};
-  return v.get<std::string>();
-}
-
 StepRecord parse_step(const json& j, const std::vector<std::string>& order) {
   StepRecord r;
   r.plan = natural(j, "plan");
