@@ -107,7 +107,11 @@ PreparedRequest prepare_request(const Prepared& p, const SuiteRequest& item, std
     m.devices_per_host = p.devices_per_host;
     m.calibration = p.calibration;
     m.extrapolate = s.extrapolate;
-    models.push_back(make_cost_model(m));
+    try {
+      models.push_back(make_cost_model(m));
+    } catch (const Error& e) {
+      raise(e.kind(), "request " + std::to_string(index) + " (" + item.label + "): " + e.message());
+    }
   }
   const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(models.back().get());
   std::map<std::string, std::size_t> by_path;

@@ -381,6 +381,55 @@ TEST(BenchMpi, CalibrateShapesMeasuresEveryGroupSizeOfTheWorld) {
             std::string::npos) << bad.err;
 }
 
+// validate end to end on 2 ranks: a calibration with curves, a suite of two requests, every record the docs name, every
+// plan verified; an old per-axis calibration for another mesh is a usage error naming the request.
+TEST(BenchMpi, ValidateRunsEveryModelsCheapestPlansAndScoresThem) {
+  const auto cal = temp_dir() / "validate.calibration.json";
+  const Launched c = mpirun(2, "calibrate --shape 2 --names dp --collectives all_reduce,all_gather,reduce_scatter,"
+                               "all_to_all --dtype float64 -b 1K -e 64K -f 4 -w 1 -n 3 --out '" + cal.string() + "'");
+  ASSERT_EQ(c.status, 0) << c.out << c.err;
+  const auto suite = scratch.write("suite.jsonl",
+                                   "# two requests\n"
+                                   "{\"mesh\": [2], \"tensor_shape\": [16, 32], \"src\": \"S(0)\", \"dst\": \"S(1)\"}\n"
+                                   "{\"mesh\": [2], \"tensor_shape\": [16, 32], \"src\": \"P(sum)\", \"dst\": \"R\"}\n");
+  const auto records_path = temp_dir() / "validate.jsonl";
+  const Launched v = mpirun(2, "validate --calibration '" + cal.string() + "' --suite '" + suite.string() +
+                                   "' --k 2 --iterations 3 --jsonl '" + records_path.string() + "'");
+  ASSERT_EQ(v.status, 0) << v.out << v.err;
+  EXPECT_NE(v.out.find("models over 2 requests"), std::string::npos) << v.out;
+  std::map<std::string, int> counts;
+  std::vector<std::string> reported;
+  for (const json& rec : records(records_path)) {
+    ++counts[rec["type"].get<std::string>()];
+    if (rec["type"] == "summary") {
+      EXPECT_TRUE(rec["verified"].get<bool>()) << rec.dump();
+    }
+    if (rec["type"] == "verdict") {
+      EXPECT_LT(rec["fastest"].get<int>(), 8);
+    }
+    if (rec["type"] == "report") {
+      reported.push_back(rec["model"].get<std::string>());
+      EXPECT_EQ(rec["requests"], 2);
+    }
+    if (rec["type"] == "step") {
+      EXPECT_TRUE(rec.contains("request") && rec["predicted"].contains("calibrated"));
+    }
+  }
+  EXPECT_EQ(counts["config"], 1);
+  EXPECT_EQ(counts["request"], 2);
+  EXPECT_EQ(counts["verdict"], 2);
+  EXPECT_GE(counts["plan"], 4);  // two models' two cheapest, at least two distinct per request
+  EXPECT_EQ(counts["plan"], counts["summary"]);
+  EXPECT_EQ(counts["end"], 1);
+  EXPECT_EQ(reported, (std::vector<std::string>{"fixed", "comm", "calibrated"}));
+
+  const Launched old = mpirun(2, "validate --calibration '" + std::string(MESHLOOM_SOURCE_DIR) +
+                                     "/resources/calibration/local-2x2.calibration.json' --suite '" + suite.string() + "'");
+  EXPECT_EQ(old.status, 2);
+  EXPECT_NE(old.err.find("request 0 ((2) 16x32 S(0) -> S(1)): the calibration is for mesh [2,2]"), std::string::npos)
+      << old.err;
+}
+
 TEST(BenchMpi, ABadTimeoutIsAUsageErrorNamingTheValue) {
   for (const std::string value : {"nan", "1e300", "-1", "inf"}) {
     const Launched r = mpirun(2, "bench --shape 2 --names dp -b 8 -e 8 --timeout " + value);
