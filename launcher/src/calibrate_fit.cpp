@@ -7,6 +7,7 @@
 #include <set>
 
 #include "meshloom/error.hpp"
+#include "timing.hpp"
 
 namespace meshloom::launcher {
 
@@ -112,9 +113,9 @@ std::optional<HoldoutError> error_summary(std::vector<double> errors) {
   if (errors.empty()) return std::nullopt;
   std::sort(errors.begin(), errors.end());
   const std::size_t k = errors.size();
-  const double median = k % 2 == 1 ? errors[k / 2] : (errors[k / 2 - 1] + errors[k / 2]) / 2;
+  const double mid = quantile(errors, 0.5);
   const auto rank = static_cast<std::size_t>(std::ceil(0.9 * static_cast<double>(k)));
-  return HoldoutError{.median = median, .p90 = std::max(median, errors[std::max<std::size_t>(rank, 1) - 1]),
+  return HoldoutError{.median = mid, .p90 = std::max(mid, errors[std::max<std::size_t>(rank, 1) - 1]),
                       .points = static_cast<std::int64_t>(k)};
 }
 
@@ -142,11 +143,7 @@ CurveFitReport fit_group_curve(const std::string& collective, const GroupShape& 
   CurveFitReport r;
   r.curve.collective = collective;
   r.curve.shape = shape;
-  for (auto& [bytes, times] : by_size) {
-    std::sort(times.begin(), times.end());
-    const std::size_t k = times.size();
-    r.curve.points.push_back({bytes, k % 2 == 1 ? times[k / 2] : (times[k / 2 - 1] + times[k / 2]) / 2});
-  }
+  for (const auto& [bytes, times] : by_size) r.curve.points.push_back({bytes, median(times)});
   const double factor = shape.n == 1 ? 1.0 : bus_factor(collective, shape.n);
   const auto& points = r.curve.points;
   r.alpha_beta = fit_alpha_beta(as_samples(points), factor);

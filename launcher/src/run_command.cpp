@@ -206,13 +206,6 @@ nlohmann::ordered_json per_model(const Prepared& p, const std::function<double(s
   return j;
 }
 
-std::vector<double> micros(const std::vector<double>& seconds) {
-  std::vector<double> out;
-  out.reserve(seconds.size());
-  for (const auto s : seconds) out.push_back(s * 1e6);
-  return out;
-}
-
 // ---- JSON Lines records of a run: config, then per plan: plan, step..., summary; compare; or error -----------
 
 nlohmann::ordered_json config_json(const Prepared& p, const comm::Communicator& world, const LiveBackend& backend) {
@@ -259,11 +252,11 @@ nlohmann::ordered_json step_json(const Prepared& p, const Candidate& c, std::siz
           {"bytes", step.bytes},
           {"predicted", per_model(p, [&](std::size_t m) { return costs.steps[m][i]; })},
           {"measured_us", t.collective_median_s * 1e6},
-          {"iterations_us", micros(t.collective_iteration_s)},
+          {"iterations_us", to_micros(t.collective_iteration_s)},
           {"timing", "single_shot"},
           {"stats", stats_json(t.collective_stats)},
           {"step_us", t.median_s * 1e6},
-          {"step_iterations_us", micros(t.iteration_s)}};
+          {"step_iterations_us", to_micros(t.iteration_s)}};
 }
 
 nlohmann::ordered_json summary_json(const Prepared& p, const Candidate& c, std::size_t index, const PlanCosts& costs,

@@ -30,13 +30,6 @@ std::int64_t mesh_size(const std::vector<std::int64_t>& shape) {
 
 }  // namespace
 
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 comm::Communicator* step_group(const comm::MeshGroups& groups, const std::vector<std::size_t>& axes,
                                const std::vector<std::string>& names) {
   std::string name;

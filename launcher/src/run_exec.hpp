@@ -91,7 +91,5 @@ struct RankBuffers {
                                       const StepObserver& observer = {});
 
 
-// The median of `values` (the mean of the middle two for an even count); 0 for none.
-[[nodiscard]] double median(std::vector<double> values);
 
 }  // namespace meshloom::launcher

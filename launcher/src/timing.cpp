@@ -114,6 +114,18 @@ double quantile(const std::vector<double>& sorted, double q) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (at - static_cast<double>(lo));
 }
 
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return quantile(values, 0.5);
+}
+
+std::vector<double> to_micros(const std::vector<double>& seconds) {
+  std::vector<double> out;
+  out.reserve(seconds.size());
+  for (const double s : seconds) out.push_back(s * 1e6);
+  return out;
+}
+
 IterationStats summarize(std::vector<double> values) {
   IterationStats s;
   s.iterations = static_cast<std::int64_t>(values.size());

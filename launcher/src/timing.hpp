@@ -77,6 +77,10 @@ struct IterationStats {
 
 // The q-quantile (0..1) of ascending `sorted` by linear interpolation; 0 for none.
 [[nodiscard]] double quantile(const std::vector<double>& sorted, double q);
+// The median of `values` (the mean of the middle two for an even count); 0 for none.
+[[nodiscard]] double median(std::vector<double> values);
+// Seconds as microseconds, element by element (the records' *_us lists).
+[[nodiscard]] std::vector<double> to_micros(const std::vector<double>& seconds);
 
 // Every rank's host name, indexed by world rank (names longer than 255 bytes are cut). Collective over `control`.
 [[nodiscard]] std::vector<std::string> gather_hosts(comm::Communicator& control, const std::string& mine);

@@ -202,12 +202,6 @@ ojson per_model_flags(const Prepared& p, const std::vector<bool>& values) {
   return j;
 }
 
-std::vector<double> micros(const std::vector<double>& seconds) {
-  std::vector<double> out;
-  for (const double s : seconds) out.push_back(s * 1e6);
-  return out;
-}
-
 ojson error_json(const std::optional<HoldoutError>& e) {
   if (!e) return nullptr;
   return {{"median", e->median}, {"p90", e->p90}, {"points", e->points}};
@@ -261,7 +255,7 @@ ojson step_json(const Prepared& p, const PreparedRequest& r, std::size_t index, 
           {"bytes", step.bytes},
           {"predicted", per_model(p, predicted)},
           {"measured_us", communicates(step.collective) ? t.collective_median_s * 1e6 : 0.0},
-          {"iterations_us", micros(t.collective_iteration_s)},
+          {"iterations_us", to_micros(t.collective_iteration_s)},
           {"timing", "single_shot"},
           {"stats", stats_json(t.collective_stats)},
           {"step_us", t.median_s * 1e6}};
@@ -393,7 +387,7 @@ int run_live(const ValidateOptions& o, const CLI::App& cmd) {
         const StepObserver observe = [&](std::size_t s, const StepTiming& t) {
           const bool moves = communicates(c.plan.steps[s].collective);
           cm.measured_steps_us.push_back(moves ? t.collective_median_s * 1e6 : 0.0);
-          cm.step_iterations_us.push_back(moves ? micros(t.collective_iteration_s) : std::vector<double>{});
+          cm.step_iterations_us.push_back(moves ? to_micros(t.collective_iteration_s) : std::vector<double>{});
           if (lead) sink.write(step_json(p, r, i, j, s, t).dump());
         };
         const RunOutcome outcome = execute_plan(world, g->second, r.names, q, c.plan, p.settings, buffers, observe);

@@ -5,17 +5,11 @@
 #include <numeric>
 
 #include "meshloom/error.hpp"
+#include "timing.hpp"
 
 namespace meshloom::launcher {
 
 namespace {
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t k = v.size();
-  return k % 2 == 1 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
-}
 
 // Average ranks (1-based) of `v`, ties sharing the mean of their ranks.
 std::vector<double> average_ranks(const std::vector<double>& v) {
@@ -37,9 +31,9 @@ std::vector<double> average_ranks(const std::vector<double>& v) {
 
 double median_se(std::vector<double> iterations) {
   if (iterations.size() < 2) return 0;
-  const double m = median_of(iterations);
+  const double m = median(iterations);
   for (auto& x : iterations) x = std::abs(x - m);
-  const double sigma = 1.4826 * median_of(iterations);
+  const double sigma = 1.4826 * median(iterations);
   return 1.2533 * sigma / std::sqrt(static_cast<double>(iterations.size()));
 }
 
