@@ -7,6 +7,7 @@
 
 #include "json_read.hpp"
 #include "meshloom/error.hpp"
+#include "validate.hpp"
 #include "meshloom/io/atomic_file.hpp"
 
 namespace meshloom {
@@ -31,6 +32,7 @@ using detail::render_strings;
 using detail::render_text;
 using detail::str;
 using detail::strings_inline;
+using detail::type_word;
 
 // The document's noun in messages ("a design is a JSON object", "a design has ...").
 constexpr std::string_view kNoun = "a design";
@@ -50,6 +52,22 @@ State get_state(const json& value, const std::string& path) {
   std::optional<State> state = try_parse_state(text, &why);
   if (!state) bad_value(path, render_text(text), why);
   return std::move(*state);
+}
+
+bool get_bool(const json& value, const std::string& path) {
+  if (!value.is_boolean()) bad_value(path, render(value), "expected a boolean, got " + type_word(value));
+  return value.get<bool>();
+}
+
+DType get_dtype(const json& value, const std::string& path) {
+  const std::string dtype = get_string(value, path);
+  const std::optional<DType> parsed = dtype_from_string(dtype);
+  if (!parsed) {
+    std::vector<std::string> names;
+    for (const auto name : dtype_names()) names.emplace_back(name);
+    bad_value(path, render_text(dtype), "unknown dtype; expected one of " + join(names));
+  }
+  return *parsed;
 }
 
 MeshSpec mesh_from_json(const json& value) {
@@ -81,17 +99,71 @@ DesignTensor tensor_from_json(const json& value, const std::string& path) {
   DesignTensor tensor;
   tensor.name = get_string(value.at("name"), field(path, "name"));
   tensor.shape = get_ints(value.at("shape"), field(path, "shape"), kMaxDesignTensorRank, "dims");
-  const std::string dtype = get_string(value.at("dtype"), field(path, "dtype"));
-  const std::optional<DType> parsed = dtype_from_string(dtype);
-  if (!parsed) {
-    std::vector<std::string> names;
-    for (const auto name : dtype_names()) names.emplace_back(name);
-    bad_value(field(path, "dtype"), render_text(dtype), "unknown dtype; expected one of " + join(names));
-  }
-  tensor.dtype = *parsed;
+  tensor.dtype = get_dtype(value.at("dtype"), field(path, "dtype"));
   tensor.src = get_state(value.at("src"), field(path, "src"));
   tensor.dst = get_state(value.at("dst"), field(path, "dst"));
   return tensor;
+}
+
+// "workload.model.axes": every key optional ([] or "": the role is not used).
+ModelAxes axes_from_json(const json& value, const std::string& path) {
+  expect_object(value, path);
+  check_fields(value, path, {"fsdp", "replicate", "tp", "cp", "ep", "pp"}, {});
+  ModelAxes axes;
+  if (value.contains("fsdp")) axes.fsdp = get_strings(value.at("fsdp"), field(path, "fsdp"), kMaxRoleAxes, "axes");
+  if (value.contains("replicate")) {
+    axes.replicate = get_strings(value.at("replicate"), field(path, "replicate"), kMaxRoleAxes, "axes");
+  }
+  for (const auto& [key, out] : {std::pair<std::string_view, std::string*>{"tp", &axes.tp}, {"cp", &axes.cp},
+                                 {"ep", &axes.ep}, {"pp", &axes.pp}}) {
+    if (value.contains(key)) *out = get_string(value.at(key), field(path, key));
+  }
+  return axes;
+}
+
+ModelSpec model_from_json(const json& value, const std::string& path) {
+  expect_object(value, path);
+  check_fields(value, path,
+               {"layers", "hidden", "ffn", "heads", "kv_heads", "vocab", "seq_len", "micro_batch", "micro_batches", "dtype",
+                "grad_dtype", "experts", "top_k", "sequence_parallel", "axes"},
+               {"layers", "hidden", "ffn", "heads", "kv_heads", "vocab", "seq_len"});
+  ModelSpec model;
+  for (const auto& [key, out] : {std::pair<std::string_view, std::int64_t*>{"layers", &model.layers},
+                                 {"hidden", &model.hidden}, {"ffn", &model.ffn}, {"heads", &model.heads},
+                                 {"kv_heads", &model.kv_heads}, {"vocab", &model.vocab}, {"seq_len", &model.seq_len},
+                                 {"micro_batch", &model.micro_batch}, {"micro_batches", &model.micro_batches},
+                                 {"experts", &model.experts}, {"top_k", &model.top_k}}) {
+    if (value.contains(key)) *out = get_int(value.at(key), field(path, key));
+  }
+  if (value.contains("dtype")) model.dtype = get_dtype(value.at("dtype"), field(path, "dtype"));
+  if (value.contains("grad_dtype")) model.grad_dtype = get_dtype(value.at("grad_dtype"), field(path, "grad_dtype"));
+  if (value.contains("sequence_parallel")) {
+    model.sequence_parallel = get_bool(value.at("sequence_parallel"), field(path, "sequence_parallel"));
+  }
+  if (value.contains("axes")) model.axes = axes_from_json(value.at("axes"), field(path, "axes"));
+  return model;
+}
+
+Workload workload_from_json(const json& value) {
+  const std::string path = "workload";
+  expect_object(value, path);
+  check_fields(value, path, {"tensors", "model"}, {});
+  Workload workload;
+  if (value.contains("tensors")) {
+    const auto& array = get_array(value.at("tensors"), field(path, "tensors"), kMaxWorkloadTensors, "tensors");
+    workload.tensors.reserve(array.size());
+    for (std::size_t i = 0; i < array.size(); ++i) {
+      const std::string at = item(field(path, "tensors"), i);
+      expect_object(array[i], at);
+      check_fields(array[i], at, {"tensor", "count"}, {"tensor"});
+      WorkloadTensor entry;
+      entry.tensor = get_string(array[i].at("tensor"), field(at, "tensor"));
+      if (array[i].contains("count")) entry.count = get_int(array[i].at("count"), field(at, "count"));
+      workload.tensors.push_back(std::move(entry));
+    }
+  }
+  if (value.contains("model")) workload.model = model_from_json(value.at("model"), field(path, "model"));
+  return workload;
 }
 
 Design design_from_json(const json& root) {
@@ -102,13 +174,18 @@ Design design_from_json(const json& root) {
   }
   if (!root.contains("version")) bad("version", "required field is missing");
   const std::int64_t version = get_int(root.at("version"), "version");
-  if (version != kDesignVersion) {
+  if (version != kDesignVersionWithoutWorkload && version != kDesignVersion) {
     bad_value("version", std::to_string(version),
-              "unsupported version; this build reads version " + std::to_string(kDesignVersion));
+              "unsupported version; this build reads versions " + std::to_string(kDesignVersionWithoutWorkload) +
+                  " and " + std::to_string(kDesignVersion));
   }
   check_fields(root, "",
-               {"format", "version", "name", "description", "world", "devices_per_host", "mesh", "tensors", "calibration"},
+               {"format", "version", "name", "description", "world", "devices_per_host", "mesh", "tensors", "workload",
+                "calibration"},
                {"name", "world", "devices_per_host", "mesh", "tensors"});
+  if (version == kDesignVersionWithoutWorkload && root.contains("workload")) {
+    bad("workload", "a version 1 design has no workload; a design with a workload is version 2 (\"version\": 2)");
+  }
   Design design;
   design.name = get_string(root.at("name"), "name");
   if (root.contains("description")) design.description = get_string(root.at("description"), "description");
@@ -118,6 +195,7 @@ Design design_from_json(const json& root) {
   const auto& tensors = get_array(root.at("tensors"), "tensors", kMaxDesignTensors, "tensors");
   design.tensors.reserve(tensors.size());
   for (std::size_t i = 0; i < tensors.size(); ++i) design.tensors.push_back(tensor_from_json(tensors[i], item("tensors", i)));
+  if (root.contains("workload")) design.workload = workload_from_json(root.at("workload"));
   if (root.contains("calibration")) design.calibration = get_string(root.at("calibration"), "calibration");
   return design;
 }
@@ -245,9 +323,50 @@ void validate_tensor(const DesignTensor& tensor, const std::string& path, const 
   }
 }
 
+// The canonical "workload" member, indented as a top-level field, without a trailing comma or newline.
+std::string workload_text(const Workload& workload) {
+  std::string out = "  \"workload\": {\n";
+  if (workload.tensors.empty()) {
+    out += "    \"tensors\": []";
+  } else {
+    out += "    \"tensors\": [\n";
+    for (std::size_t i = 0; i < workload.tensors.size(); ++i) {
+      const WorkloadTensor& t = workload.tensors[i];
+      out += "      {\"tensor\": " + str(t.tensor) + ", \"count\": " + std::to_string(t.count) + "}";
+      out += i + 1 < workload.tensors.size() ? ",\n" : "\n";
+    }
+    out += "    ]";
+  }
+  if (workload.model) {
+    const ModelSpec& m = *workload.model;
+    out += ",\n    \"model\": {\n";
+    for (const auto& [key, value] : {std::pair<std::string_view, std::int64_t>{"layers", m.layers}, {"hidden", m.hidden},
+                                     {"ffn", m.ffn}, {"heads", m.heads}, {"kv_heads", m.kv_heads}, {"vocab", m.vocab},
+                                     {"seq_len", m.seq_len}, {"micro_batch", m.micro_batch},
+                                     {"micro_batches", m.micro_batches}}) {
+      out += "      " + str(key) + ": " + std::to_string(value) + ",\n";
+    }
+    out += "      \"dtype\": " + str(to_string(m.dtype)) + ",\n";
+    out += "      \"grad_dtype\": " + str(to_string(m.grad_dtype)) + ",\n";
+    out += "      \"experts\": " + std::to_string(m.experts) + ",\n";
+    out += "      \"top_k\": " + std::to_string(m.top_k) + ",\n";
+    out += "      \"sequence_parallel\": " + std::string(m.sequence_parallel ? "true" : "false") + ",\n";
+    const ModelAxes& a = m.axes;
+    out += "      \"axes\": {\"fsdp\": " + strings_inline(a.fsdp) + ", \"replicate\": " + strings_inline(a.replicate) +
+           ", \"tp\": " + str(a.tp) + ", \"cp\": " + str(a.cp) + ", \"ep\": " + str(a.ep) + ", \"pp\": " + str(a.pp) +
+           "}\n";
+    out += "    }";
+  }
+  out += "\n  }";
+  return out;
+}
+
 }  // namespace
 
-void validate_design(const Design& design) {
+namespace {
+
+// Every rule, in the order of the fields; the workload's when `workload` is set.
+void validate_parts(const Design& design, bool workload) {
   check_text(design.name, "name", 1, kMaxDesignTitleBytes, true);
   if (design.description) check_text(*design.description, "description", 0, kMaxDesignDescriptionBytes, false);
   if (design.world < 1 || design.world > kMaxDesignWorld) {
@@ -267,8 +386,15 @@ void validate_design(const Design& design) {
   for (std::size_t i = 0; i < design.tensors.size(); ++i) {
     validate_tensor(design.tensors[i], item("tensors", i), design, design.tensors, i);
   }
+  if (workload && design.workload) validate_workload(*design.workload, design);
   if (design.calibration) check_text(*design.calibration, "calibration", 1, kMaxDesignPathBytes, true);
 }
+
+}  // namespace
+
+void detail::validate_design_without_workload(const Design& design) { validate_parts(design, false); }
+
+void validate_design(const Design& design) { validate_parts(design, true); }
 
 Design parse_design(std::string_view text) {
   if (text.size() > kMaxDesignFileBytes) {
@@ -290,7 +416,8 @@ std::string to_json_text(const Design& design) {
   validate_design(design);
   std::string out = "{\n";
   out += "  \"format\": " + str(kDesignFormat) + ",\n";
-  out += "  \"version\": " + std::to_string(kDesignVersion) + ",\n";
+  const std::int64_t version = design.workload ? kDesignVersion : kDesignVersionWithoutWorkload;
+  out += "  \"version\": " + std::to_string(version) + ",\n";
   out += "  \"name\": " + str(design.name) + ",\n";
   if (design.description) out += "  \"description\": " + str(*design.description) + ",\n";
   out += "  \"world\": " + std::to_string(design.world) + ",\n";
@@ -322,6 +449,7 @@ std::string to_json_text(const Design& design) {
     }
     out += "  ]";
   }
+  if (design.workload) out += ",\n" + workload_text(*design.workload);
   if (design.calibration) out += ",\n  \"calibration\": " + str(*design.calibration);
   out += "\n}\n";
   return out;

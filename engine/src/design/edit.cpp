@@ -190,6 +190,32 @@ void carry_tensors(Design& design, const AxisSources& from) {
   }
 }
 
+// ---- Workload roles ---------------------------------------------------------------------------------------
+
+// The workload model's role axes after an edit: parts(name) is what axis `name` becomes (empty: removed; one name:
+// kept or renamed; several: split). fsdp and replicate take every part; a single-axis role keeps the part that
+// still has its name, or the only part, and is cleared otherwise (a removed axis, a split without the old name).
+template <class Parts>
+void carry_roles(Design& design, Parts&& parts) {
+  if (!design.workload || !design.workload->model) return;
+  ModelAxes& axes = design.workload->model->axes;
+  for (std::vector<std::string>* list : {&axes.fsdp, &axes.replicate}) {
+    std::vector<std::string> next;
+    for (const std::string& name : *list) {
+      for (std::string& part : parts(name)) {
+        if (std::find(next.begin(), next.end(), part) == next.end()) next.push_back(std::move(part));
+      }
+    }
+    *list = std::move(next);
+  }
+  for (std::string* role : {&axes.tp, &axes.cp, &axes.ep, &axes.pp}) {
+    if (role->empty()) continue;
+    const std::vector<std::string> to = parts(*role);
+    if (std::find(to.begin(), to.end(), *role) != to.end()) continue;
+    *role = to.size() == 1 ? to[0] : std::string();
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> flattened_using(const Design& design, const std::string& axis) {
@@ -243,6 +269,9 @@ Design remove_axis(const Design& design, const std::string& axis) {
   AxisSources from;
   for (std::size_t j = 0; j + 1 < n; ++j) from.emplace_back(j < k ? j : j + 1);
   carry_tensors(next, from);
+  carry_roles(next, [&axis](const std::string& name) {
+    return name == axis ? std::vector<std::string>{} : std::vector<std::string>{name};
+  });
   return finish(design, std::move(next));
 }
 
@@ -292,6 +321,7 @@ Design rename_axis(const Design& design, const std::string& from, const std::str
   if (axis) {
     next.mesh.names[*axis] = to;
     for (FlattenSpec& f : next.mesh.flattened) std::replace(f.axes.begin(), f.axes.end(), from, to);
+    carry_roles(next, [&](const std::string& name) { return std::vector<std::string>{name == from ? to : name}; });
   } else {
     next.mesh.flattened[*flat].name = to;
   }
@@ -409,6 +439,7 @@ Design unflatten_axis(const Design& design, const std::string& axis, const std::
   AxisSources from;
   for (std::size_t j = 0; j < n - 1 + m; ++j) from.emplace_back(j < k ? j : j < k + m ? k : j + 1 - m);
   carry_tensors(next, from);
+  carry_roles(next, [&](const std::string& name) { return name == axis ? names : std::vector<std::string>{name}; });
   return finish(design, std::move(next));
 }
 
@@ -430,6 +461,9 @@ Design apply_mesh(const Design& design, const MeshSpec& mesh, std::optional<std:
   AxisSources from;
   for (const std::string& axis : mesh.names) from.push_back(axis_index(design.mesh, axis));
   carry_tensors(next, from);
+  carry_roles(next, [&mesh](const std::string& name) {
+    return axis_index(mesh, name) ? std::vector<std::string>{name} : std::vector<std::string>{};
+  });
   validate_design(next);
   return next;
 }

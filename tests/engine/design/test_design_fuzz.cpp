@@ -33,6 +33,48 @@ std::vector<std::string> corpus() {
     texts.push_back(buffer.str());
   }
   std::sort(texts.begin(), texts.end());
+  // A workload that plays every role (the examples use fsdp, tp, cp and pp): a mixture of experts with ep on an fsdp
+  // axis, cp and pp, and a design tensor.
+  texts.emplace_back(R"json({
+  "format": "meshloom-design",
+  "version": 2,
+  "name": "every role",
+  "world": 32,
+  "devices_per_host": 8,
+  "mesh": {
+    "shape": [2, 2, 2, 2, 2],
+    "names": ["pp", "dp_replicate", "dp", "cp", "tp"],
+    "flattened": [
+      {"name": "dp_cp", "axes": ["dp", "cp"]}
+    ]
+  },
+  "tensors": [
+    {"name": "w", "shape": [64, 32], "dtype": "float32", "src": "RRS(0)RS(1)", "dst": "RRRRS(1)"}
+  ],
+  "workload": {
+    "tensors": [
+      {"tensor": "w", "count": 3}
+    ],
+    "model": {
+      "layers": 3,
+      "hidden": 64,
+      "ffn": 96,
+      "heads": 4,
+      "kv_heads": 2,
+      "vocab": 100,
+      "seq_len": 32,
+      "micro_batch": 2,
+      "micro_batches": 4,
+      "dtype": "bfloat16",
+      "grad_dtype": "float32",
+      "experts": 4,
+      "top_k": 2,
+      "sequence_parallel": true,
+      "axes": {"fsdp": ["dp", "cp"], "replicate": ["dp_replicate"], "tp": "tp", "cp": "cp", "ep": "dp", "pp": "pp"}
+    }
+  }
+}
+)json");
   return texts;
 }
 

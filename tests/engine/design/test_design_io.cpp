@@ -88,7 +88,8 @@ TEST(DesignExamples, AllBundledExamplesArePresent) {
   std::set<std::string> names;
   for (const fs::path& path : examples()) names.insert(path.filename().string());
   for (const char* name : {"default.meshloom.json", "hsdp-2d.meshloom.json", "pp-dp-tp-3d.meshloom.json",
-                           "torchtitan-4d.meshloom.json", "llama3-405b.meshloom.json"}) {
+                           "torchtitan-4d.meshloom.json", "llama3-405b.meshloom.json", "llama3-8b.meshloom.json",
+                           "advisor-2x2.meshloom.json"}) {
     EXPECT_TRUE(names.contains(name)) << name;
   }
 }
@@ -223,7 +224,7 @@ TEST_F(DesignFiles, LoadErrorsNameThePath) {
   const fs::path bad = dir_ / "bad.meshloom.json";
   write(bad, R"({"format": "meshloom-design", "version": 3})");
   EXPECT_EQ(error_of([&] { (void)load_design(bad); }, ErrorKind::ValueError),
-            "ValueError: \"" + bad.string() + "\": version = 3: unsupported version; this build reads version 1");
+            "ValueError: \"" + bad.string() + "\": version = 3: unsupported version; this build reads versions 1 and 2");
 
   const fs::path big = dir_ / "big.meshloom.json";
   write(big, std::string(kMaxDesignFileBytes + 10, ' '));

@@ -124,7 +124,8 @@ TEST(DesignErrors, NotADesign) {
   EXPECT_EQ(error_of("5"), "ValueError: a design is a JSON object, got an integer");
   expect_error(without("/format"), {"format: required field is missing"});
   expect_error(with("/format", "meshloom-calibration"), {"format = \"meshloom-calibration\": not a meshloom design"});
-  expect_error(with("/version", 2), {"version = 2: unsupported version; this build reads version 1"});
+  expect_error(with("/version", 3), {"version = 3: unsupported version; this build reads versions 1 and 2"});
+  expect_error(with("/version", 0), {"version = 0: unsupported version; this build reads versions 1 and 2"});
   expect_error(with("/version", "1"), {"version = \"1\": expected an integer, got a string"});
   expect_error(without("/version"), {"version: required field is missing"});
 }

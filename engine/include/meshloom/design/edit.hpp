@@ -38,6 +38,12 @@
 // into the new mesh order; split replaces the axis by its parts; remove removes every flattened axis that
 // uses the removed axis (flattened_using says which, so the app can name them in its undo text).
 //
+// Workload roles (design.workload->model->axes) follow their axes by name: rename renames them; remove drops the
+// axis from fsdp and replicate and clears a tp, cp, ep or pp role it played; split puts every part in fsdp or
+// replicate in the axis' place, and keeps a single-axis role only on a part that keeps the axis' name; preset keeps
+// the roles whose axes the new mesh has (by name) and drops the others. add, move and resize leave them as they are
+// (roles name axes, and fsdp and replicate are applied in mesh order whatever their listed order).
+//
 // Example: on (dp=2, tp=4) with tensor w "S(0)R",
 //   unflatten_axis(d, "tp", {2, 2}, {"tp_a", "tp_b"})  -> (dp=2, tp_a=2, tp_b=2), w "S(0)RR"
 //   flatten_axes(d, {"dp", "tp"}, std::nullopt)         -> flattened dp_tp = [dp, tp]
