@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <tuple>
 #include <cmath>
 #include <limits>
@@ -13,13 +14,27 @@ namespace meshloom {
 
 namespace {
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+// The checks every send_cost makes: an axis of the mesh, bytes >= 0. ValueError naming the value otherwise.
+void check_send(const std::vector<std::int64_t>& mesh_shape, std::size_t axis, std::int64_t bytes) {
+  if (axis >= mesh_shape.size()) {
+    raise(ErrorKind::ValueError, "send on axis " + std::to_string(axis) + ": out of range for a mesh of " +
+                                     std::to_string(mesh_shape.size()) + " axes");
+  }
+  if (bytes < 0) raise(ErrorKind::ValueError, "send of " + std::to_string(bytes) + " bytes: must be >= 0");
+}
 }  // namespace
+
+double CostModel::send_cost(const std::vector<std::int64_t>& mesh_shape, std::size_t axis, std::int64_t bytes) const {
+  check_send(mesh_shape, axis, bytes);
+  return mesh_shape[axis] == 1 ? 0.0 : kInfinity;
+}
 
 // ---- fixed ------------------------------------------------------------------------------------------------
 
 FixedCostModel::FixedCostModel(FixedWeights weights) : weights_(weights) {
   for (const double w : {weights.all_reduce, weights.all_to_all, weights.all_gather, weights.reduce_scatter,
-                         weights.chunk}) {
+                         weights.chunk, weights.send}) {
     if (!std::isfinite(w) || w < 0) raise(ErrorKind::ValueError, "cost weight " + std::to_string(w) + " must be finite and >= 0");
   }
 }
@@ -35,6 +50,12 @@ double FixedCostModel::step_cost(const StepCostInput& step) const {
     case Collective::ShardToPartial: return 0.0;
   }
   return kInfinity;
+}
+
+double FixedCostModel::send_cost(const std::vector<std::int64_t>& mesh_shape, std::size_t axis,
+                                 std::int64_t bytes) const {
+  check_send(mesh_shape, axis, bytes);
+  return mesh_shape[axis] == 1 ? 0.0 : weights_.send;
 }
 
 // ---- comm (PyTorch's _collective_utils: MeshTopoInfo, allgather_cost, allreduce_cost, reduce_scatter_cost) ----
@@ -91,6 +112,18 @@ double CommCostModel::step_cost(const StepCostInput& step) const {
     case Collective::ShardToPartial: return 0.0;
   }
   return kInfinity;
+}
+
+double CommCostModel::send_cost(const std::vector<std::int64_t>& mesh_shape, std::size_t axis,
+                                std::int64_t bytes) const {
+  check_send(mesh_shape, axis, bytes);
+  if (axis >= topology_.latency_us.size()) {
+    raise(ErrorKind::ValueError, "send on axis " + std::to_string(axis) + ": the comm model was built for a mesh of " +
+                                     std::to_string(topology_.latency_us.size()) + " axes");
+  }
+  if (mesh_shape[axis] == 1) return 0.0;
+  const double gb = static_cast<double>(bytes) / 1024 / 1024 / 1024;
+  return ring_cost(gb, 1, 1, topology_.latency_us[axis], topology_.bandwidth_gbps[axis]);
 }
 
 // ---- calibrated -------------------------------------------------------------------------------------------
@@ -181,6 +214,12 @@ double piecewise_time_us(const std::vector<CurvePoint>& points, double bytes) no
 }
 
 namespace {
+// A unique id per calibrated model (CalibratedCostModel::pricing_of's per-thread memo).
+std::uint64_t next_model_id() {
+  static std::atomic<std::uint64_t> next{1};
+  return next++;
+}
+
 // The factor a curve of `collective` on n ranks divides its bytes by: the bus factor, or 1 for a group of one rank
 // (calibrate fits a one-rank group by algbw: its local copy).
 double curve_factor(std::string_view collective, std::int64_t n) { return n == 1 ? 1.0 : bus_factor(collective, n); }
@@ -195,7 +234,7 @@ double curve_time_us(const GroupCurve& curve, double bytes) {
 
 CalibratedCostModel::CalibratedCostModel(Calibration calibration, const std::vector<std::string>& mesh_names,
                                          CalibratedOptions options)
-    : calibration_(std::move(calibration)), names_(mesh_names), options_(options) {}
+    : calibration_(std::move(calibration)), names_(mesh_names), options_(options), id_(next_model_id()) {}
 
 const GroupCurve* CalibratedCostModel::curve_for(std::string_view collective, const GroupShape& shape) const {
   for (const auto& c : calibration_.groups) {
@@ -204,10 +243,9 @@ const GroupCurve* CalibratedCostModel::curve_for(std::string_view collective, co
   return nullptr;
 }
 
-std::optional<double> CalibratedCostModel::predict_us(std::string_view collective, const GroupShape& shape,
-                                                      double bytes) const {
-  if (const GroupCurve* exact = curve_for(collective, shape)) return curve_time_us(*exact, bytes);
-  if (!options_.extrapolate) return std::nullopt;
+const GroupCurve* CalibratedCostModel::pricing_curve(std::string_view collective, const GroupShape& shape) const {
+  if (const GroupCurve* exact = curve_for(collective, shape)) return exact;
+  if (!options_.extrapolate) return nullptr;
   // The nearest measured shape of the collective: fewest host differences, then ranks per host, then n (log2).
   const GroupCurve* nearest = nullptr;
   std::tuple<std::int64_t, std::int64_t, double> best{};
@@ -221,9 +259,15 @@ std::optional<double> CalibratedCostModel::predict_us(std::string_view collectiv
       best = score;
     }
   }
-  if (nearest == nullptr) return std::nullopt;
-  return curve_time_us(*nearest, bytes) * curve_factor(collective, shape.n) /
-         curve_factor(collective, nearest->shape.n);
+  return nearest;
+}
+
+std::optional<double> CalibratedCostModel::predict_us(std::string_view collective, const GroupShape& shape,
+                                                      double bytes) const {
+  const GroupCurve* curve = pricing_curve(collective, shape);
+  if (curve == nullptr) return std::nullopt;
+  if (curve->shape == shape) return curve_time_us(*curve, bytes);
+  return curve_time_us(*curve, bytes) * curve_factor(collective, shape.n) / curve_factor(collective, curve->shape.n);
 }
 
 double CalibratedCostModel::axis_fit_cost(const StepCostInput& step, double size) const {
@@ -237,19 +281,114 @@ double CalibratedCostModel::axis_fit_cost(const StepCostInput& step, double size
   return fit->second.alpha_us + bus_factor(name, n) * size / (fit->second.busbw_gbps * 1e3);
 }
 
-const std::vector<GroupShape>& CalibratedCostModel::shapes_of(const std::vector<std::int64_t>& mesh_shape,
-                                                             std::size_t axis) const {
+const CalibratedCostModel::AxisPricing& CalibratedCostModel::pricing_of(const std::vector<std::int64_t>& mesh_shape,
+                                                                        std::size_t axis) const {
+  // The last mesh this thread asked about, with its axes' pricings: most calls are for the mesh of the call before
+  // (a plan asks for every edge of every state), and they then take no lock and copy no key. Entries of shapes_ are
+  // never removed while the model lives, and ids are never reused, so a pointer of the memo stays valid.
+  struct Memo {
+    std::uint64_t model = 0;
+    std::vector<std::int64_t> mesh;
+    std::vector<const AxisPricing*> axes;
+  };
+  thread_local Memo memo;
+  if (axis >= mesh_shape.size()) {
+    raise(ErrorKind::ValueError, "axis " + std::to_string(axis) + " is out of range for a mesh of " +
+                                     std::to_string(mesh_shape.size()) + " axes");
+  }
+  if (memo.model != id_ || memo.mesh != mesh_shape) {
+    memo.model = id_;
+    memo.mesh = mesh_shape;
+    memo.axes.assign(mesh_shape.size(), nullptr);
+  }
+  if (memo.axes[axis] != nullptr) return *memo.axes[axis];
   const std::lock_guard<std::mutex> lock(shapes_mutex_);
-  const auto key = std::make_pair(mesh_shape, axis);
-  if (const auto it = shapes_.find(key); it != shapes_.end()) return it->second;
-  std::vector<GroupShape> shapes;
+  auto key = std::make_pair(mesh_shape, axis);
+  if (const auto it = shapes_.find(key); it != shapes_.end()) return *(memo.axes[axis] = &it->second);
+  AxisPricing pricing;
   std::int64_t ranks = 1;
   bool fits = true;
   for (const std::int64_t s : mesh_shape) fits = fits && !__builtin_mul_overflow(ranks, s, &ranks);
   fits = fits && ranks <= kMaxEnumeratedRanks &&
          (ranks <= static_cast<std::int64_t>(calibration_.rank_hosts.size()) || options_.extrapolate);
-  if (fits) shapes = axis_group_shapes(mesh_shape, axis, calibration_.rank_hosts, options_.extrapolate);
-  return shapes_.emplace(key, std::move(shapes)).first->second;
+  if (fits) pricing.shapes = axis_group_shapes(mesh_shape, axis, calibration_.rank_hosts, options_.extrapolate);
+  constexpr std::array<Collective, 4> kPlanned{Collective::AllGather, Collective::AllReduce, Collective::ReduceScatter,
+                                               Collective::AllToAll};
+  for (const Collective c : kPlanned) {
+    const auto k = static_cast<std::size_t>(c);
+    const std::string_view name = to_string(c);
+    pricing.priced[k] = !pricing.shapes.empty();
+    for (const GroupShape& shape : pricing.shapes) {
+      const GroupCurve* curve = pricing_curve(name, shape);
+      if (curve == nullptr) {
+        pricing.priced[k] = false;
+        pricing.curves[k].clear();
+        break;
+      }
+      pricing.curves[k].push_back({.curve = curve, .scaled = !(curve->shape == shape),
+                                   .factor = curve_factor(name, shape.n),
+                                   .curve_factor = curve_factor(name, curve->shape.n)});
+    }
+  }
+  return *(memo.axes[axis] = &shapes_.emplace(std::move(key), std::move(pricing)).first->second);
+}
+
+const std::vector<GroupShape>& CalibratedCostModel::pair_shapes_of(const std::vector<std::int64_t>& mesh_shape,
+                                                                  std::size_t axis) const {
+  const std::lock_guard<std::mutex> lock(shapes_mutex_);
+  const auto key = std::make_pair(mesh_shape, axis);
+  if (const auto it = pair_shapes_.find(key); it != pair_shapes_.end()) return it->second;
+  std::vector<GroupShape> shapes;
+  std::int64_t ranks = 1;
+  bool fits = true;
+  for (const std::int64_t s : mesh_shape) fits = fits && s >= 1 && !__builtin_mul_overflow(ranks, s, &ranks);
+  const auto world = static_cast<std::int64_t>(calibration_.rank_hosts.size());
+  fits = fits && world > 0 && ranks <= kMaxEnumeratedRanks && (ranks <= world || options_.extrapolate);
+  if (fits) {
+    std::int64_t host_count = 0;
+    for (const std::int64_t h : calibration_.rank_hosts) host_count = std::max(host_count, h + 1);
+    const auto host_of = [&](std::int64_t r) {
+      return calibration_.rank_hosts[static_cast<std::size_t>(r % world)] + (r / world) * host_count;
+    };
+    const std::int64_t n = mesh_shape[axis];
+    std::int64_t stride = 1;
+    for (std::size_t a = axis + 1; a < mesh_shape.size(); ++a) stride *= mesh_shape[a];
+    bool same = false;
+    bool across = false;
+    // Rank r and its neighbour r + stride, for every r whose coordinate on the axis is below n - 1.
+    for (std::int64_t outer = 0; outer < ranks && !(same && across); outer += n * stride) {
+      for (std::int64_t r = outer; r < outer + (n - 1) * stride && !(same && across); ++r) {
+        (host_of(r) == host_of(r + stride) ? same : across) = true;
+      }
+    }
+    if (same) shapes.push_back({.n = 2, .hosts = 1, .ranks_per_host = 2});
+    if (across) shapes.push_back({.n = 2, .hosts = 2, .ranks_per_host = 1});
+    std::sort(shapes.begin(), shapes.end());
+  }
+  return pair_shapes_.emplace(key, std::move(shapes)).first->second;
+}
+
+double CalibratedCostModel::send_cost(const std::vector<std::int64_t>& mesh_shape, std::size_t axis,
+                                      std::int64_t bytes) const {
+  check_send(mesh_shape, axis, bytes);
+  if (mesh_shape[axis] == 1) return 0.0;
+  if (calibration_.groups.empty()) {
+    if (axis >= names_.size()) return kInfinity;
+    const auto fits = calibration_.axes.find(names_[axis]);
+    if (fits == calibration_.axes.end()) return kInfinity;
+    const auto fit = fits->second.find("broadcast");
+    if (fit == fits->second.end() || !(fit->second.busbw_gbps > 0)) return kInfinity;
+    return fit->second.alpha_us + static_cast<double>(bytes) / (fit->second.busbw_gbps * 1e3);
+  }
+  const std::vector<GroupShape>& shapes = pair_shapes_of(mesh_shape, axis);
+  if (shapes.empty()) return kInfinity;
+  double cost = 0.0;
+  for (const GroupShape& shape : shapes) {
+    const std::optional<double> t = predict_us("broadcast", shape, static_cast<double>(bytes));
+    if (!t) return kInfinity;
+    cost = std::max(cost, *t);
+  }
+  return cost;
 }
 
 double CalibratedCostModel::step_cost(const StepCostInput& step) const {
@@ -259,14 +398,15 @@ double CalibratedCostModel::step_cost(const StepCostInput& step) const {
   // nccl-tests' size: all_gather counts the gathered output (n local shards), the others one local buffer.
   const double size = static_cast<double>(step.local_bytes) * (step.collective == Collective::AllGather ? static_cast<double>(n) : 1.0);
   if (calibration_.groups.empty()) return axis_fit_cost(step, size);
-  const std::vector<GroupShape>& shapes = shapes_of(*step.mesh_shape, step.axis);
-  if (shapes.empty()) return kInfinity;
-  const std::string_view name = to_string(step.collective);
+  // predict_us of every group shape (resolved once per mesh and axis), the slowest.
+  const AxisPricing& pricing = pricing_of(*step.mesh_shape, step.axis);
+  const auto k = static_cast<std::size_t>(step.collective);
+  if (!pricing.priced[k]) return kInfinity;
   double cost = 0.0;
-  for (const GroupShape& shape : shapes) {
-    const std::optional<double> t = predict_us(name, shape, size);
-    if (!t) return kInfinity;
-    cost = std::max(cost, *t);
+  for (const ResolvedCurve& r : pricing.curves[k]) {
+    const double t =
+        r.scaled ? curve_time_us(*r.curve, size) * r.factor / r.curve_factor : curve_time_us(*r.curve, size);
+    cost = std::max(cost, t);
   }
   return cost;
 }

@@ -11,9 +11,12 @@
 //                groups on the calibrated job's hosts, so one calibration prices every layout of its machine.
 //                Files without curves (written before them) are priced per (axis name, collective) by alpha-beta.
 //
-// A model prices one edge of the planner's graph: one collective on one axis, seen from the state before it.
+// A model prices one edge of the planner's graph: one collective on one axis, seen from the state before it, and
+// (send_cost) one point-to-point transfer between neighbouring coordinates of an axis, as a pipeline stage sends its
+// activations to the next.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -46,6 +49,12 @@ public:
   virtual ~CostModel() = default;
   // The cost of one step; +infinity when the model cannot perform it.
   [[nodiscard]] virtual double step_cost(const StepCostInput& step) const = 0;
+  // The cost of one send of `bytes` from a rank to its neighbour on mesh axis `axis` (coordinate k to k+1, every
+  // pair at once: the slowest pair's time); 0 on an axis of size 1 (no neighbour, nothing leaves the rank). The
+  // default is +infinity: a model that cannot price a send. Example: CommCostModel({2, 4}, 4).send_cost({2, 4}, 0,
+  // 1 << 20) = 6.6 + 2.7 + (1/1024 GiB) / 19.294 GB/s * 1e6 = 59.9 us.
+  [[nodiscard]] virtual double send_cost(const std::vector<std::int64_t>& mesh_shape, std::size_t axis,
+                                         std::int64_t bytes) const;
   [[nodiscard]] virtual std::string_view name() const noexcept = 0;
 
 protected:
@@ -62,6 +71,7 @@ struct FixedWeights {
   double all_gather = 2;
   double reduce_scatter = 2;
   double chunk = 0;  // R -> S and R -> P
+  double send = 1;   // one point-to-point send (send_cost), priced like the cheapest collective
   friend bool operator==(const FixedWeights&, const FixedWeights&) = default;
 };
 
@@ -69,6 +79,9 @@ class FixedCostModel final : public CostModel {
 public:
   explicit FixedCostModel(FixedWeights weights = {});
   [[nodiscard]] double step_cost(const StepCostInput& step) const override;
+  // weights().send whatever the bytes, on an axis of size > 1.
+  [[nodiscard]] double send_cost(const std::vector<std::int64_t>& mesh_shape, std::size_t axis,
+                                 std::int64_t bytes) const override;
   [[nodiscard]] std::string_view name() const noexcept override { return "fixed"; }
   [[nodiscard]] const FixedWeights& weights() const noexcept { return weights_; }
 
@@ -92,6 +105,10 @@ public:
   // The model needs the mesh to know which axes cross hosts.
   CommCostModel(const std::vector<std::int64_t>& mesh_shape, std::int64_t devices_per_host);
   [[nodiscard]] double step_cost(const StepCostInput& step) const override;
+  // One hop of the axis as PyTorch's ring formulas price a hop: 6.6 us base + the axis' latency per hop + the bytes
+  // (in GiB) at its bandwidth. The topology is the one the model was built for (mesh_shape must have its axes).
+  [[nodiscard]] double send_cost(const std::vector<std::int64_t>& mesh_shape, std::size_t axis,
+                                 std::int64_t bytes) const override;
   [[nodiscard]] std::string_view name() const noexcept override { return "comm"; }
   [[nodiscard]] const MeshTopology& topology() const noexcept { return topology_; }
 
@@ -230,6 +247,13 @@ public:
   CalibratedCostModel(Calibration calibration, const std::vector<std::string>& mesh_names,
                       CalibratedOptions options = {});
   [[nodiscard]] double step_cost(const StepCostInput& step) const override;
+  // With curves: every pair of neighbouring coordinates (k, k+1) of the axis is a 2-rank group, {2, 1 host, 2 per
+  // host} or {2, 2 hosts, 1 per host} on the calibrated job's hosts, priced by the "broadcast" curve of its shape
+  // at `bytes` (a broadcast on 2 ranks is one send); the slowest pair's shape sets the cost. Shapes never measured
+  // are extrapolated as other steps are (options().extrapolate), else +infinity. Without curves: the alpha-beta
+  // broadcast fit of mesh_names[axis] (alpha + bytes / busbw), +infinity when there is none.
+  [[nodiscard]] double send_cost(const std::vector<std::int64_t>& mesh_shape, std::size_t axis,
+                                 std::int64_t bytes) const override;
   [[nodiscard]] std::string_view name() const noexcept override { return "calibrated"; }
   [[nodiscard]] const Calibration& calibration() const noexcept { return calibration_; }
   [[nodiscard]] const CalibratedOptions& options() const noexcept { return options_; }
@@ -244,17 +268,43 @@ public:
 
 private:
   [[nodiscard]] const GroupCurve* curve_for(std::string_view collective, const GroupShape& shape) const;
+  // The curve predict_us prices (collective, shape) by: the exact one, or when extrapolating the nearest measured
+  // shape's; nullptr when there is none.
+  [[nodiscard]] const GroupCurve* pricing_curve(std::string_view collective, const GroupShape& shape) const;
   [[nodiscard]] double axis_fit_cost(const StepCostInput& step, double size) const;
-  // axis_group_shapes of (mesh, axis), enumerated once per mesh and axis (the planner asks for every edge); empty
-  // when the mesh cannot be placed (more ranks than the calibrated job without extrapolation, or more than
-  // kMaxEnumeratedRanks).
+  // One group shape's curve for one collective, as predict_us uses it: time(bytes) * factor / curve_factor when
+  // extrapolated from another shape (scaled), time(bytes) otherwise.
+  struct ResolvedCurve {
+    const GroupCurve* curve = nullptr;
+    bool scaled = false;
+    double factor = 1.0;
+    double curve_factor = 1.0;
+  };
+  // How steps on one axis of one mesh are priced: the shapes of its groups (axis_group_shapes; empty when the mesh
+  // cannot be placed: more ranks than the calibrated job without extrapolation, or more than kMaxEnumeratedRanks)
+  // and, per communicating collective (indexed by Collective: all_gather, all_reduce, reduce_scatter, all_to_all),
+  // every shape's curve; `priced` is false when some shape has none. Resolved once per mesh and axis (the planner
+  // asks for every edge of every state).
+  struct AxisPricing {
+    std::vector<GroupShape> shapes;
+    std::array<std::vector<ResolvedCurve>, 4> curves;
+    std::array<bool, 4> priced{};
+  };
+  [[nodiscard]] const AxisPricing& pricing_of(const std::vector<std::int64_t>& mesh_shape, std::size_t axis) const;
   [[nodiscard]] const std::vector<GroupShape>& shapes_of(const std::vector<std::int64_t>& mesh_shape,
-                                                        std::size_t axis) const;
+                                                        std::size_t axis) const {
+    return pricing_of(mesh_shape, axis).shapes;
+  }
+  // The same for the 2-rank groups of neighbouring coordinates of an axis (send_cost).
+  [[nodiscard]] const std::vector<GroupShape>& pair_shapes_of(const std::vector<std::int64_t>& mesh_shape,
+                                                             std::size_t axis) const;
   Calibration calibration_;
   std::vector<std::string> names_;
   CalibratedOptions options_;
+  std::uint64_t id_;  // unique per model, for the per-thread memo of pricing_of
   mutable std::mutex shapes_mutex_;
-  mutable std::map<std::pair<std::vector<std::int64_t>, std::size_t>, std::vector<GroupShape>> shapes_;
+  mutable std::map<std::pair<std::vector<std::int64_t>, std::size_t>, AxisPricing> shapes_;
+  mutable std::map<std::pair<std::vector<std::int64_t>, std::size_t>, std::vector<GroupShape>> pair_shapes_;
 };
 
 // The most ranks a mesh may hold for the calibrated model to place its groups (2^24): beyond, a step costs +infinity.
