@@ -16,5 +16,6 @@ void add_bench_command(CLI::App& root, int& exit_code);
 void add_calibrate_command(CLI::App& root, int& exit_code);
 void add_run_command(CLI::App& root, int& exit_code);
 void add_validate_command(CLI::App& root, int& exit_code);
+void add_advise_command(CLI::App& root, int& exit_code);
 
 }  // namespace meshloom::launcher

@@ -1,0 +1,347 @@
+// `meshloom-launch advise`: which layout of a design's mesh is cheapest for its workload (the engine's layout
+// advisor, meshloom/advisor/advisor.hpp), as a table for people or as JSON Lines with --json.
+//
+//   meshloom-launch advise --design D [--calibration C] [--model fixed|comm|calibrated] [--extrapolate]
+//                          [--search orders|factorizations|both] [--top K] [--fix AXIS=SIZE]...
+//                          [--within-host AXIS]... [--pp-divides-layers] [--json]
+//
+// The model defaults to calibrated when a calibration is given (--calibration, or the design's "calibration",
+// relative to the design file), comm otherwise. --json writes one record per candidate ("advise_candidate", best
+// first) and a final "advise_summary", each a JSON object on its own line, flushed (docs/05-launcher.md).
+#include <CLI/CLI.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <charconv>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "commands.hpp"
+#include "meshloom/advisor/advisor.hpp"
+#include "meshloom/design/design.hpp"
+#include "meshloom/error.hpp"
+#include "meshloom/plan/cost_model.hpp"
+#include "plan_batch.hpp"
+#include "plan_options.hpp"
+#include "text_format.hpp"
+
+namespace meshloom::launcher {
+
+namespace {
+
+using ordered_json = nlohmann::ordered_json;
+
+struct AdviseOptions {
+  std::string design, calibration, model, search, top;
+  std::vector<std::string> fix, within_host;
+  bool extrapolate = false;
+  bool pp_divides_layers = false;
+  bool json = false;
+};
+
+// What the options ask for, checked.
+struct AdviseSetup {
+  Design design;
+  CostModelKind model = CostModelKind::Comm;
+  std::optional<Calibration> calibration;
+  std::string calibration_file;  // as given or resolved, for the header line
+  bool extrapolate = false;
+  AdvisorOptions options;
+};
+
+std::size_t axis_named(const Design& design, const std::string& name, const std::string& what) {
+  for (std::size_t a = 0; a < design.mesh.names.size(); ++a) {
+    if (design.mesh.names[a] == name) return a;
+  }
+  raise(ErrorKind::ValueError, what + ": no mesh axis is named \"" + name + "\" (axes: " +
+                                   join(design.mesh.names, {.separator = ", "}) + ")");
+}
+
+AdviseSetup parse_options(const AdviseOptions& o, const CLI::App& cmd) {
+  auto given = [&cmd](const char* name) { return cmd.count(name) > 0; };
+  if (!given("--design")) {
+    raise(ErrorKind::ValueError, "--design is required (e.g. advise --design hsdp.meshloom.json)");
+  }
+  AdviseSetup s;
+  s.design = load_design(o.design);
+  if (!s.design.workload) {
+    raise(ErrorKind::ValueError, "--design \"" + o.design + "\": the design has no workload (its \"workload\" field "
+                                                            "says what one training step communicates)");
+  }
+  if (given("--search")) {
+    const std::string what = "--search \"" + o.search + "\"";
+    try {
+      s.options.search = advisor_search_from_string(o.search);
+    } catch (const Error&) {
+      raise(ErrorKind::ValueError, what + ": unknown search (expected orders, factorizations or both)");
+    }
+  }
+  s.options.top = 10;
+  if (given("--top")) {
+    const std::int64_t top = parse_int(o.top, "--top");
+    if (top < 0) raise(ErrorKind::ValueError, "--top \"" + o.top + "\": must be >= 0 (0: every candidate)");
+    s.options.top = static_cast<std::size_t>(top);
+  }
+  for (const std::string& f : o.fix) {
+    const std::string what = "--fix \"" + f + "\"";
+    const auto eq = f.find('=');
+    if (eq == std::string::npos) raise(ErrorKind::ValueError, what + ": expected AXIS=SIZE (e.g. tp=8)");
+    const std::string name = trim(std::string_view(f).substr(0, eq));
+    const std::string value = trim(std::string_view(f).substr(eq + 1));
+    (void)axis_named(s.design, name, what);
+    const auto size = to_int(value);
+    if (!size) raise(ErrorKind::ValueError, what + ": \"" + value + "\" is not an integer");
+    if (*size < 1) raise(ErrorKind::ValueError, what + ": the size must be >= 1");
+    if (!s.options.constraints.fixed.emplace(name, *size).second) {
+      raise(ErrorKind::ValueError, what + ": " + name + " is fixed twice");
+    }
+  }
+  for (const std::string& name : o.within_host) {
+    (void)axis_named(s.design, name, "--within-host \"" + name + "\"");
+    s.options.constraints.within_host.push_back(name);
+  }
+  s.options.constraints.pp_divides_layers = o.pp_divides_layers;
+  if (o.pp_divides_layers && !s.design.workload->model) {
+    raise(ErrorKind::ValueError, "--pp-divides-layers: the design's workload has no model (nothing says how many "
+                                 "layers it has)");
+  }
+
+  // The cost model: calibrated when a calibration is given, comm otherwise, unless --model says.
+  std::optional<std::filesystem::path> calibration;
+  if (given("--calibration")) {
+    calibration = o.calibration;
+  } else if (s.design.calibration) {
+    calibration = calibration_path(s.design, o.design);
+  }
+  s.model = calibration ? CostModelKind::Calibrated : CostModelKind::Comm;
+  if (given("--model")) s.model = parse_cost_model(o.model, "--model \"" + o.model + "\"");
+  if (s.model != CostModelKind::Calibrated) {
+    const std::string other = "not the " + std::string(to_string(s.model)) + " model";
+    if (given("--calibration")) raise(ErrorKind::ValueError, "--calibration goes with the calibrated model, " + other);
+    if (o.extrapolate) raise(ErrorKind::ValueError, "--extrapolate goes with the calibrated model, " + other);
+    return s;
+  }
+  if (!calibration) {
+    raise(ErrorKind::ValueError, "--model calibrated needs a calibration: --calibration FILE, or a design that names "
+                                 "one");
+  }
+  s.calibration_file = calibration->string();
+  s.calibration = load_calibration(*calibration);
+  if (s.calibration->groups.empty()) {
+    raise(ErrorKind::ValueError, "calibration \"" + s.calibration_file + "\" has per-axis fits only (no curves by "
+                                 "group shape): it prices its own layout, not others; run `meshloom-launch "
+                                 "calibrate` again for curves");
+  }
+  s.extrapolate = o.extrapolate;
+  return s;
+}
+
+CostModelFactory make_factory(const AdviseSetup& s) {
+  switch (s.model) {
+    case CostModelKind::Fixed: {
+      auto fixed = std::make_shared<const FixedCostModel>();
+      return [fixed](const std::vector<std::int64_t>&, std::int64_t) -> std::shared_ptr<const CostModel> {
+        return fixed;
+      };
+    }
+    case CostModelKind::Comm:
+      return [](const std::vector<std::int64_t>& shape, std::int64_t per_host) -> std::shared_ptr<const CostModel> {
+        return std::make_shared<const CommCostModel>(shape, per_host);
+      };
+    case CostModelKind::Calibrated: break;
+  }
+  // Curves price every layout by its group shapes: one model for every candidate.
+  auto calibrated = std::make_shared<const CalibratedCostModel>(*s.calibration, std::vector<std::string>{},
+                                                                CalibratedOptions{.extrapolate = s.extrapolate});
+  return [calibrated](const std::vector<std::int64_t>&, std::int64_t) -> std::shared_ptr<const CostModel> {
+    return calibrated;
+  };
+}
+
+std::string model_text(const AdviseSetup& s) {
+  switch (s.model) {
+    case CostModelKind::Fixed: return "fixed";
+    case CostModelKind::Comm:
+      return "comm (" + std::to_string(s.design.devices_per_host) + " devices per host)";
+    case CostModelKind::Calibrated:
+      return "calibrated (\"" + s.calibration_file + "\", " + std::to_string(s.calibration->groups.size()) + " curves" +
+             (s.extrapolate ? ", extrapolating" : "") + ")";
+  }
+  return "";
+}
+
+// A cost in the table: as `plan` prints one (6 significant digits), but whole units from 100000 on, where that
+// would switch to an exponent (a training step takes seconds: 2723198 us, not 2.7232e+06 us).
+std::string cost_text(double cost, CostModelKind model) {
+  if (!std::isfinite(cost)) return "cannot price";
+  if (std::abs(cost) < 1e5) return format_plan_cost(cost, model);
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, std::round(cost), std::chars_format::fixed, 0);
+  return std::string(buf, r.ptr) + (model == CostModelKind::Fixed ? "" : " us");
+}
+
+// "dp 2, pp 2": the axes whose groups span more than one host, with the hosts they span; "-" when none does.
+std::string hosts_text(const CandidateCost& c) {
+  std::vector<std::string> parts;
+  for (const AxisCost& a : c.axes) {
+    if (a.hosts > 1) parts.push_back(a.name + " " + std::to_string(a.hosts));
+  }
+  return parts.empty() ? "-" : join(parts, {.separator = ", "});
+}
+
+void print_table(std::ostream& out, const AdviseSetup& s, const AdvisorResult& r) {
+  const Design& d = s.design;
+  std::int64_t ranks = 1;
+  for (const std::int64_t size : d.mesh.shape) ranks *= size;
+  out << "advise \"" << d.name << "\": " << ranks << " ranks, hosts of " << d.devices_per_host << ", search "
+      << to_string(s.options.search) << ", model " << model_text(s) << "\n";
+  const std::size_t priced = r.candidates - r.rejected;
+  out << r.candidates << " candidates, " << r.rejected << " rejected by the constraints, " << priced << " priced ("
+      << r.plans_computed << " plans computed, " << r.plans_reused << " reused)\n\n";
+  // One cost column per axis, by name in the design's order: the same column whatever the candidate's order.
+  std::vector<std::string> header{"rank", "layout", "cost/step"};
+  for (const std::string& name : d.mesh.names) header.push_back(name);
+  header.emplace_back("hosts crossed");
+  std::vector<std::vector<std::string>> rows{header};
+  std::vector<std::string> unpriced;
+  for (std::size_t i = 0; i < r.ranked.size(); ++i) {
+    const CandidateCost& c = r.ranked[i];
+    std::vector<std::string> row{std::to_string(i + 1), layout_text(c.mesh), cost_text(c.cost, s.model)};
+    for (const std::string& name : d.mesh.names) {
+      for (const AxisCost& a : c.axes) {
+        if (a.name == name) row.push_back(std::isfinite(c.cost) ? cost_text(a.cost, s.model) : "-");
+      }
+    }
+    row.push_back(hosts_text(c));
+    rows.push_back(std::move(row));
+    if (!c.unpriced.empty()) unpriced.push_back(layout_text(c.mesh) + ": " + c.unpriced);
+  }
+  std::vector<bool> right{true, false, true};
+  right.resize(header.size(), true);
+  right.back() = false;
+  print_plan_table(out, rows, right);
+  if (r.ranked.size() < priced) out << "(" << priced - r.ranked.size() << " more; --top 0 shows every candidate)\n";
+  for (const std::string& u : unpriced) out << "cannot price " << u << "\n";
+  out << "\nreason: " << r.reason << "\n";
+  out << "ties: " << (r.tied_with_best == 1 ? std::string("none, the best layout is the only one at its cost")
+                                             : std::to_string(r.tied_with_best) + " layouts share the best cost")
+      << "\n";
+}
+
+ordered_json number(double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); }
+
+void print_json(std::ostream& out, const AdviseSetup& s, const AdvisorResult& r) {
+  const std::string unit = s.model == CostModelKind::Fixed ? "fixed" : "us";
+  for (std::size_t i = 0; i < r.ranked.size(); ++i) {
+    const CandidateCost& c = r.ranked[i];
+    ordered_json record;
+    record["type"] = "advise_candidate";
+    record["rank"] = i + 1;
+    ordered_json mesh;
+    mesh["shape"] = c.mesh.shape;
+    mesh["names"] = c.mesh.names;
+    ordered_json flattened = ordered_json::array();
+    for (const FlattenSpec& f : c.mesh.flattened) flattened.push_back({{"name", f.name}, {"axes", f.axes}});
+    mesh["flattened"] = std::move(flattened);
+    record["mesh"] = std::move(mesh);
+    record["layout"] = layout_text(c.mesh);
+    record["cost"] = number(c.cost);
+    record["unit"] = unit;
+    ordered_json axes = ordered_json::array();
+    for (const AxisCost& a : c.axes) {
+      ordered_json axis;
+      axis["name"] = a.name;
+      axis["size"] = a.size;
+      axis["hosts"] = a.hosts;
+      axis["cost"] = number(a.cost);
+      axis["by_collective"] = ordered_json::object();
+      for (const auto& [collective, cost] : a.by_collective) axis["by_collective"][collective] = number(cost);
+      axis["counts"] = ordered_json::object();
+      for (const auto& [collective, count] : a.counts) axis["counts"][collective] = count;
+      axes.push_back(std::move(axis));
+    }
+    record["axes"] = std::move(axes);
+    record["by_category"] = ordered_json::object();
+    for (const auto& [category, cost] : c.by_category) record["by_category"][category] = number(cost);
+    if (!c.unpriced.empty()) record["unpriced"] = c.unpriced;
+    out << record.dump() << std::endl;
+  }
+  ordered_json summary;
+  summary["type"] = "advise_summary";
+  summary["design"] = s.design.name;
+  summary["candidates"] = r.candidates;
+  summary["rejected"] = r.rejected;
+  summary["priced"] = r.candidates - r.rejected;
+  summary["shown"] = r.ranked.size();
+  summary["tied_with_best"] = r.tied_with_best;
+  summary["plans_computed"] = r.plans_computed;
+  summary["plans_reused"] = r.plans_reused;
+  summary["reason"] = r.reason;
+  summary["model"] = to_string(s.model);
+  summary["unit"] = unit;
+  summary["search"] = to_string(s.options.search);
+  out << summary.dump() << std::endl;
+}
+
+int run(const AdviseOptions& o, const CLI::App& cmd) {
+  return status_or_error(std::cerr, [&]() -> int {
+    const AdviseSetup s = parse_options(o, cmd);
+    const AdvisorResult result = advise(s.design, make_factory(s), s.options);
+    if (o.json) {
+      print_json(std::cout, s, result);
+      return 0;
+    }
+    // Print only a complete answer: an error halfway leaves stdout empty.
+    std::ostringstream buffer;
+    print_table(buffer, s, result);
+    std::cout << buffer.str();
+    return 0;
+  });
+}
+
+}  // namespace
+
+void add_advise_command(CLI::App& root, int& exit_code) {
+  auto o = std::make_shared<AdviseOptions>();
+  CLI::App* cmd = root.add_subcommand(
+      "advise", "Rank the layouts of a design's mesh (axis orders, sizes or both) by what its workload costs per "
+                "training step, and say why the best one wins");
+  cmd->add_option("--design", o->design, "The *.meshloom.json design, with a workload")->type_name("FILE");
+  cmd->add_option("--calibration", o->calibration,
+                  "Calibration file with curves by group shape (default: the design's calibration)")
+      ->type_name("FILE");
+  cmd->add_option("--model", o->model,
+                  "Cost model: fixed, comm or calibrated (default: calibrated with a calibration, comm otherwise)")
+      ->type_name("MODEL");
+  cmd->add_flag("--extrapolate", o->extrapolate,
+                "Calibrated model: price group shapes the calibration never measured from the nearest measured one");
+  cmd->add_option("--search", o->search,
+                  "orders (every order of the axes, the default), factorizations (every size per axis) or both")
+      ->type_name("SEARCH");
+  cmd->add_option("--top", o->top, "Candidates shown, best first (default 10; 0: every one)")->type_name("K");
+  cmd->add_option("--fix", o->fix, "An axis that keeps a size, e.g. tp=8 (repeatable)")
+      ->type_name("AXIS=SIZE")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--within-host", o->within_host, "An axis whose groups must each stay on one host (repeatable)")
+      ->type_name("AXIS")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_flag("--pp-divides-layers", o->pp_divides_layers,
+                "Only layouts whose pipeline axis size divides the model's layers");
+  cmd->add_flag("--json", o->json,
+                "JSON Lines: one advise_candidate record per candidate, then an advise_summary (see the docs)");
+  cmd->callback([o, cmd, &exit_code] { exit_code = run(*o, *cmd); });
+}
+
+}  // namespace meshloom::launcher

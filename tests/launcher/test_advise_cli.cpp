@@ -1,0 +1,286 @@
+// meshloom-launch advise, run as a user runs it: the table, the JSON records, the choice of cost model, the
+// constraints, and bad input (exit 2, a message naming the value).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "launch_support.hpp"
+
+namespace {
+
+using meshloom::test::launch;
+using meshloom::test::Launched;
+using meshloom::test::lines_of;
+using nlohmann::json;
+
+const meshloom::test::ScratchDir scratch("meshloom_advise_cli_");
+
+// Four ranks on 2 hosts of 2, (dp 2, tp 2): an activation all-reduced on tp 8 times a step, a weight all-gathered
+// on dp 4 times.
+std::string tensors_design(const std::string& extra = "") {
+  return R"J({
+  "format": "meshloom-design",
+  "version": 2,
+  "name": "cli-2x2",
+  "world": 4,
+  "devices_per_host": 2,
+  "mesh": {"shape": [2, 2], "names": ["dp", "tp"], "flattened": []},
+  "tensors": [
+    {"name": "act", "shape": [512, 512], "dtype": "float32", "src": "RP(sum)", "dst": "RR"},
+    {"name": "weight", "shape": [512, 512], "dtype": "float32", "src": "S(0)R", "dst": "RR"}
+  ],
+  "workload": {"tensors": [{"tensor": "act", "count": 8}, {"tensor": "weight", "count": 4}]})J" +
+         extra + "\n}\n";
+}
+
+// Llama 3 8B on (pp 2, tp 4), 2 hosts of 4.
+std::string llama_design() {
+  return R"J({
+  "format": "meshloom-design",
+  "version": 2,
+  "name": "cli-llama",
+  "world": 8,
+  "devices_per_host": 4,
+  "mesh": {"shape": [2, 4], "names": ["pp", "tp"], "flattened": []},
+  "tensors": [],
+  "workload": {
+    "tensors": [],
+    "model": {"layers": 32, "hidden": 4096, "ffn": 14336, "heads": 32, "kv_heads": 8, "vocab": 128256,
+              "seq_len": 8192, "micro_batch": 1, "micro_batches": 4, "dtype": "bfloat16", "experts": 0, "top_k": 0,
+              "sequence_parallel": true,
+              "axes": {"fsdp": [], "replicate": [], "tp": "tp", "cp": "", "ep": "", "pp": "pp"}}
+  }
+}
+)J";
+}
+
+// Curves by group shape for 4 ranks on 2 hosts of 2: every collective on 2 ranks within a host and across the two.
+std::string calibration(bool across = true) {
+  std::string groups;
+  for (const char* c : {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"}) {
+    groups += std::string(groups.empty() ? "" : ",\n") + R"J({"collective": ")J" + c +
+              R"J(", "n": 2, "hosts": 1, "ranks_per_host": 2, "model": "piecewise", "points": [[1024, 10], [1048576, 60]]})J";
+    if (across) {
+      groups += std::string(",\n") + R"J({"collective": ")J" + c +
+                R"J(", "n": 2, "hosts": 2, "ranks_per_host": 1, "model": "piecewise", "points": [[1024, 30], [1048576, 500]]})J";
+    }
+  }
+  return R"J({"format": "meshloom-calibration", "version": 1, "backend": "mpi", "timing": "single_shot", "world": 4,
+  "mesh": {"shape": [2, 2], "names": ["dp", "tp"]}, "axes": {}, "rank_hosts": [0, 0, 1, 1],
+  "groups": [)J" + groups + "]}\n";
+}
+
+std::string path_of(const std::string& name, const std::string& content) { return scratch.write(name, content).string(); }
+
+TEST(AdviseCli, TableRanksTheOrdersAndSaysWhy) {
+  const std::string design = path_of("table.meshloom.json", tensors_design());
+  const Launched r = launch("advise --design '" + design + "' 2>&1");
+  EXPECT_EQ(r.status, 0) << r.out;
+  const auto lines = lines_of(r.out);
+  ASSERT_GE(lines.size(), 9U) << r.out;
+  EXPECT_EQ(lines[0], "advise \"cli-2x2\": 4 ranks, hosts of 2, search orders, model comm (2 devices per host)");
+  EXPECT_EQ(lines[1], "2 candidates, 0 rejected by the constraints, 2 priced (4 plans computed, 0 reused)");
+  EXPECT_EQ(lines[3], "rank  layout         cost/step          dp          tp  hosts crossed");
+  // tp all-reduces 8 times a step: the order that keeps tp inside a host wins.
+  EXPECT_EQ(lines[4].rfind("   1  (dp 2, tp 2)", 0), 0U) << lines[4];
+  EXPECT_NE(lines[4].find(" us "), std::string::npos);
+  EXPECT_EQ(lines[4].substr(lines[4].size() - 4), "dp 2");
+  EXPECT_EQ(lines[5].rfind("   2  (tp 2, dp 2)", 0), 0U) << lines[5];
+  EXPECT_EQ(lines[5].substr(lines[5].size() - 4), "tp 2");
+  EXPECT_EQ(lines[7].rfind("reason: tp stays inside a host, where its all-reduces cost the most; (tp 2, dp 2) costs ",
+                           0),
+            0U)
+      << lines[7];
+  EXPECT_NE(lines[7].find(": its tp all-reduces cross 2 hosts"), std::string::npos) << lines[7];
+  EXPECT_EQ(lines[8], "ties: none, the best layout is the only one at its cost");
+}
+
+TEST(AdviseCli, JsonRecordsOnePerCandidateThenASummary) {
+  const std::string design = path_of("json.meshloom.json", tensors_design());
+  const Launched r = launch("advise --design '" + design + "' --search both --top 0 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto lines = lines_of(r.out);
+  // 4 = 2 * 2 and 2 orders: (1,4) (2,2) (4,1) in 2 orders each, but (tp 4, dp 1) is (dp 1, tp 4) and (tp 1, dp 4)
+  // is (dp 4, tp 1) (an axis of size 1 changes no group): 4 layouts.
+  ASSERT_EQ(lines.size(), 5U) << r.out;
+  double previous = 0;
+  for (std::size_t i = 0; i < 4; ++i) {
+    const json c = json::parse(lines[i]);
+    EXPECT_EQ(c["type"], "advise_candidate");
+    EXPECT_EQ(c["rank"], i + 1);
+    EXPECT_EQ(c["unit"], "us");
+    ASSERT_TRUE(c["cost"].is_number()) << lines[i];
+    EXPECT_GE(c["cost"].get<double>(), previous);
+    previous = c["cost"].get<double>();
+    ASSERT_EQ(c["mesh"]["shape"].size(), 2U);
+    ASSERT_EQ(c["axes"].size(), 2U);
+    double axes = 0;
+    for (std::size_t a = 0; a < 2; ++a) {
+      const json& axis = c["axes"][a];
+      EXPECT_EQ(axis["name"], c["mesh"]["names"][a]);
+      EXPECT_EQ(axis["size"], c["mesh"]["shape"][a]);
+      EXPECT_TRUE(axis["hosts"].is_number_integer());
+      axes += axis["cost"].get<double>();
+      EXPECT_TRUE(axis["by_collective"].is_object());
+      EXPECT_TRUE(axis["counts"].is_object());
+    }
+    EXPECT_NEAR(axes, c["cost"].get<double>(), 1e-9 * c["cost"].get<double>());
+    EXPECT_EQ(c["by_category"].size(), 1U);  // design tensors are all "tensor"
+    EXPECT_EQ(c["layout"].get<std::string>().front(), '(');
+  }
+  const json first = json::parse(lines[0]);
+  EXPECT_EQ(first["mesh"]["names"], json::parse(R"J(["dp", "tp"])J"));
+  EXPECT_EQ(first["axes"][1]["counts"]["all_reduce"], 8);  // on a group of one rank: PyTorch's model charges it
+  EXPECT_EQ(first["axes"][0]["counts"]["all_gather"], 4);
+  EXPECT_EQ(first["axes"][0]["hosts"], 2);
+  const json s = json::parse(lines[4]);
+  EXPECT_EQ(s["type"], "advise_summary");
+  EXPECT_EQ(s["design"], "cli-2x2");
+  EXPECT_EQ(s["candidates"], 4);
+  EXPECT_EQ(s["rejected"], 0);
+  EXPECT_EQ(s["priced"], 4);
+  EXPECT_EQ(s["shown"], 4);
+  // (tp 1, dp 4) is not a candidate of its own: it has the groups of (dp 4, tp 1).
+  EXPECT_EQ(s["tied_with_best"], 1);
+  EXPECT_EQ(json::parse(lines[0])["layout"], "(dp 4, tp 1)");
+  EXPECT_EQ(json::parse(lines[1])["layout"], "(dp 2, tp 2)");
+  EXPECT_EQ(s["model"], "comm");
+  EXPECT_EQ(s["unit"], "us");
+  EXPECT_EQ(s["search"], "both");
+  EXPECT_EQ(s["reason"].get<std::string>().rfind("dp's all-gathers cross 2 hosts; (dp 2, tp 2) costs ", 0),
+            0U)
+      << s["reason"];
+}
+
+TEST(AdviseCli, ConstraintsRejectCandidates) {
+  const std::string design = path_of("llama.meshloom.json", llama_design());
+  // Factorizations of 8 into (pp, tp): (1,8) (2,4) (4,2) (8,1). tp within a host of 4 drops (1,8); pp dividing the
+  // 32 layers drops none; tp fixed at 2 leaves (4,2).
+  Launched r = launch("advise --design '" + design + "' --search factorizations --within-host tp --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  json s = json::parse(lines_of(r.out).back());
+  EXPECT_EQ(s["candidates"], 4);
+  EXPECT_EQ(s["rejected"], 1);
+  r = launch("advise --design '" + design + "' --search factorizations --fix tp=2 --pp-divides-layers --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto lines = lines_of(r.out);
+  ASSERT_EQ(lines.size(), 2U) << r.out;
+  EXPECT_EQ(json::parse(lines[0])["layout"], "(pp 4, tp 2)");
+  // Pipeline sends are priced on pp.
+  const json pp = json::parse(lines[0])["axes"][0];
+  EXPECT_EQ(pp["name"], "pp");
+  EXPECT_GT(pp["by_collective"]["send"].get<double>(), 0);
+  EXPECT_GT(pp["counts"]["send"].get<int>(), 0);
+  // Nothing left: exit 2, the constraints named.
+  r = launch("advise --design '" + design + "' --fix tp=3 2>&1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "error: ValueError: no candidate layout satisfies the constraints (tp = 3): all 2 of search "
+                   "\"orders\" were rejected\n");
+}
+
+TEST(AdviseCli, TopLimitsTheCandidatesShown) {
+  const std::string design = path_of("top.meshloom.json", tensors_design());
+  const Launched r = launch("advise --design '" + design + "' --search both --top 2");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("(2 more; --top 0 shows every candidate)\n"), std::string::npos) << r.out;
+  const Launched j = launch("advise --design '" + design + "' --search both --top 2 --json");
+  const auto lines = lines_of(j.out);
+  ASSERT_EQ(lines.size(), 3U);
+  EXPECT_EQ(json::parse(lines[2])["shown"], 2);
+  EXPECT_EQ(json::parse(lines[2])["priced"], 4);
+}
+
+TEST(AdviseCli, TheModelFollowsTheCalibration) {
+  const std::string cal = path_of("curves.json", calibration());
+  const std::string design = path_of("calibrated.meshloom.json", tensors_design(",\n  \"calibration\": \"curves.json\""));
+  // The design's calibration (relative to the design file) makes the calibrated model the default.
+  Launched r = launch("advise --design '" + design + "' --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  json s = json::parse(lines_of(r.out).back());
+  EXPECT_EQ(s["model"], "calibrated");
+  EXPECT_EQ(s["unit"], "us");
+  r = launch("advise --design '" + design + "'");
+  EXPECT_NE(r.out.find("model calibrated (\"" + cal + "\", 10 curves)"), std::string::npos) << r.out;
+  // --model overrides it; fixed has no unit.
+  r = launch("advise --design '" + design + "' --model fixed --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(json::parse(lines_of(r.out).front())["unit"], "fixed");
+  EXPECT_EQ(json::parse(lines_of(r.out).back())["model"], "fixed");
+  // --calibration on a design without one.
+  const std::string plain = path_of("plain.meshloom.json", tensors_design());
+  r = launch("advise --design '" + plain + "' --calibration '" + cal + "' --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(json::parse(lines_of(r.out).back())["model"], "calibrated");
+}
+
+TEST(AdviseCli, CandidatesTheCalibrationCannotPriceRankLast) {
+  // Curves within a host only: the order that puts tp across hosts has no all_reduce curve.
+  const std::string cal = path_of("within.json", calibration(false));
+  const std::string design = path_of("within.meshloom.json", tensors_design());
+  Launched r = launch("advise --design '" + design + "' --calibration '" + cal + "' --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto lines = lines_of(r.out);
+  ASSERT_EQ(lines.size(), 3U) << r.out;
+  const json last = json::parse(lines[1]);
+  EXPECT_EQ(last["layout"], "(tp 2, dp 2)");
+  EXPECT_TRUE(last["cost"].is_null());
+  EXPECT_EQ(last["unpriced"].get<std::string>().rfind("act: no plan: ", 0), 0U) << lines[1];
+  r = launch("advise --design '" + design + "' --calibration '" + cal + "'");
+  EXPECT_NE(r.out.find("   2  (tp 2, dp 2)  cannot price"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\ncannot price (tp 2, dp 2): act: no plan: "), std::string::npos) << r.out;
+  // Extrapolating from the shapes measured, it is priced.
+  r = launch("advise --design '" + design + "' --calibration '" + cal + "' --extrapolate --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(json::parse(lines_of(r.out)[1])["cost"].is_number());
+}
+
+struct BadInput {
+  std::string args;
+  std::string message;
+};
+
+TEST(AdviseCli, BadInputExitsTwoNamingTheValue) {
+  const std::string design = path_of("bad.meshloom.json", tensors_design());
+  const std::string flat = path_of("flat.json", R"J({"format": "meshloom-calibration", "version": 1, "backend": "mpi",
+  "world": 4, "mesh": {"shape": [2, 2], "names": ["dp", "tp"]},
+  "axes": {"tp": {"all_reduce": {"alpha_us": 10, "busbw_gbps": 20, "r2": 0.99, "samples": 8}}}})J");
+  const std::string v1 = path_of("v1.meshloom.json", R"J({"format": "meshloom-design", "version": 1, "name": "no-work",
+  "world": 4, "devices_per_host": 2, "mesh": {"shape": [2, 2], "names": ["dp", "tp"], "flattened": []}, "tensors": []})J");
+  const std::string d = " --design '" + design + "'";
+  const std::vector<BadInput> cases{
+      {"", "--design is required (e.g. advise --design hsdp.meshloom.json)"},
+      {" --design '" + v1 + "'", "the design has no workload"},
+      {d + " --search all", "--search \"all\": unknown search (expected orders, factorizations or both)"},
+      {d + " --top -1", "--top \"-1\": must be >= 0 (0: every candidate)"},
+      {d + " --top many", "--top \"many\": not an integer"},
+      {d + " --fix tp8", "--fix \"tp8\": expected AXIS=SIZE (e.g. tp=8)"},
+      {d + " --fix mp=2", "--fix \"mp=2\": no mesh axis is named \"mp\" (axes: dp, tp)"},
+      {d + " --fix tp=two", "--fix \"tp=two\": \"two\" is not an integer"},
+      {d + " --fix tp=0", "--fix \"tp=0\": the size must be >= 1"},
+      {d + " --fix tp=2 --fix tp=4", "--fix \"tp=4\": tp is fixed twice"},
+      {d + " --within-host ep", "--within-host \"ep\": no mesh axis is named \"ep\" (axes: dp, tp)"},
+      {d + " --pp-divides-layers", "--pp-divides-layers: the design's workload has no model"},
+      {d + " --model magic", "--model \"magic\": unknown cost model"},
+      {d + " --model calibrated", "--model calibrated needs a calibration"},
+      {d + " --model comm --calibration x.json", "--calibration goes with the calibrated model, not the comm model"},
+      {d + " --extrapolate", "--extrapolate goes with the calibrated model, not the comm model"},
+      {d + " --calibration '" + flat + "'", "has per-axis fits only (no curves by group shape)"},
+      {d + " --calibration /nonexistent/cal.json", "/nonexistent/cal.json"},
+      {" --design /nonexistent/x.meshloom.json", "/nonexistent/x.meshloom.json"},
+  };
+  for (const BadInput& c : cases) {
+    SCOPED_TRACE(c.args);
+    const Launched r = launch("advise" + c.args + " 2>&1");
+    EXPECT_EQ(r.status, 2) << r.out;
+    EXPECT_EQ(r.out.rfind("error: ", 0), 0U) << r.out;
+    EXPECT_NE(r.out.find(c.message), std::string::npos) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;  // one line, nothing on stdout before it
+  }
+}
+
+}  // namespace
