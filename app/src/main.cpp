@@ -1,6 +1,6 @@
 // meshloom: the desktop app. `meshloom [design]` opens a design (the bundled example by default);
 // `meshloom --screenshot out.png [design]` renders the window offscreen to a PNG and exits. --slice, --select,
-// --tensor, --step, --measurements, --fit, --predictions and --theme set up what the window shows first (the docs' screenshots use them):
+// --tensor, --step, --measurements, --fit, --predictions, --advise, --preview and --theme set up what the window shows first (the docs' screenshots use them):
 // `meshloom --screenshot out.png --step 2 design` renders step 2 of the current tensor's plan (0: the layout
 // before the first step).
 #include <QApplication>
@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "advisor_panel.hpp"
 #include "axes_model.hpp"
 #include "design_document.hpp"
 #include "costs_panel.hpp"
@@ -50,7 +51,14 @@ int main(int argc, char** argv) {
       QStringLiteral("predictions"),
       QStringLiteral("Plot the predicted against the measured steps of a run or validate --jsonl <file>."),
       QStringLiteral("file"));
-  parser.addOptions({screenshot, slice, select, tensor, step, measurements, fit, predictions, theme});
+  const QCommandLineOption advise(QStringLiteral("advise"),
+                                  QStringLiteral("Rank the design's layouts in the Advisor dock: <search> is orders, "
+                                                 "factorizations or both."),
+                                  QStringLiteral("search"));
+  const QCommandLineOption preview(QStringLiteral("preview"),
+                                   QStringLiteral("With --advise: preview the layout ranked <n> (1: the best) on the canvas."),
+                                   QStringLiteral("n"));
+  parser.addOptions({screenshot, slice, select, tensor, step, measurements, fit, predictions, advise, preview, theme});
   parser.addPositionalArgument(QStringLiteral("design"), QStringLiteral("A *.meshloom.json design to open."));
   parser.process(app);
 
@@ -121,6 +129,32 @@ int main(int argc, char** argv) {
     const QString error = window.costs_panel()->open_predictions(parser.value(predictions));
     if (!error.isEmpty()) return fail(QStringLiteral("--predictions: %1").arg(error));
     window.show_costs();
+  }
+  if (opened && parser.isSet(advise)) {
+    meshloom::AdvisorSearch search{};
+    try {
+      search = meshloom::advisor_search_from_string(parser.value(advise).toStdString());
+    } catch (const std::exception& e) {
+      return fail(QStringLiteral("--advise: %1").arg(QString::fromUtf8(e.what())));
+    }
+    meshloom::app::AdvisorPanel* advisor = window.advisor_panel();
+    advisor->set_search(search);
+    window.show_advisor();
+    if (!advisor->rank() || !advisor->wait_idle() || !advisor->error().isEmpty()) {
+      return fail(QStringLiteral("--advise: %1").arg(advisor->error()));
+    }
+    if (parser.isSet(preview)) {
+      bool ok = false;
+      const int n = parser.value(preview).toInt(&ok);
+      if (!ok || n < 1 || static_cast<std::size_t>(n) > advisor->result().ranked.size()) {
+        return fail(QStringLiteral("--preview %1: not a rank between 1 and %2")
+                        .arg(parser.value(preview))
+                        .arg(advisor->result().ranked.size()));
+      }
+      advisor->preview(static_cast<std::size_t>(n - 1));
+    }
+  } else if (parser.isSet(preview)) {
+    return fail(QStringLiteral("--preview needs --advise"));
   }
   if (parser.isSet(screenshot)) {
     if (!opened) return fail(window.last_error());

@@ -39,6 +39,8 @@
 #include "mesh_grid_item.hpp"
 #include "mesh_panel.hpp"
 #include "mesh_view.hpp"
+#include "advisor_model.hpp"
+#include "advisor_panel.hpp"
 #include "animation_bar.hpp"
 #include "block_overlay_item.hpp"
 #include "plan_animation.hpp"
@@ -115,6 +117,7 @@ MainWindow::MainWindow(QWidget* parent, const QString& autosave_dir) : QMainWind
   doc_ = new DesignDocument(this);
   // Connected before the models are made, so the canvas is rebuilt before AxesModel reports changed picks.
   connect(doc_, &DesignDocument::design_changed, this, [this] {
+    preview_.reset();  // an edit ends any layout preview: the canvas shows the design again
     rebuild_canvas();
     refresh_overview();
     refresh_slice();
@@ -213,6 +216,16 @@ void MainWindow::build_docks() {
     redistribution_->set_step_measurements(
         std::make_shared<const PredictionRecords>(costs_->prediction_chart()->records()), QFileInfo(path).fileName());
   });
+  advisor_ = new AdvisorPanel(doc_, this);
+  QDockWidget* advisor_dock = dock(this, tr("Advisor"), QStringLiteral("advisor_dock"), advisor_, Qt::BottomDockWidgetArea);
+  tabifyDockWidget(costs_dock, advisor_dock);
+  plan_dock->raise();
+  connect(advisor_, &AdvisorPanel::preview_requested, this, [this](const std::optional<MeshSpec>& mesh) {
+    preview_layout(mesh);
+  });
+  connect(advisor_, &AdvisorPanel::apply_requested, this, [this](const MeshSpec& mesh) {
+    if (!apply_layout(mesh)) QMessageBox::warning(this, tr("Cannot apply layout"), last_error_);
+  });
   connect(costs_, &CostsPanel::run_finished, this, [this, costs_dock](const RunOutcome& outcome) {
     statusBar()->showMessage(outcome.status == RunOutcome::Status::Succeeded
                                  ? tr("Benchmark done: %1 results").arg(outcome.results)
@@ -298,6 +311,11 @@ void MainWindow::build_menus() {
       })
       ->setToolTip(tr("Each cost model's predicted step time against the measured one (meshloom-launch run or "
                       "validate --jsonl)"));
+  plan->addAction(tr("Rank &layouts (Advisor)"), this, [this] {
+        show_advisor();
+        if (doc_->design().workload) (void)advisor_->rank();
+      })
+      ->setToolTip(tr("Which order or factorization of this mesh is cheapest for the design's workload"));
   plan->addSeparator();
   // Playback: the shortcuts act while the canvas or the animation bar has the focus (not in text fields and tables).
   const struct {
@@ -644,6 +662,38 @@ void MainWindow::export_canvas_dialog(ImageKind kind) {
 
 // ---- Presets ----------------------------------------------------------------------------------------------
 
+void MainWindow::preview_layout(const std::optional<MeshSpec>& mesh) {
+  if (!mesh) {
+    if (!preview_) return;
+    preview_.reset();
+  } else {
+    try {
+      Design shown = with_layout(doc_->design(), *mesh);
+      DeviceMesh built = build_mesh(shown.mesh, shown.world);
+      preview_ = LayoutPreview{std::move(shown), std::move(built)};
+    } catch (const std::exception& e) {
+      fail(QString::fromUtf8(e.what()));
+      return;
+    }
+  }
+  rebuild_canvas();
+  refresh_slice();
+  if (preview_) {
+    statusBar()->showMessage(tr("Preview of layout %1: Apply layout in the Advisor keeps it").arg(layout_label(*mesh)));
+  }
+}
+
+bool MainWindow::apply_layout(const MeshSpec& mesh) {
+  QString error;
+  if (!doc_->edit(tr("Apply layout %1").arg(layout_label(mesh)), [&](const Design& d) { return with_layout(d, mesh); },
+                  &error)) {
+    fail(error);
+    return false;
+  }
+  last_error_.clear();
+  return true;
+}
+
 bool MainWindow::apply_preset(const PresetRequest& request) {
   QString error;
   const auto mesh = build_request(request, &error);
@@ -675,8 +725,8 @@ void MainWindow::preset_dialog(const QString& preset) {
 // ---- Canvas, slice, overview ------------------------------------------------------------------------------
 
 void MainWindow::rebuild_canvas() {
-  const Design& design = doc_->design();
-  const DeviceMesh& mesh = doc_->mesh();
+  const Design& design = preview_ ? preview_->design : doc_->design();
+  const DeviceMesh& mesh = preview_ ? preview_->mesh : doc_->mesh();
   if (selected_rank_ && !mesh.contains(*selected_rank_)) selected_rank_.reset();
   hovered_rank_.reset();
   view_->set_grid(nullptr);
@@ -724,8 +774,9 @@ void MainWindow::rebuild_canvas() {
 void MainWindow::set_slice(const std::vector<std::string>& axes) { axes_->set_picked(axes); }
 
 void MainWindow::refresh_slice() {
-  const bool drawn = doc_->mesh().size() <= kMaxDrawnRanks;
-  slice_->set_slice(doc_->mesh(), drawn ? axes_->picked() : std::vector<std::string>{});
+  const DeviceMesh& mesh = preview_ ? preview_->mesh : doc_->mesh();
+  const bool drawn = mesh.size() <= kMaxDrawnRanks;
+  slice_->set_slice(mesh, drawn ? axes_->picked() : std::vector<std::string>{});
   slice_summary_->setText(slice_->summary());
   show_message(slice_error_, slice_->error());
   const auto& s = slice_->slice();
@@ -783,6 +834,13 @@ void MainWindow::refresh_overview() {
 
 void MainWindow::show_costs() {
   if (auto* d = findChild<QDockWidget*>(QStringLiteral("costs_dock"))) {
+    d->show();
+    d->raise();
+  }
+}
+
+void MainWindow::show_advisor() {
+  if (auto* d = findChild<QDockWidget*>(QStringLiteral("advisor_dock"))) {
     d->show();
     d->raise();
   }

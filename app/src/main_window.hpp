@@ -21,6 +21,7 @@
 
 #include "autosave.hpp"
 #include "meshloom/design/design.hpp"
+#include "meshloom/mesh/device_mesh.hpp"
 #include "meshloom/plan/planner.hpp"
 
 class QGraphicsScene;
@@ -31,6 +32,7 @@ class QTreeWidget;
 
 namespace meshloom::app {
 
+class AdvisorPanel;
 class AnimationBar;
 class AxesModel;
 class BlockOverlayItem;
@@ -76,8 +78,17 @@ public:
   bool show_plan_step(int step);
   // Brings the Costs dock to the front.
   void show_costs();
+  // Brings the Advisor dock to the front.
+  void show_advisor();
   // Replaces the mesh by a preset's (one undoable edit). False with the framework's error in last_error().
   bool apply_preset(const PresetRequest& request);
+  // Shows `mesh` (a layout of the design's axes, as the advisor proposes it) on the canvas without changing the
+  // design; nullopt shows the design's own mesh again. Any edit of the design ends the preview.
+  void preview_layout(const std::optional<MeshSpec>& mesh);
+  [[nodiscard]] bool previewing() const noexcept { return preview_.has_value(); }
+  // Makes `mesh` the design's mesh (the engine's with_layout: states and flattened axes follow their axes), one
+  // undoable edit. False with the engine's message in last_error().
+  bool apply_layout(const MeshSpec& mesh);
   // Ticks the axes to slice by (the slice dock shows its groups or why the pick is invalid).
   void set_slice(const std::vector<std::string>& axes);
   // Selects a rank (its info in the rank dock, its slice group emphasised); nullopt clears.
@@ -103,6 +114,7 @@ public:
   [[nodiscard]] RankPanel* rank_panel() const noexcept { return rank_panel_; }
   [[nodiscard]] RedistributionPanel* redistribution_panel() const noexcept { return redistribution_; }
   [[nodiscard]] CostsPanel* costs_panel() const noexcept { return costs_; }
+  [[nodiscard]] AdvisorPanel* advisor_panel() const noexcept { return advisor_; }
   [[nodiscard]] PlanAnimation* animation() const noexcept { return animation_; }
   [[nodiscard]] AnimationBar* animation_bar() const noexcept { return animation_bar_; }
   [[nodiscard]] const BlockOverlayItem* overlay() const noexcept { return overlay_; }
@@ -159,6 +171,12 @@ private:
   RankPanel* rank_panel_ = nullptr;
   RedistributionPanel* redistribution_ = nullptr;
   CostsPanel* costs_ = nullptr;
+  AdvisorPanel* advisor_ = nullptr;
+  struct LayoutPreview {
+    Design design;    // the document's design with the previewed layout
+    DeviceMesh mesh;  // built from it
+  };
+  std::optional<LayoutPreview> preview_;  // what the canvas shows instead of the document, while set
   QTreeWidget* overview_ = nullptr;
   QLabel* slice_summary_ = nullptr;
   QLabel* slice_error_ = nullptr;

@@ -1,0 +1,192 @@
+// The Advisor dock: the ranking shown equals the engine's advise() for the same design and model, the table (rows,
+// cells, sorting by the numbers), the stacked bars (one segment per axis, heights = the axis' cost), previewing a
+// layout on the canvas without touching the design, Apply as one undoable edit, a design without a workload, a bad
+// constraint, and the calibrated model refused for a design without a calibration. Offscreen platform.
+#include <QApplication>
+#include <QSortFilterProxyModel>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QUndoStack>
+#include <QtTest>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "advisor_chart.hpp"
+#include "advisor_model.hpp"
+#include "advisor_panel.hpp"
+#include "design_document.hpp"
+#include "main_window.hpp"
+#include "meshloom/advisor/advisor.hpp"
+#include "meshloom/design/design.hpp"
+#include "meshloom/plan/cost_model.hpp"
+#include "meshloom/plan/state.hpp"
+#include "meshloom/workload/workload.hpp"
+
+using namespace meshloom;
+using namespace meshloom::app;
+
+namespace {
+
+// 8 ranks on hosts of 4, mesh (dp 2, tp 4); tp moves big activations, dp small gradients: tp belongs inside a host.
+Design advisor_design() {
+  Design d;
+  d.name = "advisor";
+  d.world = 8;
+  d.devices_per_host = 4;
+  d.mesh.shape = {2, 4};
+  d.mesh.names = {"dp", "tp"};
+  d.tensors.push_back({"act", {8, 4096, 1024}, DType::BFloat16, parse_state("RP(sum)"), parse_state("RR")});
+  d.tensors.push_back({"grad", {1024, 1024}, DType::Float32, parse_state("P(sum)S(0)"), parse_state("RS(0)")});
+  d.workload = Workload{{{"act", 4}, {"grad", 1}}, std::nullopt};
+  return d;
+}
+
+CostModelFactory comm_factory() {
+  return [](const std::vector<std::int64_t>& shape, std::int64_t per_host) -> std::shared_ptr<const CostModel> {
+    return std::make_shared<const CommCostModel>(shape, per_host);
+  };
+}
+
+}  // namespace
+
+class AdvisorDockTest : public QObject {
+  Q_OBJECT
+
+private:
+  QTemporaryDir dir_;
+
+  QString save(const Design& d, const QString& name) {
+    const QString path = dir_.filePath(name);
+    save_design(d, path.toStdString());
+    return path;
+  }
+
+private slots:
+  void initTestCase() { QVERIFY(dir_.isValid()); }
+
+  void ranking_equals_the_engines() {
+    MainWindow window(nullptr, dir_.filePath(QStringLiteral("autosave")));
+    QVERIFY2(window.open_design(save(advisor_design(), QStringLiteral("a.meshloom.json"))), qPrintable(window.last_error()));
+    AdvisorPanel* panel = window.advisor_panel();
+    QVERIFY(panel != nullptr);
+    panel->set_model(AdvisorPanel::ModelKind::Comm);
+    panel->set_search(AdvisorSearch::Orders);
+    QVERIFY2(panel->rank(), qPrintable(panel->error()));
+    QVERIFY(panel->wait_idle());
+    QVERIFY2(panel->error().isEmpty(), qPrintable(panel->error()));
+
+    const AdvisorResult expected = advise(advisor_design(), comm_factory(), AdvisorOptions{});
+    const AdvisorResult& shown = panel->result();
+    QCOMPARE(shown.ranked.size(), expected.ranked.size());
+    QCOMPARE(shown.ranked.size(), std::size_t{2});
+    for (std::size_t i = 0; i < shown.ranked.size(); ++i) {
+      QCOMPARE(shown.ranked[i].mesh, expected.ranked[i].mesh);
+      QCOMPARE(shown.ranked[i].cost, expected.ranked[i].cost);
+    }
+    QCOMPARE(panel->reason(), QString::fromStdString(expected.reason));
+    QVERIFY(!panel->reason().isEmpty());
+
+    // The table: one row per candidate, rank order, the layout and the ratio to the best.
+    AdvisorModel* model = panel->table_model();
+    QCOMPARE(model->rowCount(), 2);
+    QCOMPARE(model->data(model->index(0, AdvisorModel::LayoutColumn)).toString(), layout_label(expected.ranked[0].mesh));
+    QCOMPARE(model->data(model->index(0, AdvisorModel::RatioColumn)).toString(), QStringLiteral("1.00×"));
+    QCOMPARE(model->data(model->index(1, AdvisorModel::CostColumn), Qt::UserRole).toDouble(), expected.ranked[1].cost);
+    // Sorting compares numbers: cost descending puts the dearest first.
+    panel->table()->sortByColumn(AdvisorModel::CostColumn, Qt::DescendingOrder);
+    const auto* proxy = qobject_cast<const QSortFilterProxyModel*>(panel->table()->model());
+    QVERIFY(proxy != nullptr);
+    QCOMPARE(proxy->mapToSource(proxy->index(0, 0)).row(), expected.ranked[1].cost > expected.ranked[0].cost ? 1 : 0);
+
+    // The chart: one bar per candidate, one segment per axis of the axis' cost.
+    AdvisorChart* chart = panel->chart();
+    QCOMPARE(chart->bar_count(), std::size_t{2});
+    for (std::size_t bar = 0; bar < 2; ++bar) {
+      double total = 0;
+      for (const auto& axis : expected.ranked[bar].axes) {
+        QCOMPARE(chart->segment(bar, axis.name), axis.cost);
+        total += axis.cost;
+      }
+      QVERIFY(std::abs(total - expected.ranked[bar].cost) <= 1e-9 * expected.ranked[bar].cost);
+    }
+  }
+
+  void preview_and_apply_with_undo() {
+    MainWindow window(nullptr, dir_.filePath(QStringLiteral("autosave")));
+    QVERIFY(window.open_design(save(advisor_design(), QStringLiteral("b.meshloom.json"))));
+    AdvisorPanel* panel = window.advisor_panel();
+    panel->set_model(AdvisorPanel::ModelKind::Comm);
+    QVERIFY(panel->rank());
+    QVERIFY(panel->wait_idle());
+    const MeshSpec original = window.design().mesh;
+    const MeshSpec other = panel->result().ranked[1].mesh;
+    QVERIFY(other != original || panel->result().ranked[0].mesh != original);
+
+    // Preview: the canvas shows the candidate, the design is untouched.
+    panel->preview(1);
+    QVERIFY(window.previewing());
+    QCOMPARE(window.design().mesh, original);
+    QCOMPARE(window.document()->undo_stack()->count(), 0);
+    panel->preview(std::nullopt);
+    QVERIFY(!window.previewing());
+
+    // Apply: one undoable edit; states follow their axes (with_layout); undo brings the old mesh back.
+    panel->preview(1);
+    QVERIFY(panel->apply());
+    QVERIFY(!window.previewing());
+    QCOMPARE(window.design().mesh.shape, other.shape);
+    QCOMPARE(window.design().mesh.names, other.names);
+    QCOMPARE(window.design(), with_layout(advisor_design(), other));
+    QCOMPARE(window.document()->undo_stack()->count(), 1);
+    window.document()->undo_stack()->undo();
+    QCOMPARE(window.design().mesh, original);
+  }
+
+  void without_a_workload_nothing_ranks() {
+    Design d = advisor_design();
+    d.workload.reset();
+    MainWindow window(nullptr, dir_.filePath(QStringLiteral("autosave")));
+    QVERIFY(window.open_design(save(d, QStringLiteral("c.meshloom.json"))));
+    AdvisorPanel* panel = window.advisor_panel();
+    QVERIFY(!panel->rank());
+    QVERIFY2(panel->error().contains(QStringLiteral("workload")), qPrintable(panel->error()));
+    QCOMPARE(panel->table_model()->rowCount(), 0);
+  }
+
+  void bad_constraints_are_named() {
+    MainWindow window(nullptr, dir_.filePath(QStringLiteral("autosave")));
+    QVERIFY(window.open_design(save(advisor_design(), QStringLiteral("d.meshloom.json"))));
+    AdvisorPanel* panel = window.advisor_panel();
+    panel->set_fixed(QStringLiteral("tp=zero"));
+    QVERIFY(!panel->rank());
+    QVERIFY2(panel->error().contains(QStringLiteral("tp=zero")), qPrintable(panel->error()));
+    // An unknown axis is the engine's error, shown once the ranking ends.
+    panel->set_fixed(QString());
+    panel->set_within_host(QStringLiteral("nope"));
+    QVERIFY(panel->rank());
+    QVERIFY(panel->wait_idle());
+    QVERIFY2(panel->error().contains(QStringLiteral("nope")), qPrintable(panel->error()));
+    QCOMPARE(panel->table_model()->rowCount(), 0);
+    // Keeping tp inside a host leaves the layouts whose tp groups stay on one host.
+    panel->set_within_host(QStringLiteral("tp"));
+    QVERIFY(panel->rank());
+    QVERIFY(panel->wait_idle());
+    QVERIFY2(panel->error().isEmpty(), qPrintable(panel->error()));
+    QCOMPARE(panel->result().ranked.size(), std::size_t{1});
+    QCOMPARE(panel->result().rejected, std::size_t{1});
+  }
+
+  void calibrated_needs_a_calibration() {
+    MainWindow window(nullptr, dir_.filePath(QStringLiteral("autosave")));
+    QVERIFY(window.open_design(save(advisor_design(), QStringLiteral("e.meshloom.json"))));
+    AdvisorPanel* panel = window.advisor_panel();
+    QVERIFY(panel->calibrated_reason().contains(QStringLiteral("no calibration")));
+    panel->set_model(AdvisorPanel::ModelKind::Calibrated);
+    QCOMPARE(panel->model(), AdvisorPanel::ModelKind::Comm);  // refused: the entry is disabled
+  }
+};
+
+QTEST_MAIN(AdvisorDockTest)
+#include "test_advisor.moc"
