@@ -143,9 +143,19 @@ struct CostChart::Impl {
   [[nodiscard]] bool axis_shown(const std::string& axis) const {
     return axes_filter.empty() || std::find(axes_filter.begin(), axes_filter.end(), axis) != axes_filter.end();
   }
-  [[nodiscard]] double value_of(const MeasuredPoint& p) const {
+  // The point's value under the metric: NaN for a residual without a fit (not drawn).
+  [[nodiscard]] double value_of(const SeriesKey& key, const MeasuredPoint& p) const {
+    if (metric == Metric::Residual) return residual_percent(key, p);
     return metric == Metric::Time ? p.time_us : p.busbw_gbps;
   }
+  // 100 (fit - measured) / measured at the point's size; NaN when the calibration has no fit for the series.
+  [[nodiscard]] double residual_percent(const SeriesKey& key, const MeasuredPoint& p) const {
+    const auto fit = model.fitted(key, static_cast<double>(p.bytes));
+    if (!fit || !(p.time_us > 0) || !std::isfinite(fit->time_us)) return std::nan("");
+    return 100.0 * (fit->time_us - p.time_us) / p.time_us;
+  }
+  // Whether a value can be drawn: any finite residual, positive times and bandwidths (log axis).
+  [[nodiscard]] bool drawable(double y) const { return metric == Metric::Residual ? std::isfinite(y) : y > 0; }
   // Every axis of the chosen collective, measured ones first, then those only the calibration has.
   [[nodiscard]] std::vector<std::string> axes_of(const std::string& coll) const {
     std::vector<std::string> out;
@@ -196,7 +206,7 @@ struct CostChart::Impl {
     }
     {
       const QSignalBlocker block(metric_box);
-      metric_box->setCurrentIndex(metric == Metric::Time ? 0 : 1);
+      metric_box->setCurrentIndex(static_cast<int>(metric));
     }
     {
       const QSignalBlocker block(axis_box);
@@ -239,8 +249,8 @@ struct CostChart::Impl {
         QVector<double> xs;
         QVector<double> ys;
         for (const auto& p : s->points) {
-          const double y = value_of(p);
-          if (p.bytes > 0 && y > 0) {
+          const double y = value_of(key, p);
+          if (p.bytes > 0 && drawable(y)) {
             xs.push_back(static_cast<double>(p.bytes));
             ys.push_back(y);
           }
@@ -250,7 +260,7 @@ struct CostChart::Impl {
       }
       const auto curve = model.fitted_curve(key, sizes.lo, sizes.hi, kFitSamples);
       const auto n = model.group_size(key);
-      if (!curve.empty() && n) {
+      if (!curve.empty() && n && metric != Metric::Residual) {
         QCPGraph* g = plot->addGraph();
         g->setName(QString::fromStdString(axis) + QStringLiteral(" fit"));
         QPen pen(color);
@@ -272,16 +282,29 @@ struct CostChart::Impl {
       }
     }
 
-    plot->yAxis->setLabel(metric == Metric::Time ? QObject::tr("time") : QObject::tr("bus bandwidth (GB/s)"));
+    if (metric == Metric::Residual) {
+      // The fit itself is the zero line: a point above it was measured faster than fitted, below slower.
+      QCPGraph* zero = plot->addGraph();
+      zero->setName(QObject::tr("fit (0 %)"));
+      zero->setPen(QPen(plot->palette().color(QPalette::WindowText), 1.0, Qt::DashLine));
+      zero->setData(QVector<double>{sizes.lo, sizes.hi}, QVector<double>{0.0, 0.0});
+    }
+    plot->yAxis->setLabel(metric == Metric::Time           ? QObject::tr("time")
+                          : metric == Metric::BusBandwidth ? QObject::tr("bus bandwidth (GB/s)")
+                                                           : QObject::tr("fit residual: (fit - measured) / measured (%)"));
+    plot->yAxis->setScaleType(metric == Metric::Residual ? QCPAxis::stLinear : QCPAxis::stLogarithmic);
     if (metric == Metric::Time) {
       plot->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new TimeTicker));
+    } else if (metric == Metric::Residual) {
+      plot->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
     } else {
       plot->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new BandwidthTicker));
     }
     title->setText(coll.empty() ? QObject::tr("No measurements")
                                 : QString::fromStdString(coll) +
-                                      (metric == Metric::Time ? QObject::tr(": time against message size")
-                                                              : QObject::tr(": bus bandwidth against message size")));
+                                      (metric == Metric::Time           ? QObject::tr(": time against message size")
+                                       : metric == Metric::BusBandwidth ? QObject::tr(": bus bandwidth against message size")
+                                                                        : QObject::tr(": the fit's residuals per size")));
     plot->legend->setVisible(plot->graphCount() > 0);
     rescale();
     sync_controls();
@@ -290,11 +313,13 @@ struct CostChart::Impl {
   void rescale() {
     Range xr;
     Range yr;
+    double reach = 10.0;  // residuals: the largest |value|, at least 10 %
     for (int i = 0; i < plot->graphCount(); ++i) {
       const auto data = plot->graph(i)->data();
       for (auto it = data->constBegin(); it != data->constEnd(); ++it) {
         xr.add(it->key);
         yr.add(it->value);
+        if (std::isfinite(it->value)) reach = std::max(reach, std::abs(it->value));
       }
     }
     if (!xr.valid()) {
@@ -306,7 +331,11 @@ struct CostChart::Impl {
       yr.add(1000.0);
     }
     plot->xAxis->setRange(xr.lo / kMargin, xr.hi * kMargin);
-    plot->yAxis->setRange(yr.lo / kMargin, yr.hi * kMargin);
+    if (metric == Metric::Residual) {  // linear, symmetric around the fit, at least +-10 %
+      plot->yAxis->setRange(-reach * 1.15, reach * 1.15);
+    } else {
+      plot->yAxis->setRange(yr.lo / kMargin, yr.hi * kMargin);
+    }
   }
 
   [[nodiscard]] const MeasuredPoint* point(const SeriesKey& key, std::size_t index) const {
@@ -318,8 +347,9 @@ struct CostChart::Impl {
   [[nodiscard]] std::optional<QPointF> position(const SeriesKey& key, std::size_t index) const {
     if (std::find(shown.begin(), shown.end(), key) == shown.end()) return std::nullopt;
     const MeasuredPoint* p = point(key, index);
-    if (p == nullptr || p->bytes <= 0 || !(value_of(*p) > 0)) return std::nullopt;
-    return QPointF(plot->xAxis->coordToPixel(static_cast<double>(p->bytes)), plot->yAxis->coordToPixel(value_of(*p)));
+    if (p == nullptr || p->bytes <= 0 || !drawable(value_of(key, *p))) return std::nullopt;
+    return QPointF(plot->xAxis->coordToPixel(static_cast<double>(p->bytes)),
+                   plot->yAxis->coordToPixel(value_of(key, *p)));
   }
 
   [[nodiscard]] QString text_of(const SeriesKey& key, const MeasuredPoint& p) const {
@@ -329,7 +359,9 @@ struct CostChart::Impl {
                    QStringLiteral(" · busbw ") + format_gbps(p.busbw_gbps) + QStringLiteral(" · n=") +
                    QString::number(p.group_size);
     if (const auto fit = model.fitted(key, static_cast<double>(p.bytes))) {
-      text += QStringLiteral(" · fit ") + format_time_us(fit->time_us);
+      text += QStringLiteral(" · fit ") + format_time_us(fit->time_us) +
+              QStringLiteral(" (%1%2 %)").arg(fit->time_us >= p.time_us ? QStringLiteral("+") : QString())
+                  .arg(100.0 * (fit->time_us - p.time_us) / p.time_us, 0, 'f', 1);
     }
     if (p.wrong != 0) text += QStringLiteral(" · %1 wrong").arg(p.wrong);
     return text;
@@ -355,6 +387,7 @@ CostChart::CostChart(QWidget* parent) : QWidget(parent), d_(std::make_unique<Imp
   d_->metric_box->setObjectName(QStringLiteral("metric"));
   d_->metric_box->addItem(tr("Time"));
   d_->metric_box->addItem(tr("Bus bandwidth"));
+  d_->metric_box->addItem(tr("Fit residual"));
   d_->axis_box = new QComboBox(this);
   d_->axis_box->setObjectName(QStringLiteral("axis"));
   bar->addWidget(new QLabel(tr("Collective:"), this));
@@ -393,7 +426,7 @@ CostChart::CostChart(QWidget* parent) : QWidget(parent), d_(std::make_unique<Imp
     if (!text.isEmpty()) set_collective(text);
   });
   connect(d_->metric_box, &QComboBox::currentIndexChanged, this,
-          [this](int index) { set_metric(index == 1 ? Metric::BusBandwidth : Metric::Time); });
+          [this](int index) { set_metric(static_cast<Metric>(std::clamp(index, 0, 2))); });
   connect(d_->axis_box, &QComboBox::currentIndexChanged, this, [this](int index) {
     if (index <= 0) {
       set_axes({});

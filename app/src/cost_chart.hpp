@@ -1,5 +1,5 @@
 // CostChart: measured collective costs against message size, one series per mesh axis, for one collective at a
-// time: time (us) or bus bandwidth (GB/s) on log-log axes, the fitted model of a calibration over the points as a
+// time: time (us) or bus bandwidth (GB/s) on log-log axes, or the fit's residual per point (%), the fitted model of a calibration over the points as a
 // line (the engine's calibrated cost), a legend, a read-out of the point nearest the pointer, PNG and PDF export.
 // Points can stream in (append_line) as a live run writes its JSON Lines; the axes rescale as they arrive.
 //
@@ -27,7 +27,9 @@ class CostChart : public QWidget {
   Q_OBJECT
 
 public:
-  enum class Metric { Time, BusBandwidth };
+  // Time (us) and bus bandwidth (GB/s) on log axes; Residual: each measured point's 100 (fit - measured) / measured
+  // against its size on a linear axis, the fit as the zero line (points of series without a fit are not drawn).
+  enum class Metric { Time, BusBandwidth, Residual };
 
   explicit CostChart(QWidget* parent = nullptr);
   ~CostChart() override;

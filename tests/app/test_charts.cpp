@@ -386,6 +386,54 @@ private slots:
     QCOMPARE(chart.collective(), QStringLiteral("all_reduce"));
   }
 
+  void residuals_are_each_points_distance_from_the_fit() {
+    Measurements m;
+    QCOMPARE(QString::fromStdString(m.load_jsonl(kFixture.toStdString())), QString());
+    CostChart chart;
+    chart.resize(900, 600);
+    chart.set_measurements(m);
+    QCOMPARE(chart.load_calibration(kCalibration), QString());
+    chart.set_collective(QStringLiteral("all_reduce"));
+    chart.set_metric(CostChart::Metric::Residual);
+    QCustomPlot* plot = chart.plot();
+    QCOMPARE(plot->yAxis->scaleType(), QCPAxis::stLinear);
+    QCOMPARE(plot->xAxis->scaleType(), QCPAxis::stLogarithmic);
+    // No fitted lines: the fit is the zero line; every measured point sits at 100 (fit - measured) / measured.
+    QCOMPARE(graph_names(plot), (QStringList{QStringLiteral("dp"), QStringLiteral("tp"), QStringLiteral("fit (0 %)")}));
+    const meshloom::Calibration cal = *chart.measurements().calibration();
+    for (const char* axis : {"dp", "tp"}) {
+      const auto* series = m.find({axis, "all_reduce"});
+      QCPGraph* g = graph_named(plot, QString::fromLatin1(axis));
+      QCOMPARE(g->dataCount(), static_cast<int>(series->points.size()));
+      for (int i = 0; i < g->dataCount(); ++i) {
+        const auto& p = series->points[static_cast<std::size_t>(i)];
+        const double fit = engine_cost(cal, axis, meshloom::Collective::AllReduce, static_cast<double>(p.bytes));
+        QCOMPARE(g->data()->at(i)->key, static_cast<double>(p.bytes));
+        QVERIFY(approx(g->data()->at(i)->value, 100.0 * (fit - p.time_us) / p.time_us));
+      }
+    }
+    plot->replot();
+    for (int g = 0; g < plot->graphCount(); ++g) {  // the symmetric range holds every residual
+      for (auto it = plot->graph(g)->data()->constBegin(); it != plot->graph(g)->data()->constEnd(); ++it) {
+        QVERIFY2(plot->yAxis->range().contains(it->value),
+                 qPrintable(QStringLiteral("%1: %2 outside [%3, %4]").arg(plot->graph(g)->name()).arg(it->value)
+                                .arg(plot->yAxis->range().lower).arg(plot->yAxis->range().upper)));
+      }
+    }
+    QVERIFY(plot->yAxis->range().lower <= -10.0 && plot->yAxis->range().upper >= 10.0);
+    // The toolbar names the view, and going back restores the log axis.
+    auto* metric_box = chart.findChild<QComboBox*>(QStringLiteral("metric"));
+    QVERIFY(metric_box != nullptr);
+    QCOMPARE(metric_box->currentIndex(), 2);
+    chart.set_metric(CostChart::Metric::Time);
+    QCOMPARE(plot->yAxis->scaleType(), QCPAxis::stLogarithmic);
+    // Without a calibration there is nothing to be a residual of: no points, only the empty view.
+    CostChart bare;
+    bare.set_measurements(m);
+    bare.set_metric(CostChart::Metric::Residual);
+    QCOMPARE(graph_named(bare.plot(), QStringLiteral("dp"))->dataCount(), 0);
+  }
+
   void streaming_rescales_as_points_arrive() {
     CostChart chart;
     chart.resize(900, 600);
@@ -443,8 +491,11 @@ private slots:
     QVERIFY(pos);
     const auto fit = chart.measurements().fitted(key, 65536);
     QVERIFY(fit);
+    // The fit's residual, 100 (fit - measured) / measured, with one decimal and its sign.
+    const double residual = 100.0 * (fit->time_us - 35.76) / 35.76;
     const QString expected = QStringLiteral("tp · all_reduce · 64 KiB (65536 B) · 35.76 us · busbw 1.833 GB/s · n=2 · fit ") +
-                             meshloom::app::format_time_us(fit->time_us);
+                             meshloom::app::format_time_us(fit->time_us) +
+                             QStringLiteral(" (%1%2 %)").arg(residual >= 0 ? QStringLiteral("+") : QString()).arg(residual, 0, 'f', 1);
     QCOMPARE(chart.readout_at(*pos + QPointF(3, -2)), expected);
     QCOMPARE(chart.readout_at(QPointF(-500, -500)), QString());
 
