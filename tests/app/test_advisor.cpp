@@ -144,6 +144,48 @@ private slots:
     QCOMPARE(window.design().mesh, original);
   }
 
+  // The newcomer: the Llama 3 405B example, its 6 orders ranked with their breakdown, the best applied and
+  // undone; the ranking is the engine's (which meshloom-launch advise prints).
+  void llama3_405b_orders_apply_and_undo() {
+    MainWindow window(nullptr, dir_.filePath(QStringLiteral("autosave")));
+    const QString path = QStringLiteral(MESHLOOM_EXAMPLES_DIR "/llama3-405b.meshloom.json");
+    QVERIFY2(window.open_design(path), qPrintable(window.last_error()));
+    AdvisorPanel* panel = window.advisor_panel();
+    panel->set_search(AdvisorSearch::Orders);
+    QVERIFY(panel->rank());
+    QVERIFY(panel->wait_idle());
+    QVERIFY2(panel->error().isEmpty(), qPrintable(panel->error()));
+    const AdvisorResult& r = panel->result();
+    QCOMPARE(r.ranked.size(), std::size_t{6});  // 24 orders; cp has size 1, so 6 layouts
+    QCOMPARE(panel->table_model()->rowCount(), 6);
+    QCOMPARE(panel->chart()->bar_count(), std::size_t{6});
+    const AdvisorResult engine = advise(load_design(path.toStdString()), comm_factory(), AdvisorOptions{});
+    for (std::size_t i = 0; i < 6; ++i) {
+      QCOMPARE(r.ranked[i].mesh, engine.ranked[i].mesh);
+      QCOMPARE(r.ranked[i].cost, engine.ranked[i].cost);
+      QCOMPARE(r.ranked[i].axes.size(), std::size_t{4});  // the breakdown: every axis, with its hosts
+    }
+    // tp (8 per host) inside a host wins: every layout whose tp groups cross hosts costs more.
+    for (const auto& c : r.ranked) {
+      for (const auto& a : c.axes) {
+        if (a.name == "tp" && a.hosts > 1) QVERIFY(c.cost > r.ranked.front().cost);
+      }
+    }
+    // The example already is the best layout (ties lead with the design's own): applying it changes nothing.
+    const Design before = window.design();
+    QCOMPARE(r.ranked.front().mesh, before.mesh);
+    QVERIFY(panel->apply());
+    QCOMPARE(window.document()->undo_stack()->count(), 0);
+    // The runner-up ties with it (pp outer instead of dp); applying it is one edit, and undo restores the example.
+    const MeshSpec second = r.ranked[1].mesh;
+    panel->preview(1);
+    QVERIFY(panel->apply());
+    QCOMPARE(window.design().mesh, second);
+    QCOMPARE(window.document()->undo_stack()->count(), 1);
+    window.document()->undo_stack()->undo();
+    QCOMPARE(window.design(), before);
+  }
+
   void without_a_workload_nothing_ranks() {
     Design d = advisor_design();
     d.workload.reset();
