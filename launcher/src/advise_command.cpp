@@ -4,14 +4,18 @@
 //   meshloom-launch advise --design D [--calibration C] [--model fixed|comm|calibrated] [--extrapolate]
 //                          [--search orders|factorizations|both] [--top K] [--fix AXIS=SIZE]...
 //                          [--within-host AXIS]... [--pp-divides-layers] [--json]
+//   mpirun -np WORLD meshloom-launch advise --design D ... --measure [--iterations N] [--timeout S] [--jsonl FILE]
 //
 // The model defaults to calibrated when a calibration is given (--calibration, or the design's "calibration",
 // relative to the design file), comm otherwise. --json writes one record per candidate ("advise_candidate", best
 // first) and a final "advise_summary", each a JSON object on its own line, flushed (docs/05-launcher.md).
+// --measure (mpi backend only) runs every shown candidate's workload for real and compares the measured ranking with
+// the predicted one (run_measured below; docs/05-launcher.md, "Is the ranking right?").
 #include <CLI/CLI.hpp>
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
@@ -26,8 +30,19 @@
 #include <utility>
 #include <vector>
 
+#include "bench_format.hpp"
+#include "bench_io.hpp"
 #include "commands.hpp"
+#include "live_backend.hpp"
+#include "live_command.hpp"
 #include "meshloom/advisor/advisor.hpp"
+#include "meshloom/comm/mesh_groups.hpp"
+#include "meshloom/mesh/device_mesh.hpp"
+#include "meshloom/plan/planner.hpp"
+#include "meshloom/workload/workload.hpp"
+#include "mpi_command.hpp"
+#include "run_exec.hpp"
+#include "validate_report.hpp"
 #include "meshloom/design/design.hpp"
 #include "meshloom/error.hpp"
 #include "meshloom/plan/cost_model.hpp"
@@ -47,6 +62,9 @@ struct AdviseOptions {
   bool extrapolate = false;
   bool pp_divides_layers = false;
   bool json = false;
+  // --measure: run every shown candidate's workload for real under mpirun (run_measured below).
+  bool measure = false;
+  std::string iterations = "5", timeout = "60", jsonl, backend = "mpi";
 };
 
 // What the options ask for, checked.
@@ -293,8 +311,275 @@ void print_json(std::ostream& out, const AdviseSetup& s, const AdvisorResult& r)
   out << summary.dump() << std::endl;
 }
 
+// ---- --measure ---------------------------------------------------------------------------------------------
+//
+// Every rank ranks the candidates (the same ranking: the advisor is deterministic), then plans every Redistribution
+// item of every shown candidate with the candidate's model, as the advisor does (the graph planner, the candidate's
+// flattened groups), and runs the plan for real (execute_plan: verified, every step's collective timed single-shot).
+// An item's measured time is the sum of its steps' collective medians times its count; a candidate's the sum over its
+// items. Two candidates tie when their measured times differ by at most max(kAdviseTieFloor, 2 standard errors).
+
+inline constexpr double kAdviseTieFloor = 0.10;
+
+struct MeasuredItem {
+  WorkItem item;
+  PlanRequest request;
+  Plan plan;
+  double predicted = 0;  // per step (the plan's cost times the item's count)
+};
+
+struct MeasuredCandidate {
+  std::size_t index = 0;  // in AdvisorResult::ranked
+  std::vector<std::string> names;
+  std::vector<MeasuredItem> items;
+};
+
+struct MeasurePrepared {
+  AdviseSetup setup;
+  AdvisorResult result;
+  RunSettings settings;
+  double timeout_s = kDefaultTimeoutS;
+  std::vector<MeasuredCandidate> candidates;
+};
+
+MeasurePrepared prepare_measured(const AdviseOptions& o, const CLI::App& cmd, std::int64_t world_size) {
+  MeasurePrepared p;
+  check_backend_name(o.backend);
+  if (o.backend != "mpi") {
+    raise(ErrorKind::ValueError, "--backend \"" + o.backend + "\": advise --measure runs on the mpi backend only");
+  }
+  if (o.json) raise(ErrorKind::ValueError, "--json cannot be combined with --measure (use --jsonl FILE)");
+  p.settings.iterations = parse_int(o.iterations, "--iterations");
+  if (p.settings.iterations < 3 || p.settings.iterations > 100000) {
+    raise(ErrorKind::ValueError, "--iterations \"" + o.iterations + "\": must be in [3, 100000] (ties need a spread)");
+  }
+  if (cmd.count("--timeout") > 0) p.timeout_s = parse_timeout_seconds(o.timeout);
+  p.setup = parse_options(o, cmd);
+  const Design& d = p.setup.design;
+  if (d.world != world_size) {
+    raise(ErrorKind::ValueError, "advise --measure: the design \"" + d.name + "\" is for a world of " +
+                                     std::to_string(d.world) + " ranks, but mpirun started " +
+                                     std::to_string(world_size) + " (run it with mpirun -np " +
+                                     std::to_string(d.world) + ")");
+  }
+  const CostModelFactory factory = make_factory(p.setup);
+  p.result = advise(d, factory, p.setup.options);
+  for (std::size_t i = 0; i < p.result.ranked.size(); ++i) {
+    const CandidateCost& c = p.result.ranked[i];
+    const std::string layout = layout_text(c.mesh);
+    if (!std::isfinite(c.cost)) {
+      raise(ErrorKind::ValueError, "advise --measure: " + layout + " cannot be priced (" + c.unpriced +
+                                       "), so it cannot be compared with a measurement");
+    }
+    MeasuredCandidate m;
+    m.index = i;
+    m.names = c.mesh.names;
+    const std::shared_ptr<const CostModel> model = factory(c.mesh.shape, d.devices_per_host);
+    std::vector<std::vector<std::size_t>> flattened;  // as the advisor builds them
+    for (const FlattenSpec& f : c.mesh.flattened) {
+      std::vector<std::size_t> group;
+      for (const std::string& name : f.axes) {
+        group.push_back(static_cast<std::size_t>(std::find(c.mesh.names.begin(), c.mesh.names.end(), name) -
+                                                 c.mesh.names.begin()));
+      }
+      std::sort(group.begin(), group.end());
+      if (group.size() >= 2) flattened.push_back(std::move(group));
+    }
+    for (const WorkItem& item : expand_workload(with_layout(d, c.mesh))) {
+      const std::string what = "advise --measure: " + layout + ", item \"" + item.name + "\"";
+      if (item.kind == WorkItemKind::Send) {
+        raise(ErrorKind::ValueError, what + " (" + item.category + "): pipeline sends cannot be measured yet");
+      }
+      if (itemsize(item.dtype) != 8) {
+        raise(ErrorKind::ValueError, what + " is " + std::string(to_string(item.dtype)) +
+                                         ": --measure moves 8-byte elements (float64) only, so it would measure "
+                                         "other bytes than the model prices");
+      }
+      MeasuredItem mi;
+      mi.item = item;
+      mi.request.mesh_shape = c.mesh.shape;
+      mi.request.tensor_shape = item.shape;
+      mi.request.src = item.src;
+      mi.request.dst = item.dst;
+      mi.request.planner = PlannerKind::Graph;
+      mi.request.variant = PartialVariant::Newest;
+      mi.request.itemsize = itemsize(item.dtype);
+      mi.request.flattened = flattened;
+      mi.plan = plan_redistribution(mi.request, *model);
+      mi.predicted = mi.plan.cost * static_cast<double>(item.count);
+      m.items.push_back(std::move(mi));
+    }
+    p.candidates.push_back(std::move(m));
+  }
+  return p;
+}
+
+struct CandidateMeasured {
+  double predicted = 0, measured_us = 0, se_us = 0;
+  bool verified = true;
+  ordered_json items = ordered_json::array();
+};
+
+bool measured_tie_with_floor(const CandidateMeasured& a, const CandidateMeasured& b) {
+  const double diff = std::abs(a.measured_us - b.measured_us);
+  const double floor = kAdviseTieFloor * std::min(a.measured_us, b.measured_us);
+  return diff <= std::max(floor, 2 * std::sqrt(a.se_us * a.se_us + b.se_us * b.se_us));
+}
+
+std::string us_text(double us) {
+  if (us >= 1e5) {
+    char buf[64];
+    const auto r = std::to_chars(buf, buf + sizeof buf, std::round(us), std::chars_format::fixed, 0);
+    return std::string(buf, r.ptr) + " us";
+  }
+  return format_time_us(us) + " us";
+}
+
+int run_measured(const AdviseOptions& o, const CLI::App& cmd) {
+  std::optional<MeasurePrepared> prepared;
+  LiveCommand live;
+  if (cmd.count("--jsonl") > 0) live.jsonl = o.jsonl;
+  live.backend = o.backend;
+  live.prepare = [&](mpi::MpiCommunicator& world) {
+    prepared = prepare_measured(o, cmd, world.size());
+    return prepared->timeout_s;
+  };
+  live.run = [&](mpi::MpiCommunicator& world, LiveBackend& backend, JsonlStream& records) {
+    const bool lead = world.rank() == 0;
+    JsonlSink& sink = records.sink();
+    MeasurePrepared& p = *prepared;
+    const AdviseSetup& s = p.setup;
+    if (lead) {
+      std::ostringstream table;
+      print_table(table, s, p.result);
+      std::cout << table.str() << "\nmeasuring " << p.candidates.size() << " candidates on " << world.size() << " "
+                << backend.name() << " ranks (" << backend.describe() << "), " << p.settings.iterations
+                << " iterations per step (collective: single_shot, p50 of the mean over the ranks)\n"
+                << std::flush;
+    }
+    int status = 0;
+    std::vector<CandidateMeasured> measured;
+    for (const MeasuredCandidate& mc : p.candidates) {
+      const CandidateCost& c = p.result.ranked[mc.index];
+      DeviceMesh mesh = DeviceMesh::init(c.mesh.shape, mc.names, world.size());
+      for (const FlattenSpec& f : c.mesh.flattened) {
+        if (f.axes.size() > 1) (void)mesh.slice(f.axes).flatten();
+      }
+      // Steps on several axes run on the flattened group named by joining their names (step_group): the planner
+      // merges only on the candidate's flattened groups, which were just built.
+      const comm::MeshGroups groups = backend.groups(mesh, LiveBackend::Buffers::Host);
+      CandidateMeasured cm;
+      double var = 0;
+      for (const MeasuredItem& mi : mc.items) {
+        const RankBuffers buffers = rank_buffers(mi.request, world.rank());
+        const RunOutcome outcome = execute_plan(world, groups, mc.names, mi.request, mi.plan, p.settings, buffers);
+        const double count = static_cast<double>(mi.item.count);
+        double item_var = 0;
+        for (std::size_t k = 0; k < outcome.steps.size(); ++k) {
+          if (!communicates(mi.plan.steps[k].collective)) continue;
+          const double se = median_se(to_micros(outcome.steps[k].collective_iteration_s));
+          item_var += se * se;
+        }
+        const double once_us = outcome.collective_total_s * 1e6;
+        cm.predicted += mi.predicted;
+        cm.measured_us += once_us * count;
+        var += item_var * count * count;
+        if (!outcome.verified) {
+          cm.verified = false;
+          status = 1;
+          if (lead) std::cerr << "error: " << layout_text(c.mesh) << ", item \"" << mi.item.name
+                              << "\": the plan did not verify: " << outcome.mismatch << "\n";
+        }
+        ordered_json item{{"name", mi.item.name},
+                          {"category", mi.item.category},
+                          {"count", mi.item.count},
+                          {"trace", trace(mi.plan)},
+                          {"steps", mi.plan.steps.size()},
+                          {"predicted", mi.predicted},
+                          {"measured_us", once_us * count},
+                          {"once_us", once_us},
+                          {"verified", outcome.verified},
+                          {"elements_checked", outcome.elements_checked}};
+        if (!outcome.verified) item["mismatch"] = outcome.mismatch;
+        cm.items.push_back(std::move(item));
+      }
+      cm.se_us = std::sqrt(var);
+      if (lead) {
+        ordered_json record{{"type", "advise_measured"},
+                            {"rank", mc.index + 1},
+                            {"layout", layout_text(c.mesh)},
+                            {"predicted", number(cm.predicted)},
+                            {"measured_us", cm.measured_us},
+                            {"se_us", cm.se_us},
+                            {"verified", cm.verified},
+                            {"items", cm.items}};
+        sink.write(record.dump());
+      }
+      measured.push_back(std::move(cm));
+    }
+    // The verdict: the rank correlation, and whether the predicted best is the measured best or ties with it.
+    std::vector<double> predicted, times;
+    std::size_t best = 0;
+    for (std::size_t i = 0; i < measured.size(); ++i) {
+      predicted.push_back(measured[i].predicted);
+      times.push_back(measured[i].measured_us);
+      if (measured[i].measured_us < measured[best].measured_us) best = i;
+    }
+    const std::optional<double> rho = spearman(predicted, times);
+    const bool agrees = !measured.empty() && (best == 0 || measured_tie_with_floor(measured[0], measured[best]));
+    if (lead) {
+      const std::string best_predicted = layout_text(p.result.ranked[0].mesh);
+      const std::string best_measured = layout_text(p.result.ranked[p.candidates[best].index].mesh);
+      sink.write(ordered_json{{"type", "advise_verdict"},
+                              {"spearman", rho ? ordered_json(*rho) : ordered_json(nullptr)},
+                              {"best_predicted", best_predicted},
+                              {"best_measured", best_measured},
+                              {"agrees", agrees},
+                              {"candidates", measured.size()},
+                              {"tie_floor", kAdviseTieFloor},
+                              {"verified", status == 0}}
+                     .dump());
+      std::vector<std::vector<std::string>> rows{
+          {"rank", "layout", "predicted/step", "measured/step", "se", "measured/predicted", "verified"}};
+      for (std::size_t i = 0; i < measured.size(); ++i) {
+        const CandidateMeasured& m = measured[i];
+        char ratio[32];
+        std::snprintf(ratio, sizeof ratio, "%.2f", m.predicted > 0 ? m.measured_us / m.predicted : 0.0);
+        rows.push_back({std::to_string(p.candidates[i].index + 1), layout_text(p.result.ranked[p.candidates[i].index].mesh),
+                        cost_text(m.predicted, s.model), us_text(m.measured_us), us_text(m.se_us),
+                        s.model == CostModelKind::Fixed ? "-" : ratio, m.verified ? "yes" : "NO"});
+      }
+      std::ostringstream out;
+      out << "\n";
+      print_plan_table(out, rows, {true, false, true, true, true, true, false});
+      char corr[32] = "-";
+      if (rho) std::snprintf(corr, sizeof corr, "%.2f", *rho);
+      out << "\nmeasured best: " << best_measured;
+      if (best == 0) {
+        out << ", the predicted best";
+      } else {
+        const double slower = measured[best].measured_us > 0 ? measured[0].measured_us / measured[best].measured_us - 1 : 0;
+        char pct[32];
+        std::snprintf(pct, sizeof pct, "%.1f%%", 100 * slower);
+        out << "; the predicted best, " << best_predicted << ", is " << pct << " slower"
+            << (agrees ? " (a tie: within max(10%, 2 standard errors))" : " (beyond the noise)");
+      }
+      out << "\nrank correlation (Spearman) of predicted and measured: " << corr << " over " << measured.size()
+          << " candidates\nverdict: the advisor's ranking " << (agrees ? "agrees" : "DISAGREES")
+          << " with the measured one" << (status == 0 ? "" : "; some plans did not verify") << "\n";
+      std::cout << out.str() << std::flush;
+    }
+    return status;
+  };
+  return run_live_command(live);
+}
+
 int run(const AdviseOptions& o, const CLI::App& cmd) {
+  if (o.measure) return run_measured(o, cmd);
   return status_or_error(std::cerr, [&]() -> int {
+    for (const char* flag : {"--iterations", "--timeout", "--jsonl", "--backend"}) {
+      if (cmd.count(flag) > 0) raise(ErrorKind::ValueError, std::string(flag) + " goes with --measure");
+    }
     const AdviseSetup s = parse_options(o, cmd);
     const AdvisorResult result = advise(s.design, make_factory(s), s.options);
     if (o.json) {
@@ -341,6 +626,17 @@ void add_advise_command(CLI::App& root, int& exit_code) {
                 "Only layouts whose pipeline axis size divides the model's layers");
   cmd->add_flag("--json", o->json,
                 "JSON Lines: one advise_candidate record per candidate, then an advise_summary (see the docs)");
+  cmd->add_flag("--measure", o->measure,
+                "Under mpirun (world = the design's): run every shown candidate's workload for real, verified, and "
+                "compare the measured ranking with the predicted one");
+  cmd->add_option("--iterations", o->iterations, "--measure: timed runs of every step (default 5; p50)")
+      ->type_name("N");
+  cmd->add_option("--timeout", o->timeout, "--measure: per-operation timeout in seconds (default 60; 0 = none)")
+      ->type_name("S");
+  cmd->add_option("--backend", o->backend, "--measure: where the collectives run (mpi only)")->type_name("NAME");
+  cmd->add_option("--jsonl", o->jsonl,
+                  "--measure: write advise_measured records and an advise_verdict to FILE as the run goes")
+      ->type_name("FILE");
   cmd->callback([o, cmd, &exit_code] { exit_code = run(*o, *cmd); });
 }
 

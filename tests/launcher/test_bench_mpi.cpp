@@ -525,3 +525,63 @@ TEST(BenchMpi, ARankThatHangsIsReportedByTheTimeoutAndTheJobAborts) { expect_fau
 TEST(BenchMpi, ARankThatDiesEndsTheJobNonZeroAndKeepsTheStreamValid) { expect_fault_ends_the_job("exit:1:2", false); }
 
 }  // namespace
+
+// Issue 15's proof: on 4 local ranks, the advisor's ranking of the (2,2) layouts in both orders and the 1-D layouts,
+// under a calibration from this machine (calibrate --shapes), against the ranking measured by running every
+// candidate's workload for real (advise --measure: every plan verified). Generous bounds: CI runs these 4 ranks on
+// 2 shared cores beside other tests, where a median can stretch 2x. Seen on such a machine (3 runs): the predicted
+// best, (dp 4, tp 1), measured fastest every time; Spearman 0.32, 0.63, 0.95 (the two orders of (2,2) are priced
+// alike and measure within noise of each other, which bounds it).
+TEST(BenchMpi, AdviseMeasureAgreesWithTheMeasuredRanking) {
+  const auto cal = temp_dir() / "advise.calibration.json";
+  const Launched c = mpirun(4, "calibrate --shapes --collectives all_reduce,all_gather,reduce_scatter,all_to_all "
+                               "--dtype float64 -b 1K -e 4M -f 4 -w 1 -n 5 --out '" + cal.string() + "'");
+  ASSERT_EQ(c.status, 0) << c.out << c.err;
+  const std::string design = std::string(MESHLOOM_SOURCE_DIR) + "/resources/examples/advisor-2x2.meshloom.json";
+  const auto records_path = temp_dir() / "advise.jsonl";
+  const Launched a = mpirun(4, "advise --design '" + design + "' --calibration '" + cal.string() +
+                                   "' --search both --top 0 --measure --iterations 5 --jsonl '" +
+                                   records_path.string() + "'");
+  ASSERT_EQ(a.status, 0) << a.out << a.err;
+  EXPECT_NE(a.out.find("measured/step"), std::string::npos) << a.out;
+  EXPECT_NE(a.out.find("rank correlation (Spearman)"), std::string::npos) << a.out;
+  std::map<std::string, double> measured, predicted;
+  std::string first;
+  json verdict;
+  for (const json& rec : records(records_path)) {
+    if (rec["type"] == "advise_verdict") verdict = rec;
+    if (rec["type"] != "advise_measured") continue;
+    const std::string layout = rec["layout"].get<std::string>();
+    if (rec["rank"] == 1) first = layout;
+    EXPECT_EQ(rec["verified"], true) << rec.dump();
+    ASSERT_FALSE(rec["items"].empty()) << rec.dump();
+    double sum = 0;
+    for (const json& item : rec["items"]) {
+      EXPECT_EQ(item["verified"], true) << item.dump();
+      EXPECT_GT(item["elements_checked"].get<std::int64_t>(), 0) << item.dump();
+      sum += item["measured_us"].get<double>();
+    }
+    EXPECT_NEAR(sum, rec["measured_us"].get<double>(), 1e-6 * sum);
+    measured[layout] = rec["measured_us"].get<double>();
+    predicted[layout] = rec["predicted"].get<double>();
+    EXPECT_GT(measured[layout], 0.0);
+  }
+  const std::vector<std::string> layouts{"(dp 1, tp 4)", "(dp 2, tp 2)", "(dp 4, tp 1)", "(tp 2, dp 2)"};
+  std::vector<std::string> seen;
+  for (const auto& [layout, t] : measured) seen.push_back(layout);
+  ASSERT_EQ(seen, layouts) << a.out;
+  ASSERT_EQ(verdict["type"], "advise_verdict") << a.out;
+  EXPECT_EQ(verdict["best_predicted"], first);
+  double best = measured.begin()->second;
+  for (const auto& [layout, t] : measured) best = std::min(best, t);
+  EXPECT_EQ(verdict["best_measured"].get<std::string>() == first, measured[first] == best);
+  // The predicted best measures within 2x of the measured best, and the rankings do not run against each other.
+  EXPECT_LE(measured[first], 2 * best) << a.out;
+  ASSERT_TRUE(verdict["spearman"].is_number()) << verdict.dump();
+  EXPECT_GE(verdict["spearman"].get<double>(), 0.0) << a.out;
+
+  // The world must be the design's, agreed before any collective: exit 2 on every rank.
+  const Launched wrong = mpirun(2, "advise --design '" + design + "' --calibration '" + cal.string() + "' --measure");
+  EXPECT_EQ(wrong.status, 2) << wrong.out << wrong.err;
+  EXPECT_NE(wrong.err.find("is for a world of 4 ranks, but mpirun started 2"), std::string::npos) << wrong.err;
+}
