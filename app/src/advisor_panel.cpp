@@ -19,6 +19,7 @@
 #include <QThread>
 #include <QVBoxLayout>
 
+#include <atomic>
 #include <exception>
 #include <filesystem>
 #include <utility>
@@ -79,7 +80,7 @@ AdvisorPanel::AdvisorPanel(DesignDocument* doc, QWidget* parent) : QWidget(paren
   search_box_ = new QComboBox(this);
   search_box_->setObjectName(QStringLiteral("advisor_search"));
   search_box_->addItem(tr("every order of the axes"), static_cast<int>(AdvisorSearch::Orders));
-  search_box_->addItem(tr("every factorization of the world"), static_cast<int>(AdvisorSearch::Factorizations));
+  search_box_->addItem(tr("every factorization of the ranks"), static_cast<int>(AdvisorSearch::Factorizations));
   search_box_->addItem(tr("every factorization in every order"), static_cast<int>(AdvisorSearch::Both));
   form->addRow(tr("Candidates"), search_box_);
   controls->addLayout(form, 1);
@@ -165,7 +166,20 @@ AdvisorPanel::AdvisorPanel(DesignDocument* doc, QWidget* parent) : QWidget(paren
 
 AdvisorPanel::~AdvisorPanel() {
   ++generation_;  // nothing running may show its result any more
+  if (cancel_) cancel_->store(true);
   for (QThread* t : findChildren<QThread*>()) t->wait();
+}
+
+void AdvisorPanel::supersede() {
+  ++generation_;
+  if (cancel_) cancel_->store(true);  // the running ranking stops at its next candidate
+  cancel_.reset();
+}
+
+bool AdvisorPanel::stale() const {
+  if (!ranked_design_) return true;
+  const Design& d = doc_->design();
+  return d != *ranked_design_ && (!applied_design_ || d != *applied_design_);
 }
 
 void AdvisorPanel::update_availability() {
@@ -199,8 +213,15 @@ void AdvisorPanel::update_availability() {
   const bool has_workload = d.workload.has_value();
   rank_button_->setEnabled(has_workload);
   if (previewed_) preview(std::nullopt);
+  if (busy()) {  // a ranking of the design as it was: superseded
+    supersede();
+    worker_ = nullptr;
+  }
+  // The ranking shown may only be applied to the design it ranked (or to that design with one of its layouts
+  // applied): after any other edit Apply would silently undo the edit.
+  apply_button_->setEnabled(!model_->result().ranked.empty() && !stale());
   if (!has_workload) {
-    ++generation_;
+    ranked_design_.reset();
     model_->clear();
     chart_->clear();
     reason_->clear();
@@ -209,8 +230,9 @@ void AdvisorPanel::update_availability() {
     status_->setText(tr("This design has no workload: add \"workload\" to the design file (its tensors' "
                         "redistributions with counts per step, or a model such as Llama 3) to rank its layouts. The "
                         "Llama 3 examples have one."));
-  } else if (!model_->result().ranked.empty()) {
-    status_->setText(tr("The design changed since this ranking: Rank layouts again to include the change."));
+  } else if (!model_->result().ranked.empty() && stale()) {
+    status_->setText(tr("The design changed since this ranking: Rank layouts again to include the change (the "
+                        "layouts shown can be looked at, not applied or previewed)."));
   } else {
     status_->setText(tr("Rank layouts to price every candidate layout of this mesh for the workload."));
   }
@@ -230,8 +252,13 @@ CostModelFactory AdvisorPanel::make_factory(QString* error) const {
   }
   const Design& d = doc_->design();
   try {
-    auto calibrated = std::make_shared<const CalibratedCostModel>(
-        load_calibration(*calibration_path(d, std::filesystem::path(doc_->path().toStdString()))), d.mesh.names);
+    Calibration c = load_calibration(*calibration_path(d, std::filesystem::path(doc_->path().toStdString())));
+    if (c.groups.empty()) {  // per-axis fits price only the layout they were measured on
+      *error = tr("The calibration \"%1\" has per-axis fits only: it cannot price other layouts (calibrate again to "
+                  "key its curves by group shape).").arg(q(*d.calibration));
+      return {};
+    }
+    auto calibrated = std::make_shared<const CalibratedCostModel>(std::move(c), std::vector<std::string>{});
     return [calibrated](const std::vector<std::int64_t>&, std::int64_t) -> std::shared_ptr<const CostModel> {
       return calibrated;
     };
@@ -242,6 +269,8 @@ CostModelFactory AdvisorPanel::make_factory(QString* error) const {
 }
 
 bool AdvisorPanel::rank() {
+  supersede();  // whatever runs is for older settings, even when this request is refused
+  worker_ = nullptr;
   error_.clear();
   const Design& d = doc_->design();
   AdvisorOptions options;
@@ -262,20 +291,27 @@ bool AdvisorPanel::rank() {
     emit ranked();
     return false;
   }
-  const std::uint64_t generation = ++generation_;
+  const std::uint64_t generation = generation_;
+  cancel_ = std::make_shared<std::atomic<bool>>(false);
   auto outcome = std::make_shared<std::pair<AdvisorResult, QString>>();
-  QThread* thread = QThread::create([design = d, factory, options, outcome] {
+  const QString unit = model() == ModelKind::Fixed ? QString() : QStringLiteral("µs");
+  auto ranked_design = std::make_shared<const Design>(d);
+  QThread* thread = QThread::create([design = ranked_design, factory, options, outcome, cancel = cancel_]() mutable {
+    options.cancel = cancel.get();
     try {
-      outcome->first = advise(design, factory, options);
+      outcome->first = advise(*design, factory, options);
     } catch (const std::exception& e) {
       outcome->second = QString::fromUtf8(e.what());
     }
   });
   thread->setParent(this);
-  connect(thread, &QThread::finished, this, [this, thread, outcome, generation] {
+  connect(thread, &QThread::finished, this, [this, thread, outcome, generation, unit, ranked_design] {
     if (worker_ == thread) worker_ = nullptr;
     thread->deleteLater();
-    show_result(std::move(outcome->first), outcome->second, generation);
+    if (generation != generation_) return;  // superseded by a newer request or an edit
+    ranked_design_ = *ranked_design;
+    applied_design_.reset();
+    show_result(std::move(outcome->first), outcome->second, unit);
   });
   worker_ = thread;
   show_message(status_, QString());
@@ -284,8 +320,7 @@ bool AdvisorPanel::rank() {
   return true;
 }
 
-void AdvisorPanel::show_result(AdvisorResult result, const QString& error, std::uint64_t generation) {
-  if (generation != generation_) return;  // superseded by a newer request or an edit
+void AdvisorPanel::show_result(AdvisorResult result, const QString& error, const QString& unit) {
   if (previewed_) preview(std::nullopt);
   error_ = error;
   if (!error.isEmpty()) {
@@ -297,7 +332,6 @@ void AdvisorPanel::show_result(AdvisorResult result, const QString& error, std::
     emit ranked();
     return;
   }
-  const QString unit = model() == ModelKind::Fixed ? QString() : QStringLiteral("µs");
   show_message(status_, QString());
   status_->setText(tr("%1 candidate layout(s), %2 rejected by the constraints; %3 plans computed, %4 reused.")
                        .arg(result.candidates)
@@ -348,7 +382,7 @@ const AdvisorResult& AdvisorPanel::result() const noexcept { return model_->resu
 QString AdvisorPanel::reason() const { return reason_->text(); }
 
 void AdvisorPanel::preview(std::optional<std::size_t> index) {
-  const CandidateCost* c = index ? model_->candidate(static_cast<int>(*index)) : nullptr;
+  const CandidateCost* c = index && !stale() ? model_->candidate(static_cast<int>(*index)) : nullptr;
   if (c == nullptr) {
     previewed_.reset();
     chart_->set_highlighted(std::nullopt);
@@ -367,8 +401,15 @@ void AdvisorPanel::preview(std::optional<std::size_t> index) {
 
 bool AdvisorPanel::apply() {
   const CandidateCost* c = model_->candidate(previewed_ ? static_cast<int>(*previewed_) : 0);
-  if (c == nullptr) return false;
+  if (c == nullptr || stale()) return false;
   const MeshSpec mesh = c->mesh;
+  // The ranking stays valid for the design with this layout applied (the same candidates), so it can be applied
+  // again, another layout chosen, or the edit undone.
+  try {
+    applied_design_ = with_layout(*ranked_design_, mesh);
+  } catch (const std::exception&) {
+    applied_design_.reset();
+  }
   emit apply_requested(mesh);
   return true;
 }

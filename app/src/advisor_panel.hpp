@@ -15,6 +15,7 @@
 #include <QString>
 #include <QWidget>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -73,7 +74,8 @@ public:
   // Previews candidate `index` of the ranking (its row is selected); nullopt clears the preview.
   void preview(std::optional<std::size_t> index);
   [[nodiscard]] std::optional<std::size_t> previewed() const noexcept { return previewed_; }
-  // Applies the previewed candidate, or the best when none is previewed. False when there is no ranking.
+  // Applies the previewed candidate, or the best when none is previewed. False when there is no ranking or it is
+  // stale (the design was edited since, other than by applying one of its layouts).
   bool apply();
 
 signals:
@@ -83,7 +85,11 @@ signals:
 
 private:
   void update_availability();  // on design changes: workload present? calibration usable?
-  void show_result(AdvisorResult result, const QString& error, std::uint64_t generation);
+  void show_result(AdvisorResult result, const QString& error, const QString& unit);
+  void supersede();  // a running ranking is dropped and told to stop
+  // Whether the ranking shown is of another design than the document's (an edit since): then it can be looked at
+  // but not previewed or applied. True when nothing was ranked.
+  [[nodiscard]] bool stale() const;
   [[nodiscard]] CostModelFactory make_factory(QString* error) const;
 
   DesignDocument* doc_;
@@ -102,6 +108,9 @@ private:
   AdvisorChart* chart_ = nullptr;
   QThread* worker_ = nullptr;
   std::uint64_t generation_ = 0;
+  std::shared_ptr<std::atomic<bool>> cancel_;  // the running ranking's stop flag
+  std::optional<Design> ranked_design_;        // what the shown ranking ranked
+  std::optional<Design> applied_design_;       // ranked_design_ with the last applied layout
   std::optional<std::size_t> previewed_;
   QString calibrated_reason_;
   QString error_;

@@ -359,9 +359,11 @@ struct CostChart::Impl {
                    QStringLiteral(" · busbw ") + format_gbps(p.busbw_gbps) + QStringLiteral(" · n=") +
                    QString::number(p.group_size);
     if (const auto fit = model.fitted(key, static_cast<double>(p.bytes))) {
-      text += QStringLiteral(" · fit ") + format_time_us(fit->time_us) +
-              QStringLiteral(" (%1%2 %)").arg(fit->time_us >= p.time_us ? QStringLiteral("+") : QString())
-                  .arg(100.0 * (fit->time_us - p.time_us) / p.time_us, 0, 'f', 1);
+      text += QStringLiteral(" · fit ") + format_time_us(fit->time_us);
+      const double residual = residual_percent(key, p);
+      if (std::isfinite(residual)) {
+        text += QStringLiteral(" (%1%2 %)").arg(residual >= 0 ? QStringLiteral("+") : QString()).arg(residual, 0, 'f', 1);
+      }
     }
     if (p.wrong != 0) text += QStringLiteral(" · %1 wrong").arg(p.wrong);
     return text;

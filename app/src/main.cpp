@@ -140,9 +140,9 @@ int main(int argc, char** argv) {
     meshloom::app::AdvisorPanel* advisor = window.advisor_panel();
     advisor->set_search(search);
     window.show_advisor();
-    if (!advisor->rank() || !advisor->wait_idle() || !advisor->error().isEmpty()) {
-      return fail(QStringLiteral("--advise: %1").arg(advisor->error()));
-    }
+    if (!advisor->rank()) return fail(QStringLiteral("--advise: %1").arg(advisor->error()));
+    if (!advisor->wait_idle(120'000)) return fail(QStringLiteral("--advise: the ranking took more than 120 s"));
+    if (!advisor->error().isEmpty()) return fail(QStringLiteral("--advise: %1").arg(advisor->error()));
     if (parser.isSet(preview)) {
       bool ok = false;
       const int n = parser.value(preview).toInt(&ok);

@@ -672,6 +672,9 @@ void MainWindow::preview_layout(const std::optional<MeshSpec>& mesh) {
       DeviceMesh built = build_mesh(shown.mesh, shown.world);
       preview_ = LayoutPreview{std::move(shown), std::move(built)};
     } catch (const std::exception& e) {
+      preview_.reset();  // the design's own mesh again, not an older preview
+      rebuild_canvas();
+      refresh_slice();
       fail(QString::fromUtf8(e.what()));
       return;
     }
@@ -877,7 +880,8 @@ void MainWindow::update_animation() {
 
 void MainWindow::update_overlay() {
   if (overlay_ == nullptr || grid_ == nullptr) return;
-  const bool shown = animation_bar_->blocks_shown() && animation_->has_plan() &&
+  // The plan's blocks belong to the document's mesh: a previewed layout places its ranks elsewhere, so none are drawn.
+  const bool shown = !preview_ && animation_bar_->blocks_shown() && animation_->has_plan() &&
                      animation_->frame(animation_->current()).ranks == overlay_->cell_count();
   grid_->set_numbers_in_band(shown);
   if (!shown) {

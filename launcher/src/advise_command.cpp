@@ -223,6 +223,18 @@ void print_table(std::ostream& out, const AdviseSetup& s, const AdvisorResult& r
   for (const std::int64_t size : d.mesh.shape) ranks *= size;
   out << "advise \"" << d.name << "\": " << ranks << " ranks, hosts of " << d.devices_per_host << ", search "
       << to_string(s.options.search) << ", model " << model_text(s) << "\n";
+  if (s.model == CostModelKind::Calibrated && !s.calibration->rank_hosts.empty()) {
+    // The calibrated model prices groups on the calibrated job's hosts; "hosts crossed" and the reason use the
+    // design's. Say so when the two place ranks differently.
+    std::map<std::int64_t, std::int64_t> per_host;
+    for (const std::int64_t h : s.calibration->rank_hosts) ++per_host[h];
+    std::int64_t most = 0;
+    for (const auto& [host, n] : per_host) most = std::max(most, n);
+    if (most != d.devices_per_host) {
+      out << "note: the calibration was measured with " << most << " ranks per host, the design has "
+          << d.devices_per_host << ": prices follow the calibrated job's hosts, \"hosts crossed\" the design's\n";
+    }
+  }
   const std::size_t priced = r.candidates - r.rejected;
   out << r.candidates << " candidates, " << r.rejected << " rejected by the constraints, " << priced << " priced ("
       << r.plans_computed << " plans computed, " << r.plans_reused << " reused)\n\n";

@@ -186,6 +186,50 @@ private slots:
     QCOMPARE(window.design(), before);
   }
 
+  // An edit after ranking: the ranking is of another design, so Apply refuses (it would silently undo the edit);
+  // undo makes it current again. Applying one of its layouts keeps it current.
+  void a_stale_ranking_is_not_applied() {
+    MainWindow window(nullptr, dir_.filePath(QStringLiteral("autosave")));
+    QVERIFY(window.open_design(save(advisor_design(), QStringLiteral("f.meshloom.json"))));
+    AdvisorPanel* panel = window.advisor_panel();
+    panel->set_model(AdvisorPanel::ModelKind::Comm);
+    QVERIFY(panel->rank());
+    QVERIFY(panel->wait_idle());
+    QString error;
+    QVERIFY(window.document()->edit(QStringLiteral("hosts of 2"), [](const Design& d) {
+      Design e = d;
+      e.devices_per_host = 2;
+      return e;
+    }, &error));
+    panel->preview(1);
+    QVERIFY(!window.previewing());
+    QVERIFY(!panel->apply());
+    QCOMPARE(window.design().devices_per_host, std::int64_t{2});
+    window.document()->undo_stack()->undo();
+    QVERIFY(panel->apply());  // the best: the design's own layout, nothing to change
+    panel->preview(1);
+    QVERIFY(window.previewing());
+    QVERIFY(panel->apply());
+    QCOMPARE(window.design().mesh, panel->result().ranked[1].mesh);
+    panel->preview(0);  // the ranking still holds for the design with its layout applied
+    QVERIFY(panel->apply());
+    QCOMPARE(window.design().mesh, panel->result().ranked[0].mesh);
+  }
+
+  // A newer request supersedes a running one: only the newest result is shown.
+  void a_newer_request_supersedes() {
+    MainWindow window(nullptr, dir_.filePath(QStringLiteral("autosave")));
+    QVERIFY(window.open_design(save(advisor_design(), QStringLiteral("g.meshloom.json"))));
+    AdvisorPanel* panel = window.advisor_panel();
+    panel->set_search(AdvisorSearch::Both);
+    QVERIFY(panel->rank());
+    panel->set_search(AdvisorSearch::Orders);
+    QVERIFY(panel->rank());
+    QVERIFY(panel->wait_idle());
+    QTest::qWait(50);  // let the superseded thread finish and be dropped
+    QCOMPARE(panel->result().ranked.size(), std::size_t{2});
+  }
+
   void without_a_workload_nothing_ranks() {
     Design d = advisor_design();
     d.workload.reset();

@@ -283,7 +283,10 @@ private:
 void add_cost(AxisCost& axis, const std::string& collective, double cost, std::int64_t count, bool issued) {
   axis.cost += cost;
   axis.by_collective[collective] += cost;
-  if (issued) axis.counts[collective] += count;
+  if (issued) {
+    std::int64_t& n = axis.counts[collective];
+    if (__builtin_add_overflow(n, count, &n)) n = std::numeric_limits<std::int64_t>::max();  // saturate
+  }
 }
 
 // One candidate priced: every work item of its design, planned (or sent), times its count.
@@ -732,6 +735,10 @@ AdvisorResult advise(const Design& design, const CostModelFactory& models, const
   const auto work = [&] {
     std::size_t mine = 0;
     for (std::size_t i = next++; i < kept.size(); i = next++) {
+      if (options.cancel != nullptr && options.cancel->load()) {
+        next = kept.size();
+        break;
+      }
       try {
         costs[i] = price(design, kept[i], *priced_by[i], options.reuse_plans ? &shared : nullptr, mine);
       } catch (...) {
@@ -749,6 +756,7 @@ AdvisorResult advise(const Design& design, const CostModelFactory& models, const
   work();
   for (std::thread& t : pool) t.join();
   if (failure) std::rethrow_exception(failure);
+  if (options.cancel != nullptr && options.cancel->load()) raise(ErrorKind::RuntimeError, "advise: cancelled");
   result.plans_computed = options.reuse_plans ? shared.size() : lookups.load();
   result.plans_reused = lookups.load() - result.plans_computed;
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -599,6 +600,23 @@ TEST(Advise, Errors) {
                {"constraints.pp_divides_layers: the workload has no model"});
   expect_error([&] { (void)advise(tensors_design(), CostModelFactory{}); }, ErrorKind::ValueError,
                {"no cost model factory"});
+}
+
+TEST(Advise, ACancelledSearchStopsWithARuntimeError) {
+  // Set before it starts: no candidate is priced, and the caller learns why there is no result.
+  std::atomic<bool> cancel{true};
+  AdvisorOptions options;
+  options.search = AdvisorSearch::Both;
+  options.cancel = &cancel;
+  expect_error([&] { (void)advise(tensors_design(), comm_models(), options); }, ErrorKind::RuntimeError,
+               {"advise: cancelled"});
+  // Not set: the same search ranks as without a flag.
+  cancel = false;
+  const AdvisorResult with = advise(tensors_design(), comm_models(), options);
+  options.cancel = nullptr;
+  const AdvisorResult without = advise(tensors_design(), comm_models(), options);
+  ASSERT_EQ(with.ranked.size(), without.ranked.size());
+  for (std::size_t i = 0; i < with.ranked.size(); ++i) EXPECT_EQ(with.ranked[i].cost, without.ranked[i].cost);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 // hosts; (tp 4, dp 2) costs 1.4x: its tp all-gathers cross 2 hosts" (tests/engine/advisor checks it).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -58,6 +59,9 @@ struct AdvisorOptions {
   std::size_t threads = 0;
   // Share plans between candidates and items (the cache above). Off: every item planned anew, the same result.
   bool reuse_plans = true;
+  // When set and it turns true while the candidates are priced, advise stops early and throws RuntimeError
+  // "advise: cancelled" (an app superseding a running ranking). Read only; the caller owns it.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // The cost model for a candidate mesh shape (comm needs it; fixed and calibrated may return one shared model). Its
