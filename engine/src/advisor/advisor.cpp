@@ -24,6 +24,7 @@
 #include "meshloom/plan/planner.hpp"
 #include "meshloom/plan/state.hpp"
 #include "meshloom/workload/workload.hpp"
+#include "json_read.hpp"
 
 namespace meshloom {
 
@@ -31,14 +32,7 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-std::string join(const std::vector<std::string>& parts, std::string_view separator = ", ") {
-  std::string out;
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    if (i > 0) out += separator;
-    out += parts[i];
-  }
-  return out;
-}
+using detail::join;  // "a, b, c"
 
 // "tp", "tp and cp", "tp, cp and ep".
 std::string words(const std::vector<std::string>& parts) {
