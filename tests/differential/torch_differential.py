@@ -743,10 +743,45 @@ def uneven_merge(case, theirs):
     return False
 
 
+def same_up_to_unit_axes(a, b, mesh):
+    """Whether two state texts have the same placements and shard orders once axes of size 1 are left out of the
+    orders (an axis of size 1 splits nothing, wherever it sits in an order)."""
+    strip = [re.sub(r"\[\d+\]", "", t) for t in (a, b)]
+    if strip[0] != strip[1]:
+        return False
+    orders = [{d: [x for x in axes if mesh[x] > 1] for d, axes in parse_state(t).items()} for t in (a, b)]
+    return orders[0] == orders[1]
+
+
+def only_unit_axis_differences(case, ours, theirs, diffs):
+    """Whether every difference is confined to axes of size 1: the greedy trace differs in its last state only,
+    which matches ours up to where size-1 axes sit in a shard order, and a logical shape differs only on a step
+    whose axes all have size 1 (such a step moves nothing)."""
+    if not ours.get("ok") or not theirs.get("ok"):
+        return False
+    for d in diffs:
+        if d.startswith("trace:"):
+            ta = re.split(r"-->|->", ours["trace"])
+            tb = re.split(r"-->|->", theirs["trace"] or "")
+            if len(ta) != len(tb) or ta[:-1] != tb[:-1] or not same_up_to_unit_axes(ta[-1], tb[-1], case["mesh"]):
+                return False
+            continue
+        m = re.match(r"step (\d+) logical_shape", d)
+        if m and all(case["mesh"][x] == 1 for x in theirs["steps"][int(m.group(1))]["axes"]):
+            continue
+        return False
+    return True
+
+
 def explain_plan_difference(case, ours, theirs, diffs):
     """A documented, deliberate difference between Meshloom and this torch version, or None."""
     our_steps = ours.get("steps", []) if ours.get("ok") else []
     torch_steps = theirs.get("steps", []) if theirs.get("ok") else []
+    if only_unit_axis_differences(case, ours, theirs, diffs):
+        return ("torch's greedy plan differs only on axes of size 1: it ends in the target up to where a size-1 axis "
+                "sits in a shard order (the same layout), which Meshloom names as the target, or it takes a "
+                "size-1 axis' logical shape from the source placements (the step moves nothing; "
+                "docs/04-planner.md, 'The greedy planner')")
     if our_steps and not any(s["merged"] for s in our_steps) and ours["trace"] == theirs.get("trace_unmerged") \
             and uneven_merge(case, theirs):
         return ("torch merges an all_gather / reduce_scatter run on a flattened group although the dim does not "
