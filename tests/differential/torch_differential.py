@@ -781,7 +781,7 @@ def explain_plan_difference(case, ours, theirs, diffs):
         return ("torch's greedy plan differs only on axes of size 1: it ends in the target up to where a size-1 axis "
                 "sits in a shard order (the same layout), which Meshloom names as the target, or it takes a "
                 "size-1 axis' logical shape from the source placements (the step moves nothing; "
-                "docs/04-planner.md, 'The greedy planner')")
+                "docs/04-planner.md, 'Greedy and auto')")
     if our_steps and not any(s["merged"] for s in our_steps) and ours["trace"] == theirs.get("trace_unmerged") \
             and uneven_merge(case, theirs):
         return ("torch merges an all_gather / reduce_scatter run on a flattened group although the dim does not "
