@@ -30,6 +30,11 @@ double CostModel::send_cost(const std::vector<std::int64_t>& mesh_shape, std::si
   return mesh_shape[axis] == 1 ? 0.0 : kInfinity;
 }
 
+std::optional<double> CostModel::flattened_step_cost(const StepCostInput& /*step*/,
+                                                     const std::vector<std::size_t>& /*axes*/) const {
+  return std::nullopt;
+}
+
 // ---- fixed ------------------------------------------------------------------------------------------------
 
 FixedCostModel::FixedCostModel(FixedWeights weights) : weights_(weights) {
@@ -144,9 +149,21 @@ std::string to_string(const GroupShape& shape) {
 
 std::vector<GroupShape> axis_group_shapes(const std::vector<std::int64_t>& mesh_shape, std::size_t axis,
                                           const std::vector<std::int64_t>& rank_hosts, bool repeat_hosts) {
-  if (axis >= mesh_shape.size()) {
-    raise(ErrorKind::ValueError, "axis " + std::to_string(axis) + " is out of range for a mesh of " +
-                                     std::to_string(mesh_shape.size()) + " axes");
+  return group_shapes(mesh_shape, {axis}, rank_hosts, repeat_hosts);
+}
+
+std::vector<GroupShape> group_shapes(const std::vector<std::int64_t>& mesh_shape, const std::vector<std::size_t>& axes,
+                                     const std::vector<std::int64_t>& rank_hosts, bool repeat_hosts) {
+  if (axes.empty()) raise(ErrorKind::ValueError, "a group needs at least one mesh axis");
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i] >= mesh_shape.size()) {
+      raise(ErrorKind::ValueError, "axis " + std::to_string(axes[i]) + " is out of range for a mesh of " +
+                                       std::to_string(mesh_shape.size()) + " axes");
+    }
+    if (i > 0 && axes[i] <= axes[i - 1]) {
+      raise(ErrorKind::ValueError, "the axes of a group must ascend (axis " + std::to_string(axes[i]) + " after " +
+                                       std::to_string(axes[i - 1]) + ")");
+    }
   }
   std::int64_t ranks = 1;
   for (const std::int64_t size : mesh_shape) {
@@ -163,25 +180,49 @@ std::vector<GroupShape> axis_group_shapes(const std::vector<std::int64_t>& mesh_
   const auto host_of = [&](std::int64_t r) {
     return rank_hosts[static_cast<std::size_t>(r % world)] + (r / world) * host_count;
   };
-  const std::int64_t n = mesh_shape[axis];
-  std::int64_t stride = 1;
-  for (std::size_t a = axis + 1; a < mesh_shape.size(); ++a) stride *= mesh_shape[a];
+  // Row-major strides; a group is the ranks whose coordinates differ on `axes` only.
+  std::vector<std::int64_t> stride(mesh_shape.size(), 1);
+  for (std::size_t a = mesh_shape.size(); a-- > 1;) stride[a - 1] = stride[a] * mesh_shape[a];
+  std::vector<bool> in_group(mesh_shape.size(), false);
+  std::int64_t n = 1;
+  for (const std::size_t a : axes) {
+    in_group[a] = true;
+    n *= mesh_shape[a];
+  }
+  // The offsets of a group's members from its first rank.
+  std::vector<std::int64_t> offsets{0};
+  for (const std::size_t a : axes) {
+    std::vector<std::int64_t> grown;
+    for (std::int64_t k = 0; k < mesh_shape[a]; ++k) {
+      for (const std::int64_t o : offsets) grown.push_back(o + k * stride[a]);
+    }
+    offsets = std::move(grown);
+  }
   std::vector<GroupShape> shapes;
   std::vector<std::int64_t> hosts(static_cast<std::size_t>(n));
-  for (std::int64_t outer = 0; outer < ranks; outer += n * stride) {
-    for (std::int64_t inner = 0; inner < stride; ++inner) {
-      for (std::int64_t k = 0; k < n; ++k) hosts[static_cast<std::size_t>(k)] = host_of(outer + inner + k * stride);
-      std::sort(hosts.begin(), hosts.end());
-      GroupShape shape{.n = n, .hosts = 0, .ranks_per_host = 0};
-      for (std::size_t i = 0; i < hosts.size();) {
-        std::size_t j = i;
-        while (j < hosts.size() && hosts[j] == hosts[i]) ++j;
-        ++shape.hosts;
-        shape.ranks_per_host = std::max(shape.ranks_per_host, static_cast<std::int64_t>(j - i));
-        i = j;
-      }
-      if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(shape);
+  std::vector<std::int64_t> coord(mesh_shape.size(), 0);  // the first rank's coordinate, zero on `axes`
+  for (;;) {
+    std::int64_t first = 0;
+    for (std::size_t a = 0; a < mesh_shape.size(); ++a) first += coord[a] * stride[a];
+    for (std::size_t k = 0; k < offsets.size(); ++k) hosts[k] = host_of(first + offsets[k]);
+    std::sort(hosts.begin(), hosts.end());
+    GroupShape shape{.n = n, .hosts = 0, .ranks_per_host = 0};
+    for (std::size_t i = 0; i < hosts.size();) {
+      std::size_t j = i;
+      while (j < hosts.size() && hosts[j] == hosts[i]) ++j;
+      ++shape.hosts;
+      shape.ranks_per_host = std::max(shape.ranks_per_host, static_cast<std::int64_t>(j - i));
+      i = j;
     }
+    if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(shape);
+    // The next first rank: count over the axes outside the group, last fastest.
+    std::size_t a = mesh_shape.size();
+    while (a-- > 0) {
+      if (in_group[a]) continue;
+      if (++coord[a] < mesh_shape[a]) break;
+      coord[a] = 0;
+    }
+    if (a == static_cast<std::size_t>(-1)) break;
   }
   std::sort(shapes.begin(), shapes.end());
   return shapes;
@@ -407,6 +448,31 @@ double CalibratedCostModel::step_cost(const StepCostInput& step) const {
     const double t =
         r.scaled ? curve_time_us(*r.curve, size) * r.factor / r.curve_factor : curve_time_us(*r.curve, size);
     cost = std::max(cost, t);
+  }
+  return cost;
+}
+
+std::optional<double> CalibratedCostModel::flattened_step_cost(const StepCostInput& step,
+                                                               const std::vector<std::size_t>& axes) const {
+  if (calibration_.groups.empty()) return std::nullopt;
+  if (!communicates(step.collective)) return 0.0;
+  const std::vector<std::int64_t>& mesh = *step.mesh_shape;
+  std::int64_t ranks = 1;
+  bool fits = true;
+  for (const std::int64_t s : mesh) fits = fits && s >= 1 && !__builtin_mul_overflow(ranks, s, &ranks);
+  fits = fits && ranks <= kMaxEnumeratedRanks &&
+         (ranks <= static_cast<std::int64_t>(calibration_.rank_hosts.size()) || options_.extrapolate);
+  if (!fits) return kInfinity;
+  std::int64_t n = 1;
+  for (const std::size_t a : axes) n *= mesh.at(a);
+  if (n == 1) return 0.0;
+  const double size =
+      static_cast<double>(step.local_bytes) * (step.collective == Collective::AllGather ? static_cast<double>(n) : 1.0);
+  double cost = 0.0;
+  for (const GroupShape& shape : group_shapes(mesh, axes, calibration_.rank_hosts, options_.extrapolate)) {
+    const std::optional<double> t = predict_us(to_string(step.collective), shape, size);
+    if (!t) return kInfinity;
+    cost = std::max(cost, *t);
   }
   return cost;
 }

@@ -1,4 +1,5 @@
-// price_plan_steps: a plan's steps priced as the planner priced the path's edges (planner.hpp).
+// price_plan_steps: a plan's steps priced as the planner priced the path's edges, a merged step as its flattened
+// group's collective where the model knows that (planner.hpp).
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -50,6 +51,13 @@ std::vector<double> price_plan_steps(const PlanRequest& request, const Plan& pla
       }
       ++edge;
       if (after == step.after) break;
+    }
+    // A merged step runs as one collective on the flattened group: a model that knows that group's cost prices it.
+    if (step.merged && step.axes.size() > 1) {
+      if (const auto flat = model.flattened_step_cost(
+              edge_input(request, step.before, step.axes.front(), step.collective, coordinate), step.axes)) {
+        cost = *flat;
+      }
     }
     costs.push_back(cost);
   }

@@ -1,8 +1,10 @@
 // CalibratedCostModel: alpha + bus_factor(n) * bytes / (busbw * 1e3) per (axis, collective), from a calibration.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -290,6 +292,76 @@ TEST(GroupShapes, MeshesLargerThanTheCalibratedJob) {
   (void)error_of([&] { (void)axis_group_shapes({2}, 1, hosts); }, ErrorKind::ValueError);
 }
 
+// The shapes of the groups over `axes`, by brute force: rank r's group is every rank whose coordinate equals r's
+// off `axes`.
+std::vector<GroupShape> brute_group_shapes(const std::vector<std::int64_t>& mesh, const std::vector<std::size_t>& axes,
+                                           const std::vector<std::int64_t>& hosts) {
+  std::int64_t ranks = 1;
+  for (const auto s : mesh) ranks *= s;
+  const auto coord = [&](std::int64_t r) {
+    std::vector<std::int64_t> c(mesh.size());
+    for (std::size_t a = mesh.size(); a-- > 0;) {
+      c[a] = r % mesh[a];
+      r /= mesh[a];
+    }
+    return c;
+  };
+  std::vector<GroupShape> shapes;
+  for (std::int64_t r = 0; r < ranks; ++r) {
+    std::map<std::int64_t, std::int64_t> per_host;
+    std::int64_t n = 0;
+    for (std::int64_t q = 0; q < ranks; ++q) {
+      bool same = true;
+      for (std::size_t a = 0; a < mesh.size(); ++a) {
+        if (std::find(axes.begin(), axes.end(), a) == axes.end() && coord(q)[a] != coord(r)[a]) same = false;
+      }
+      if (!same) continue;
+      ++n;
+      ++per_host[hosts[static_cast<std::size_t>(q)]];
+    }
+    GroupShape shape{.n = n, .hosts = static_cast<std::int64_t>(per_host.size()), .ranks_per_host = 0};
+    for (const auto& [host, count] : per_host) shape.ranks_per_host = std::max(shape.ranks_per_host, count);
+    if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(shape);
+  }
+  std::sort(shapes.begin(), shapes.end());
+  return shapes;
+}
+
+TEST(GroupShapes, FlattenedAxesGiveTheShapesOfTheirRankSetsOnEveryMesh) {
+  // (2,2,2) on two hosts of four: {0,2} gives {0,1,4,5}, {2,3,6,7} (2 hosts, 2 per host); {1,2} stays on one host.
+  const std::vector<std::int64_t> fours{0, 0, 0, 0, 1, 1, 1, 1};
+  EXPECT_EQ(group_shapes({2, 2, 2}, {0, 2}, fours), (std::vector<GroupShape>{{4, 2, 2}}));
+  EXPECT_EQ(group_shapes({2, 2, 2}, {1, 2}, fours), (std::vector<GroupShape>{{4, 1, 4}}));
+  EXPECT_EQ(group_shapes({2, 2, 2}, {0, 1, 2}, fours), (std::vector<GroupShape>{{8, 2, 4}}));
+  // Every ascending set of axes of every mesh of up to 3 axes of sizes 1 to 3, hosts of 1 to 4 consecutive ranks.
+  for (const std::vector<std::int64_t>& mesh : std::vector<std::vector<std::int64_t>>{
+           {3}, {2, 3}, {3, 1}, {3, 2}, {2, 2, 2}, {1, 3, 2}, {3, 2, 3}, {2, 1, 3}}) {
+    std::int64_t ranks = 1;
+    for (const auto s : mesh) ranks *= s;
+    for (std::int64_t per_host = 1; per_host <= 4; ++per_host) {
+      std::vector<std::int64_t> hosts;
+      for (std::int64_t r = 0; r < ranks; ++r) hosts.push_back(r / per_host);
+      for (unsigned set = 1; set < (1U << mesh.size()); ++set) {
+        std::vector<std::size_t> axes;
+        for (std::size_t a = 0; a < mesh.size(); ++a) {
+          if ((set >> a) & 1U) axes.push_back(a);
+        }
+        EXPECT_EQ(group_shapes(mesh, axes, hosts), brute_group_shapes(mesh, axes, hosts))
+            << "mesh of " << mesh.size() << " axes, set " << set << ", " << per_host << " per host";
+        if (axes.size() == 1) {
+          EXPECT_EQ(group_shapes(mesh, axes, hosts), axis_group_shapes(mesh, axes[0], hosts));
+        }
+      }
+    }
+  }
+  EXPECT_EQ(error_of([&] { (void)group_shapes({2, 2}, {}, fours); }, ErrorKind::ValueError),
+            "ValueError: a group needs at least one mesh axis");
+  EXPECT_EQ(error_of([&] { (void)group_shapes({2, 2}, {1, 0}, fours); }, ErrorKind::ValueError),
+            "ValueError: the axes of a group must ascend (axis 0 after 1)");
+  EXPECT_EQ(error_of([&] { (void)group_shapes({2, 2}, {0, 2}, fours); }, ErrorKind::ValueError),
+            "ValueError: axis 2 is out of range for a mesh of 2 axes");
+}
+
 TEST(PiecewiseCurve, ThroughEveryPointAPowerLawBetweenAndDocumentedBeyond) {
   const std::vector<CurvePoint> points{{1024, 10}, {4096, 20}, {65536, 200}};
   for (const auto& p : points) EXPECT_DOUBLE_EQ(piecewise_time_us(points, p.bytes), p.time_us);
@@ -373,6 +445,39 @@ TEST(CalibratedModel, PlansAnotherLayoutThanTheCalibratedOne) {
   ASSERT_EQ(plan.steps.size(), 1U);
   EXPECT_EQ(plan.steps[0].collective, Collective::AllReduce);
   EXPECT_DOUBLE_EQ(plan.cost, *model.predict_us("all_reduce", {4, 1, 4}, 64 * 64 * 4));
+}
+
+TEST(CalibratedModel, AMergedStepIsPricedByItsFlattenedGroupsCurve) {
+  // (2,2) with its flattened group: P(sum)P(sum) -> RR is one all_reduce of 4 ranks on the flattened group. The
+  // search prices the path edge by edge (two all_reduces of 2 ranks: 2 x 200 us at 64 KiB); the plan's step, as it
+  // runs, is priced by the 4-rank curve (300 us at 64 KiB).
+  const CalibratedCostModel model(curves::keyed_calibration(), {});
+  PlanRequest r = request({2, 2}, {128, 128}, "P(sum)P(sum)", "RR");
+  r.flattened = {{0, 1}};
+  const Plan plan = plan_redistribution(r, model);
+  ASSERT_EQ(plan.steps.size(), 1U);
+  ASSERT_TRUE(plan.steps[0].merged);
+  EXPECT_DOUBLE_EQ(plan.cost, 2 * 200.0);
+  EXPECT_EQ(price_plan_steps(r, plan, model), (std::vector<double>{300.0}));
+  const std::vector<std::int64_t> square{2, 2};
+  EXPECT_EQ(model.flattened_step_cost(step_input(Collective::AllReduce, 0, square, 0, 1, 65536), {0, 1}), 300.0);
+  // all_gather counts the gathered output (4 x 256 bytes: the 1024-byte point), and no 4-rank all_gather was
+  // measured: +infinity, or the 2-rank curve scaled when extrapolating.
+  EXPECT_EQ(model.flattened_step_cost(step_input(Collective::AllGather, 0, square, 0, 1, 256), {0, 1}), kInf);
+  const CalibratedCostModel guess(curves::keyed_calibration(), {}, {.extrapolate = true});
+  EXPECT_DOUBLE_EQ(*guess.flattened_step_cost(step_input(Collective::AllGather, 0, square, 0, 1, 256), {0, 1}),
+                   8.0 * 1.5);
+  // Other models price a merged step as the sum of its edges (the planner's and PyTorch's cost).
+  const CommCostModel comm(square, 8);
+  EXPECT_FALSE(comm.flattened_step_cost(step_input(Collective::AllReduce, 0, square, 0, 1, 65536), {0, 1}));
+  const std::vector<double> by_edges = price_plan_steps(r, plan_redistribution(r, comm), comm);
+  ASSERT_EQ(by_edges.size(), 1U);
+  EXPECT_DOUBLE_EQ(by_edges[0], plan_redistribution(r, comm).cost);
+  // A calibration without curves (per-axis fits only) has no flattened group to price: the sum of the edges.
+  Calibration fits = curves::keyed_calibration();
+  fits.groups.clear();
+  EXPECT_FALSE(CalibratedCostModel(fits, {"dp", "tp"})
+                   .flattened_step_cost(step_input(Collective::AllReduce, 0, square, 0, 1, 65536), {0, 1}));
 }
 
 }  // namespace

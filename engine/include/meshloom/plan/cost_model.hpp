@@ -55,6 +55,12 @@ public:
   // 1 << 20) = 6.6 + 2.7 + (1/1024 GiB) / 19.294 GB/s * 1e6 = 59.9 us.
   [[nodiscard]] virtual double send_cost(const std::vector<std::int64_t>& mesh_shape, std::size_t axis,
                                          std::int64_t bytes) const;
+  // The cost of a merged step: one collective on the flattened group of `axes` (ascending, two or more), `step`
+  // describing it from the state before it (step.axis is axes.front(), local_bytes what each rank holds before).
+  // nullopt (the default): the model prices it as the sum of the edges it merges, as the planner's search and
+  // PyTorch's planner do. A model that knows the flattened group's own cost (the calibrated one) returns it.
+  [[nodiscard]] virtual std::optional<double> flattened_step_cost(const StepCostInput& step,
+                                                                  const std::vector<std::size_t>& axes) const;
   [[nodiscard]] virtual std::string_view name() const noexcept = 0;
 
 protected:
@@ -147,6 +153,15 @@ struct GroupShape {
 [[nodiscard]] std::vector<GroupShape> axis_group_shapes(const std::vector<std::int64_t>& mesh_shape, std::size_t axis,
                                                         const std::vector<std::int64_t>& rank_hosts,
                                                         bool repeat_hosts = false);
+// The same for the groups of a flattened axis: the ranks whose coordinates differ only on `axes` (ascending, at
+// least one) form one group of prod(mesh_shape[a] for a in axes) ranks. group_shapes(m, {a}, ...) is
+// axis_group_shapes(m, a, ...). Example: on mesh (2, 2, 2) with 4 ranks per host (rank_hosts 0,0,0,0,1,1,1,1), axes
+// {0, 2} give groups {0,1,4,5} and {2,3,6,7}: one shape, 4 ranks on 2 hosts (2 per host); axes {1, 2} give 4 ranks
+// on 1 host.
+[[nodiscard]] std::vector<GroupShape> group_shapes(const std::vector<std::int64_t>& mesh_shape,
+                                                   const std::vector<std::size_t>& axes,
+                                                   const std::vector<std::int64_t>& rank_hosts,
+                                                   bool repeat_hosts = false);
 
 // One measured point of a curve: nccl-tests' size of the run (bytes) and the time of one collective (p50, us).
 struct CurvePoint {
@@ -254,6 +269,13 @@ public:
   // broadcast fit of mesh_names[axis] (alpha + bytes / busbw), +infinity when there is none.
   [[nodiscard]] double send_cost(const std::vector<std::int64_t>& mesh_shape, std::size_t axis,
                                  std::int64_t bytes) const override;
+  // With curves: the flattened group's own shapes (group_shapes over `axes`), each priced by its curve at the merged
+  // collective's nccl-tests size (all_gather: local_bytes x the group's size), the slowest shape; +infinity for a
+  // shape the calibration cannot price. Without curves (per-axis fits only): nullopt, the sum of the edges.
+  // Example: on a (2, 2) mesh of one host, S(0)S(0) -> RR merged on the flattened (0, 1) is one all_gather of 4 ranks
+  // on 1 host, priced by that curve rather than by two all_gathers of 2 ranks.
+  [[nodiscard]] std::optional<double> flattened_step_cost(const StepCostInput& step,
+                                                          const std::vector<std::size_t>& axes) const override;
   [[nodiscard]] std::string_view name() const noexcept override { return "calibrated"; }
   [[nodiscard]] const Calibration& calibration() const noexcept { return calibration_; }
   [[nodiscard]] const CalibratedOptions& options() const noexcept { return options_; }

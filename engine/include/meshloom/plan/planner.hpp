@@ -105,8 +105,10 @@ inline constexpr std::size_t kMaxCheapestPlans = 64;
 [[nodiscard]] std::vector<Plan> plan_k_cheapest(const PlanRequest& request, const CostModel& model, std::size_t k);
 
 // What `model` predicts for every step of `plan`, planned for `request`: each step priced as the planner priced the
-// path's edges it covers (a merged step: the sum of its edges), at the request's coordinate. With the model the plan
-// was planned under, the sum is plan.cost; under another model, what that model would have charged for this plan.
+// path's edges it covers, at the request's coordinate; a merged step as the sum of its edges, or, where the model
+// knows the flattened group's own cost (CostModel::flattened_step_cost: the calibrated model with curves), as that
+// one collective. With the model the plan was planned under and no merged step priced that way, the sum is
+// plan.cost; under another model, what that model would have charged for this plan.
 [[nodiscard]] std::vector<double> price_plan_steps(const PlanRequest& request, const Plan& plan, const CostModel& model);
 
 // Plans by request, for callers that ask the same questions again (an app redrawing, a launcher answering a
