@@ -115,6 +115,7 @@ PreparedRequest prepare_request(const Prepared& p, const SuiteRequest& item, std
   }
   const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(models.back().get());
   std::map<std::string, std::size_t> by_path;
+  std::vector<std::vector<std::size_t>> proposals(models.size());  // [model]: its k cheapest, as candidates
   for (std::size_t m = 0; m < models.size(); ++m) {
     std::vector<Plan> plans;
     try {
@@ -132,16 +133,22 @@ PreparedRequest prepare_request(const Prepared& p, const SuiteRequest& item, std
     }
     for (std::size_t rank = 0; rank < plans.size(); ++rank) {
       const std::string who = p.models[m] + "#" + std::to_string(rank);
-      // By states, not trace: merging on a flattened group can print two paths alike.
-      std::string key;
-      for (const auto& state : plans[rank].path) key += to_string(state) + ";";
+      // By the steps that run, each with the states around it: two paths that differ only inside a merged step
+      // (P(sum)P(sum) through RP(sum) or P(sum)R, merged into one all_reduce on the flattened group) run the same
+      // collectives and are one candidate; the trace would not do, as merging can print two different runs alike.
+      std::string key = to_string(plans[rank].path.front()) + ";";
+      for (const auto& step : plans[rank].steps) {
+        key += std::string(to_string(step.collective)) + "@";
+        for (const std::size_t a : step.axes) key += std::to_string(a) + ",";
+        key += ">" + to_string(step.after) + ";";
+      }
       auto it = by_path.find(key);
       if (it == by_path.end()) {
         it = by_path.emplace(key, r.candidates.size()).first;
         r.candidates.push_back({std::move(plans[rank]), {}});
       }
       r.candidates[it->second].proposed_by.push_back(who);
-      if (rank == 0) r.pick.push_back(it->second);
+      proposals[m].push_back(it->second);
     }
   }
   for (const auto& c : r.candidates) {
@@ -155,6 +162,16 @@ PreparedRequest prepare_request(const Prepared& p, const SuiteRequest& item, std
     }
     r.step_costs.push_back(std::move(steps));
     r.total_costs.push_back(std::move(totals));
+  }
+  // A model's pick: of the plans its search found cheapest, the one it prices lowest as the plan runs (the search
+  // prices a merged step as its edges, the run as one collective on the flattened group: page 5); its search's
+  // order breaks ties, so without merged steps the pick is its cheapest plan.
+  for (std::size_t m = 0; m < models.size(); ++m) {
+    std::size_t pick = proposals[m].front();
+    for (const std::size_t c : proposals[m]) {
+      if (r.total_costs[c][m] < r.total_costs[pick][m]) pick = c;
+    }
+    r.pick.push_back(pick);
   }
   return r;
 }
@@ -233,7 +250,7 @@ ojson request_json(const Prepared& p, const PreparedRequest& r, std::size_t inde
   for (std::size_t m = 0; m < p.models.size(); ++m) picks[p.models[m]] = r.pick[m];
   return {{"type", "request"},         {"request", index},         {"label", r.item.label},
           {"mesh", {{"shape", q.mesh_shape}, {"names", r.names}}},  {"tensor_shape", q.tensor_shape},
-          {"src", to_string(q.src)},   {"dst", to_string(q.dst)},  {"dtype", "float64"},
+          {"flattened", q.flattened},  {"src", to_string(q.src)},   {"dst", to_string(q.dst)},  {"dtype", "float64"},
           {"itemsize", q.itemsize},    {"plans", r.candidates.size()}, {"picks", picks}};
 }
 

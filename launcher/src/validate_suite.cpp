@@ -56,20 +56,28 @@ std::vector<SuiteRequest> default_suite(std::int64_t world) {
                                                                  {"S(0)[0]S(0)[1]R", "RS(0)R"},
                                                                  {"P(sum)P(sum)R", "RRR"},
                                                                  {"S(0)RS(1)", "S(1)RS(0)"}};
+  // On 2-D meshes with both axes flattened: merged steps run as one collective on the flattened group (a 4-rank
+  // all_gather, or all_reduce against reduce_scatter + all_gather, on (2,2)), priced by that group's own curve.
+  const std::vector<std::pair<const char*, const char*>> flattened_two_d{{"S(0)S(0)", "RR"}, {"P(sum)P(sum)", "RR"}};
   std::vector<SuiteRequest> suite;
+  const auto add = [&](const std::vector<std::int64_t>& mesh, const char* src, const char* dst, bool flatten) {
+    for (const auto& tensor : tensors) {
+      SuiteRequest r;
+      r.setup.request.mesh_shape = mesh;
+      r.setup.request.tensor_shape = tensor;
+      r.setup.request.src = parse_state_text(src, "src");
+      r.setup.request.dst = parse_state_text(dst, "dst");
+      r.setup.request.itemsize = 8;
+      if (flatten) r.setup.request.flattened = {{0, 1}};
+      r.label = label_of(r.setup) + (flatten ? ", axes 0 and 1 flattened" : "");
+      suite.push_back(std::move(r));
+    }
+  };
   for (const auto& mesh : meshes) {
     const auto& pairs = mesh.size() == 1 ? one_d : mesh.size() == 2 ? two_d : three_d;
-    for (const auto& [src, dst] : pairs) {
-      for (const auto& tensor : tensors) {
-        SuiteRequest r;
-        r.setup.request.mesh_shape = mesh;
-        r.setup.request.tensor_shape = tensor;
-        r.setup.request.src = parse_state_text(src, "src");
-        r.setup.request.dst = parse_state_text(dst, "dst");
-        r.setup.request.itemsize = 8;
-        r.label = label_of(r.setup);
-        suite.push_back(std::move(r));
-      }
+    for (const auto& [src, dst] : pairs) add(mesh, src, dst, false);
+    if (mesh.size() == 2) {
+      for (const auto& [src, dst] : flattened_two_d) add(mesh, src, dst, true);
     }
   }
   return suite;

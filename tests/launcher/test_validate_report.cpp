@@ -98,9 +98,13 @@ TEST(ValidateSuite, TheBundledSuiteForEachWorld) {
   EXPECT_EQ(two.front().setup.request.itemsize, 8);
   EXPECT_EQ(two.back().label, "(2) 2048x4096 P(sum) -> S(0)");
   const auto four = default_suite(4);
-  ASSERT_EQ(four.size(), 20U);
+  ASSERT_EQ(four.size(), 30U);  // 4 transitions and 2 on the flattened group x 5 tensors on (2,2)
   EXPECT_EQ(four.front().setup.request.mesh_shape, (std::vector<std::int64_t>{2, 2}));
-  EXPECT_EQ(default_suite(8).size(), 40U);  // (2,4) and (2,2,2)
+  EXPECT_TRUE(four.front().setup.request.flattened.empty());
+  EXPECT_EQ(four.back().label, "(2,2) 2048x4096 P(sum)P(sum) -> RR, axes 0 and 1 flattened");
+  EXPECT_EQ(four.back().setup.request.flattened, (std::vector<std::vector<std::size_t>>{{0, 1}}));
+  EXPECT_EQ(default_suite(8).size(), 50U);  // (2,4) with its flattened group, and (2,2,2)
+  EXPECT_EQ(default_suite(16).size(), 30U);
   EXPECT_EQ(default_suite(6).front().setup.request.mesh_shape, (std::vector<std::int64_t>{6}));
   // 4 KiB to 64 MiB of float64.
   EXPECT_EQ(16 * 32 * 8, 4096);
