@@ -26,15 +26,15 @@
 #include <string>
 #include <vector>
 
-#include "block_overlay_item.hpp"
-#include "mesh_geometry.hpp"
-#include "mesh_grid_item.hpp"
-#include "mesh_view.hpp"
+#include "canvas/block_overlay_item.hpp"
+#include "canvas/mesh_geometry.hpp"
+#include "canvas/mesh_grid_item.hpp"
+#include "canvas/mesh_view.hpp"
 #include "meshloom/mesh/device_mesh.hpp"
 #include "meshloom/plan/cost_model.hpp"
 #include "meshloom/plan/planner.hpp"
-#include "plan_animation.hpp"
-#include "slice.hpp"
+#include "plan/plan_animation.hpp"
+#include "mesh/slice.hpp"
 
 namespace {
 

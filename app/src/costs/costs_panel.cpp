@@ -1,0 +1,484 @@
+#include "costs/costs_panel.hpp"
+
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QSignalBlocker>
+#include <QSplitter>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QVBoxLayout>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <exception>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "costs/cost_chart.hpp"
+#include "document/design_document.hpp"
+#include "shell/inline_message.hpp"
+#include "meshloom/design/design.hpp"
+#include "costs/prediction_chart.hpp"
+#include "costs/prediction_points.hpp"
+#include "live/run_dialog.hpp"
+
+namespace meshloom::app {
+
+namespace {
+
+const char* const kGroup = "live_run";
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+// The launcher beside this program (a build tree: app/ and launcher/ side by side; an install: the same bin/), else
+// on PATH; "meshloom-launch" when neither has it (the run then fails to start and says so).
+QString default_launcher() {
+  const QDir here(QCoreApplication::applicationDirPath());
+  for (const QString& candidate : {here.filePath(QStringLiteral("meshloom-launch")),
+                                   here.filePath(QStringLiteral("../launcher/meshloom-launch"))}) {
+    const QFileInfo info(candidate);
+    if (info.isFile() && info.isExecutable()) return QDir::cleanPath(info.absoluteFilePath());
+  }
+  const QString found = QStandardPaths::findExecutable(QStringLiteral("meshloom-launch"));
+  return found.isEmpty() ? QStringLiteral("meshloom-launch") : found;
+}
+
+QString default_mpirun() {
+  const QString found = QStandardPaths::findExecutable(QStringLiteral("mpirun"));
+  return found.isEmpty() ? QStringLiteral("mpirun") : found;
+}
+
+}  // namespace
+
+// ---- RunSettings ---------------------------------------------------------------------------------------------------
+
+RunSettings RunSettings::load(int world) {
+  QSettings s;
+  s.beginGroup(QLatin1String(kGroup));
+  RunSettings r;
+  r.where = s.value(QStringLiteral("where")).toString() == QLatin1String("template") ? Where::Template : Where::Local;
+  r.launcher = s.value(QStringLiteral("launcher")).toString();
+  if (r.launcher.isEmpty() || !QFileInfo(r.launcher).isExecutable()) r.launcher = default_launcher();
+  r.mpirun = s.value(QStringLiteral("mpirun"), default_mpirun()).toString();
+  r.command_template = s.value(QStringLiteral("template")).toString();
+  r.bench.world = world;
+  r.bench.backend = s.value(QStringLiteral("backend"), r.bench.backend).toString();
+  r.bench.min_bytes = s.value(QStringLiteral("min_bytes"), r.bench.min_bytes).toString();
+  r.bench.max_bytes = s.value(QStringLiteral("max_bytes"), r.bench.max_bytes).toString();
+  r.bench.step_factor = std::max(2, s.value(QStringLiteral("step_factor"), r.bench.step_factor).toInt());
+  r.bench.dtype = s.value(QStringLiteral("dtype"), r.bench.dtype).toString();
+  r.bench.warmup_iters = s.value(QStringLiteral("warmup_iters"), r.bench.warmup_iters).toInt();
+  r.bench.iters = s.value(QStringLiteral("iters"), r.bench.iters).toInt();
+  r.bench.check = s.value(QStringLiteral("check"), r.bench.check).toBool();
+  r.bench.collectives = s.value(QStringLiteral("collectives"), r.bench.collectives).toStringList();
+  return r;
+}
+
+void RunSettings::save() const {
+  QSettings s;
+  s.beginGroup(QLatin1String(kGroup));
+  s.setValue(QStringLiteral("where"), where == Where::Template ? QStringLiteral("template") : QStringLiteral("local"));
+  s.setValue(QStringLiteral("launcher"), launcher);
+  s.setValue(QStringLiteral("mpirun"), mpirun);
+  s.setValue(QStringLiteral("template"), command_template);
+  s.setValue(QStringLiteral("backend"), bench.backend);
+  s.setValue(QStringLiteral("min_bytes"), bench.min_bytes);
+  s.setValue(QStringLiteral("max_bytes"), bench.max_bytes);
+  s.setValue(QStringLiteral("step_factor"), bench.step_factor);
+  s.setValue(QStringLiteral("dtype"), bench.dtype);
+  s.setValue(QStringLiteral("warmup_iters"), bench.warmup_iters);
+  s.setValue(QStringLiteral("iters"), bench.iters);
+  s.setValue(QStringLiteral("check"), bench.check);
+  s.setValue(QStringLiteral("collectives"), bench.collectives);
+}
+
+std::optional<LaunchCommand> RunSettings::command(QString* error) const {
+  const QStringList args = bench_arguments(bench);
+  if (where == Where::Local) {
+    LaunchCommand c = local_command(mpirun, launcher, bench.world, args);
+    if (::geteuid() == 0) c.arguments.prepend(QStringLiteral("--allow-run-as-root"));  // Open MPI refuses root otherwise
+    return c;
+  }
+  return template_command(command_template, launcher, bench.world, args, error);
+}
+
+// ---- CostsPanel ----------------------------------------------------------------------------------------------------
+
+CostsPanel::CostsPanel(DesignDocument* doc, QWidget* parent)
+    : QWidget(parent),
+      doc_(doc),
+      runs_root_(QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) + QStringLiteral("/runs")) {
+  build();
+  sync_buttons();
+}
+
+CostsPanel::~CostsPanel() = default;
+
+void CostsPanel::build() {
+  chart_ = new CostChart(this);
+  prediction_chart_ = new PredictionChart(this);
+  views_ = new QTabWidget(this);
+  views_->setDocumentMode(true);
+  views_->addTab(chart_, tr("Cost chart"));
+  views_->addTab(prediction_chart_, tr("Predicted vs measured"));
+  views_->setTabToolTip(1, tr("Each cost model's predicted step time against the measured one "
+                              "(meshloom-launch run or validate --jsonl)"));
+  run_ = new LauncherRun(this);
+
+  auto* open = new QPushButton(tr("Open..."), this);
+  open->setToolTip(tr("Plot a bench --jsonl file"));
+  auto* calibration = new QPushButton(tr("Load calibration..."), this);
+  calibration->setToolTip(tr("Draw a calibration's fitted model over the points"));
+  auto* predictions = new QPushButton(tr("Open run or validate records..."), this);
+  predictions->setToolTip(tr("Plot what each cost model predicted for every step against what it measured "
+                             "(meshloom-launch run --jsonl or validate --jsonl)"));
+  auto* png = new QPushButton(tr("PNG..."), this);
+  auto* pdf = new QPushButton(tr("PDF..."), this);
+  png->setToolTip(tr("Export the chart shown as a PNG image"));
+  pdf->setToolTip(tr("Export the chart shown as a PDF document"));
+
+  run_button_ = new QPushButton(tr("Run benchmark..."), this);
+  run_button_->setToolTip(tr("Measure every collective on every axis of this mesh with meshloom-launch bench"));
+  cancel_button_ = new QPushButton(tr("Cancel"), this);
+  fit_button_ = new QPushButton(tr("Fit calibration"), this);
+  fit_button_->setToolTip(tr("Fit alpha and bus bandwidth per axis and collective to the run's points "
+                             "(meshloom-launch calibrate --from)"));
+  apply_button_ = new QPushButton(tr("Apply to planner"), this);
+  apply_button_->setToolTip(tr("Make this calibration the design's and plan with it (undoable)"));
+  progress_ = new QProgressBar(this);
+  progress_->setRange(0, 1);
+  progress_->setValue(0);
+  progress_->setFormat(tr("No run yet"));
+  message_ = new QLabel(this);
+  message_->setWordWrap(true);
+  message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  message_->hide();
+  log_ = new QPlainTextEdit(this);
+  log_->setReadOnly(true);
+  log_->setMaximumBlockCount(5000);
+  log_->setPlaceholderText(tr("The launcher's output appears here during a run."));
+  log_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  QFont mono = log_->font();
+  mono.setFamily(QStringLiteral("monospace"));
+  mono.setStyleHint(QFont::Monospace);
+  log_->setFont(mono);
+
+  // The chart has its own pickers (collective, metric, axes); the files it reads and writes sit beside them.
+  auto* files = new QHBoxLayout;
+  files->addStretch(1);
+  files->addWidget(open);
+  files->addWidget(calibration);
+  files->addWidget(predictions);
+  files->addWidget(png);
+  files->addWidget(pdf);
+
+  auto* runs = new QHBoxLayout;
+  runs->addWidget(run_button_);
+  runs->addWidget(cancel_button_);
+  runs->addWidget(progress_, 1);
+  runs->addWidget(fit_button_);
+  runs->addWidget(apply_button_);
+
+  auto* top = new QWidget(this);
+  auto* top_layout = new QVBoxLayout(top);
+  top_layout->setContentsMargins(0, 0, 0, 0);
+  top_layout->addLayout(files);
+  top_layout->addWidget(views_, 1);
+  top_layout->addLayout(runs);
+  top_layout->addWidget(message_);
+  auto* split = new QSplitter(Qt::Vertical, this);
+  split->addWidget(top);
+  split->addWidget(log_);
+  split->setStretchFactor(0, 4);
+  split->setStretchFactor(1, 1);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(split);
+
+  connect(open, &QPushButton::clicked, this, &CostsPanel::open_dialog);
+  connect(calibration, &QPushButton::clicked, this, &CostsPanel::calibration_dialog);
+  connect(predictions, &QPushButton::clicked, this, &CostsPanel::open_predictions_dialog);
+  connect(png, &QPushButton::clicked, this, [this] { export_dialog(false); });
+  connect(pdf, &QPushButton::clicked, this, [this] { export_dialog(true); });
+  connect(run_button_, &QPushButton::clicked, this, &CostsPanel::open_run_dialog);
+  connect(cancel_button_, &QPushButton::clicked, this, &CostsPanel::cancel_run);
+  connect(fit_button_, &QPushButton::clicked, this, [this] { (void)fit_calibration(); });
+  connect(apply_button_, &QPushButton::clicked, this, [this] {
+    if (!calibration_path_.isEmpty()) emit apply_requested(calibration_path_);
+  });
+
+  // The live run: records into the chart as they arrive; everything else into the log.
+  connect(run_, &LauncherRun::record_line, this, [this](const QString& line) {
+    (void)chart_->append_line(line.toStdString());
+  });
+  connect(run_, &LauncherRun::log, this, &CostsPanel::append_log);
+  connect(run_, &LauncherRun::progress, this, [this](int done, int total) {
+    progress_->setRange(0, std::max(total, 1));
+    progress_->setValue(std::min(done, std::max(total, 1)));
+  });
+  connect(run_, &LauncherRun::finished, this, &CostsPanel::on_finished);
+}
+
+void CostsPanel::sync_buttons() {
+  const bool busy = run_->running() || (calibrate_ && calibrate_->running());
+  run_button_->setEnabled(!busy);
+  cancel_button_->setEnabled(run_->running());
+  fit_button_->setEnabled(!busy && !records_path_.isEmpty() && chart_->measurements().point_count() > 0);
+  apply_button_->setEnabled(!busy && !calibration_path_.isEmpty());
+}
+
+void CostsPanel::show_message(const QString& text, bool error) {
+  message_->setStyleSheet(error ? error_style(*message_) : QString());
+  message_->setText(text);
+  message_->setVisible(!text.isEmpty());
+}
+
+QString CostsPanel::message() const { return message_->text(); }
+QString CostsPanel::log_text() const { return log_->toPlainText(); }
+int CostsPanel::progress_value() const { return progress_->value(); }
+int CostsPanel::progress_maximum() const { return progress_->maximum(); }
+bool CostsPanel::running() const { return run_->running(); }
+
+void CostsPanel::append_log(const QString& text) {
+  QString t = text;
+  while (t.endsWith(QLatin1Char('\n'))) t.chop(1);
+  if (!t.isEmpty()) log_->appendPlainText(t);
+}
+
+QString CostsPanel::open_measurements(const QString& path) {
+  Measurements m;
+  if (chart_->measurements().calibration()) m.set_calibration(chart_->measurements().calibration());
+  const std::string error = m.load_jsonl(path.toStdString());
+  if (!error.empty()) {
+    show_message(q(error), true);
+    return q(error);
+  }
+  for (const auto& p : m.problems()) append_log(q(p));
+  records_path_ = QFileInfo(path).absoluteFilePath();  // Fit calibration fits these
+  run_dir_.clear();
+  const auto points = m.point_count();
+  const auto problems = m.problems().size();
+  chart_->set_measurements(std::move(m));
+  views_->setCurrentWidget(chart_);
+  sync_buttons();
+  show_message(problems == 0 ? tr("%1: %2 points").arg(QFileInfo(path).fileName()).arg(points)
+                             : tr("%1: %2 points; %3 line(s) skipped, listed in the log")
+                                   .arg(QFileInfo(path).fileName())
+                                   .arg(points)
+                                   .arg(problems),
+               problems != 0);
+  return {};
+}
+
+QString CostsPanel::load_calibration(const QString& path) {
+  const QString error = chart_->load_calibration(path);
+  if (!error.isEmpty()) {
+    show_message(error, true);
+    return error;
+  }
+  calibration_path_ = QFileInfo(path).absoluteFilePath();
+  show_message(tr("Fitted model from %1").arg(QFileInfo(path).fileName()), false);
+  sync_buttons();
+  return {};
+}
+
+QString CostsPanel::open_predictions(const QString& path) {
+  PredictionRecords records;
+  const std::string error = records.load_jsonl(path.toStdString());
+  if (!error.empty()) {
+    show_message(q(error), true);
+    return q(error);
+  }
+  const QString name = QFileInfo(path).fileName();
+  for (const auto& p : records.problems()) append_log(name + QStringLiteral(": ") + q(p));
+  const auto steps = records.steps().size();
+  const auto problems = records.problems().size();
+  const std::string command = records.command();
+  predictions_path_ = QFileInfo(path).absoluteFilePath();
+  prediction_chart_->set_records(std::move(records), name);
+  views_->setCurrentWidget(prediction_chart_);
+  QString text = tr("%1: %2 step record(s)").arg(name).arg(steps);
+  if (problems != 0) text += tr("; %1 line(s) skipped, listed in the log").arg(problems);
+  if (steps == 0) {
+    text += command.empty() || command == "run" || command == "validate"
+                ? tr(". Predicted against measured reads the step records of meshloom-launch run or validate --jsonl.")
+                : tr(". These are %1 records: open them with Open... (the cost chart).").arg(q(command));
+  }
+  show_message(text, problems != 0 || steps == 0);
+  emit predictions_loaded(predictions_path_);
+  return {};
+}
+
+bool CostsPanel::start_run(RunSettings settings) {
+  if (run_->running()) {
+    show_message(tr("A run is under way: cancel it first."), true);
+    return false;
+  }
+  // The run's own folder: the design as run, its records, its calibration.
+  const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"));
+  const QString dir = QDir(runs_root_).filePath(stamp);
+  if (!QDir().mkpath(dir)) {
+    show_message(tr("Cannot create the run folder %1").arg(dir), true);
+    return false;
+  }
+  const QString design_path = QDir(dir).filePath(QStringLiteral("design.meshloom.json"));
+  try {
+    save_design(doc_->design(), design_path.toStdString());
+  } catch (const std::exception& e) {
+    show_message(tr("Cannot write the design for the run: %1").arg(QString::fromUtf8(e.what())), true);
+    return false;
+  }
+  QString error;
+  settings.bench.design_path = design_path;
+  const std::optional<LaunchCommand> command = settings.command(&error);
+  if (!command) {
+    show_message(error, true);
+    return false;
+  }
+  run_dir_ = dir;
+  records_path_ = QDir(dir).filePath(QStringLiteral("bench.jsonl"));
+  launcher_ = settings.launcher;
+  log_->clear();
+  chart_->clear();
+  views_->setCurrentWidget(chart_);
+  progress_->setRange(0, 0);  // busy until the config record says how many results to expect
+  progress_->setFormat(tr("%v of %m results"));
+  append_log(QStringLiteral("$ ") + command_text(*command));
+  run_->start(*command, records_path_);
+  show_message(tr("Running %1 on %2 ranks...").arg(QFileInfo(command->program).fileName()).arg(settings.bench.world),
+               false);
+  sync_buttons();
+  return true;
+}
+
+void CostsPanel::cancel_run() {
+  if (!run_->running()) return;
+  show_message(tr("Cancelling..."), false);
+  run_->cancel();
+}
+
+void CostsPanel::on_finished(const RunOutcome& outcome) {
+  const int results = outcome.results;
+  if (progress_->maximum() == 0) {  // no config record arrived: stop the busy indicator
+    progress_->setRange(0, 1);
+    progress_->setValue(0);
+    progress_->setFormat(tr("No results"));
+  }
+  switch (outcome.status) {
+    case RunOutcome::Status::Succeeded:
+      show_message(tr("Done: %1 results in %2. Fit a calibration to price plans with them.")
+                       .arg(results)
+                       .arg(QDir::toNativeSeparators(records_path_)),
+                   false);
+      break;
+    case RunOutcome::Status::Cancelled:
+      show_message(tr("Cancelled after %1 results; what was measured stays (%2).")
+                       .arg(results)
+                       .arg(QDir::toNativeSeparators(records_path_)),
+                   true);
+      break;
+    default:
+      show_message(outcome.message + (results > 0 ? tr(" %1 results were kept.").arg(results) : QString()), true);
+      break;
+  }
+  sync_buttons();
+  emit run_finished(outcome);
+}
+
+bool CostsPanel::fit_calibration() {
+  if (records_path_.isEmpty() || chart_->measurements().point_count() == 0) {
+    show_message(tr("Nothing to fit: run a benchmark or open its records first."), true);
+    return false;
+  }
+  if (run_->running() || (calibrate_ && calibrate_->running())) {
+    show_message(tr("Wait for the run to end first."), true);
+    return false;
+  }
+  if (run_dir_.isEmpty()) {  // records opened from a file: the fit gets a folder of its own
+    run_dir_ = QDir(runs_root_).filePath(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz")));
+    if (!QDir().mkpath(run_dir_)) {
+      show_message(tr("Cannot create the folder %1").arg(run_dir_), true);
+      run_dir_.clear();
+      return false;
+    }
+  }
+  if (launcher_.isEmpty()) launcher_ = RunSettings::load(static_cast<int>(doc_->design().world)).launcher;
+  const QString out = QDir(run_dir_).filePath(QStringLiteral("calibration.json"));
+  calibrate_ = std::make_unique<CalibrateJob>();
+  connect(calibrate_.get(), &CalibrateJob::finished, this, [this, out](bool ok, const QString& why) {
+    if (ok) {
+      (void)load_calibration(out);
+      show_message(tr("Fitted %1: the lines over the points are the model the planner will use.")
+                       .arg(QDir::toNativeSeparators(out)),
+                   false);
+      emit calibrated(out);
+    } else {
+      show_message(tr("Fitting failed: %1").arg(why), true);
+      emit calibrated(QString());
+    }
+    sync_buttons();
+  });
+  connect(calibrate_.get(), &CalibrateJob::log, this, &CostsPanel::append_log);
+  calibrate_->start(launcher_, records_path_, out);
+  show_message(tr("Fitting..."), false);
+  sync_buttons();
+  return true;
+}
+
+void CostsPanel::open_run_dialog() {
+  RunDialog dialog(RunSettings::load(static_cast<int>(doc_->design().world)), doc_->path(), this);
+  if (dialog.exec() != QDialog::Accepted) return;
+  const RunSettings settings = dialog.settings();
+  settings.save();
+  (void)start_run(settings);
+}
+
+void CostsPanel::open_dialog() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open measurements"), run_dir_,
+                                                    tr("Bench JSON Lines (*.jsonl);;All files (*)"));
+  if (!path.isEmpty()) (void)open_measurements(path);
+}
+
+void CostsPanel::calibration_dialog() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Load calibration"), run_dir_,
+                                                    tr("Calibrations (*.json);;All files (*)"));
+  if (!path.isEmpty()) (void)load_calibration(path);
+}
+
+void CostsPanel::open_predictions_dialog() {
+  const QString dir = predictions_path_.isEmpty() ? run_dir_ : QFileInfo(predictions_path_).absolutePath();
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open run or validate records"), dir,
+                                                    tr("Run or validate JSON Lines (*.jsonl);;All files (*)"));
+  if (!path.isEmpty()) (void)open_predictions(path);
+}
+
+void CostsPanel::export_dialog(bool pdf) {
+  const bool predictions = views_->currentWidget() == prediction_chart_;
+  const QString filter = pdf ? tr("PDF (*.pdf)") : tr("PNG image (*.png)");
+  const QString suffix = pdf ? QStringLiteral(".pdf") : QStringLiteral(".png");
+  const QString name =
+      (predictions ? QStringLiteral("predicted-vs-measured") : QStringLiteral("costs-") + chart_->collective()) + suffix;
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), name, filter);
+  if (path.isEmpty()) return;
+  QString error;
+  bool ok = false;
+  if (predictions) {
+    ok = pdf ? prediction_chart_->save_pdf(path, 0, 0, &error) : prediction_chart_->save_png(path, 0, 0, &error);
+  } else {
+    ok = pdf ? chart_->save_pdf(path, 0, 0, &error) : chart_->save_png(path, 0, 0, &error);
+  }
+  show_message(ok ? tr("Wrote %1").arg(QDir::toNativeSeparators(path)) : error, !ok);
+}
+
+}  // namespace meshloom::app

@@ -1,0 +1,152 @@
+// CostsPanel: the measured cost of every collective on every mesh axis, and the loop that feeds the planner with
+// it. A thin view that composes:
+//   - a CostChart (time or bus bandwidth against message size, one series per axis, the fitted model over it, its
+//     own pickers for the collective, the metric and the axes shown); Open (a bench --jsonl file), Load
+//     calibration, Export PNG / PDF;
+//   - beside it, in a second tab, a PredictionChart: "Open run or validate records..." reads the step records of
+//     `meshloom-launch run --jsonl` or `validate --jsonl` and plots each cost model's predicted step time against
+//     the measured one, with each model's error statistics (PNG / PDF export the tab shown);
+//   - a live run: "Run benchmark..." asks for a RunSettings (RunDialog) and starts the launcher through a
+//     LauncherRun (local ranks under mpirun, or the user's cluster command template, always as an argument list);
+//     records stream into the chart as they arrive, with a progress bar, Cancel, and the launcher's output and
+//     errors in a log. The run's files go to a folder of their own (run_dir(): the design as run, bench.jsonl with
+//     every accepted record, calibration.json once fitted), so a crashed launcher leaves what was measured;
+//   - recalibration: "Fit calibration" runs `meshloom-launch calibrate --from bench.jsonl --out calibration.json`
+//     (no MPI), shows the fitted model over the points, and "Apply to planner" hands the file to the window
+//     (apply_requested), which makes it the design's calibration as one undoable edit.
+// Nothing here talks to MPI: the launcher does.
+#pragma once
+
+#include <QString>
+#include <QWidget>
+
+#include <memory>
+#include <optional>
+
+#include "live/launcher_run.hpp"
+
+class QLabel;
+class QPlainTextEdit;
+class QProgressBar;
+class QPushButton;
+class QTabWidget;
+
+namespace meshloom::app {
+
+class CostChart;
+class DesignDocument;
+class PredictionChart;
+
+// What the run dialog asks for, remembered between runs (QSettings).
+struct RunSettings {
+  enum class Where { Local, Template };
+  Where where = Where::Local;
+  QString launcher;         // the meshloom-launch program
+  QString mpirun;           // for Local
+  QString command_template; // for Template: e.g. "srun -n {world} {launcher} {args}"
+  BenchSettings bench;      // world, sizes, collectives, backend, ... (design_path is filled in by the panel)
+
+  // The saved settings, with defaults for what was never saved: the launcher beside this program (or on PATH),
+  // mpirun from PATH, the design's world.
+  [[nodiscard]] static RunSettings load(int world);
+  void save() const;
+  // The command that runs the benchmark (local_command or template_command over bench_arguments); nullopt with
+  // the reason in *error when the template does not expand.
+  [[nodiscard]] std::optional<LaunchCommand> command(QString* error) const;
+};
+
+class CostsPanel : public QWidget {
+  Q_OBJECT
+
+public:
+  explicit CostsPanel(DesignDocument* doc, QWidget* parent = nullptr);
+  ~CostsPanel() override;
+
+  [[nodiscard]] CostChart* chart() const noexcept { return chart_; }
+  [[nodiscard]] PredictionChart* prediction_chart() const noexcept { return prediction_chart_; }
+  // The two views: the cost chart (tab 0) and predicted against measured (tab 1).
+  [[nodiscard]] QTabWidget* views() const noexcept { return views_; }
+  [[nodiscard]] LauncherRun* run() const noexcept { return run_; }
+
+  // Loads a bench JSON Lines file into the chart (replacing its points). Empty on success, else the reason; lines
+  // that are not records are listed in the log and the rest is shown.
+  QString open_measurements(const QString& path);
+  // Loads a calibration file for the fitted lines (the engine's strict reader). Empty on success, else the reason.
+  QString load_calibration(const QString& path);
+  // Loads the step records of a run or validate --jsonl file into the predicted-against-measured view and shows
+  // it. Empty on success (lines that are not records are listed in the log and the rest is shown), else the
+  // reason the file cannot be read (nothing changes then). Emits predictions_loaded.
+  QString open_predictions(const QString& path);
+  // Asks for a run or validate --jsonl file and opens it (open_predictions).
+  void open_predictions_dialog();
+  // The records file shown in the predicted-against-measured view; empty before one is opened.
+  [[nodiscard]] const QString& predictions_path() const noexcept { return predictions_path_; }
+
+  // Starts a benchmark of the design's mesh with `settings` (the design is saved into the run's folder first).
+  // False with the reason in message() when it cannot start (a run under way, a bad template, no folder).
+  bool start_run(RunSettings settings);
+  // Asks for the settings (RunDialog) and starts the run.
+  void open_run_dialog();
+  void cancel_run();
+  [[nodiscard]] bool running() const;
+  // Fits a calibration to the last run's records (meshloom-launch calibrate --from). False with the reason in
+  // message() when there is nothing to fit or the launcher cannot start; the outcome arrives as calibrated().
+  bool fit_calibration();
+  // The calibration file fitted last (or loaded), for Apply; empty when none.
+  [[nodiscard]] const QString& calibration_path() const noexcept { return calibration_path_; }
+  // The folder of the last run; empty before the first.
+  [[nodiscard]] const QString& run_dir() const noexcept { return run_dir_; }
+  // The line under the chart: what happened last (run finished, failed, fitted, ...).
+  [[nodiscard]] QString message() const;
+  [[nodiscard]] QString log_text() const;
+  [[nodiscard]] int progress_value() const;
+  [[nodiscard]] int progress_maximum() const;
+
+  // The launcher that fits calibrations (calibrate --from); default: the last run's, else the saved setting's.
+  void set_launcher(const QString& launcher) { launcher_ = launcher; }
+  // Where runs are kept (default: QStandardPaths::AppLocalDataLocation/runs); tests point it elsewhere.
+  void set_runs_root(const QString& dir) { runs_root_ = dir; }
+
+signals:
+  // A run ended (any status).
+  void run_finished(const RunOutcome& outcome);
+  // calibrate --from ended: the calibration file on success, else empty with the reason in message().
+  void calibrated(const QString& path);
+  // The user asked to make this calibration the design's ("Apply to planner").
+  void apply_requested(const QString& path);
+  // Run or validate records were loaded into the predicted-against-measured view (prediction_chart()->records()).
+  void predictions_loaded(const QString& path);
+
+private:
+  void build();
+  void sync_buttons();
+  void show_message(const QString& text, bool error);
+  void append_log(const QString& text);
+  void open_dialog();
+  void calibration_dialog();
+  void export_dialog(bool pdf);
+  void on_finished(const RunOutcome& outcome);
+
+  DesignDocument* doc_;
+  CostChart* chart_ = nullptr;
+  PredictionChart* prediction_chart_ = nullptr;
+  QTabWidget* views_ = nullptr;
+  LauncherRun* run_ = nullptr;
+  std::unique_ptr<CalibrateJob> calibrate_;
+  QString runs_root_;
+  QString run_dir_;
+  QString records_path_;
+  QString calibration_path_;
+  QString predictions_path_;
+  QString launcher_;  // the launcher of the last run (calibrate uses the same)
+
+  QPushButton* run_button_ = nullptr;
+  QPushButton* cancel_button_ = nullptr;
+  QPushButton* fit_button_ = nullptr;
+  QPushButton* apply_button_ = nullptr;
+  QProgressBar* progress_ = nullptr;
+  QLabel* message_ = nullptr;
+  QPlainTextEdit* log_ = nullptr;
+};
+
+}  // namespace meshloom::app

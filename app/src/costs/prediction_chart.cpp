@@ -1,0 +1,274 @@
+#include "costs/prediction_chart.hpp"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include <qcustomplot.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "costs/cost_chart.hpp"
+#include "costs/plot_support.hpp"
+
+namespace meshloom::app {
+
+namespace {
+
+constexpr double kMargin = 1.6;  // log-space margin around the data
+
+const std::array<QCPScatterStyle::ScatterShape, 8> kShapes{
+    QCPScatterStyle::ssCircle, QCPScatterStyle::ssSquare, QCPScatterStyle::ssTriangle, QCPScatterStyle::ssDiamond,
+    QCPScatterStyle::ssCross,  QCPScatterStyle::ssPlus,   QCPScatterStyle::ssStar,     QCPScatterStyle::ssTriangleInverted};
+
+enum Column { ModelColumn, PointsColumn, MedianColumn, P90Column, SpearmanColumn, ColumnCount };
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+}  // namespace
+
+QString format_percent(double fraction) {
+  if (!std::isfinite(fraction)) return QStringLiteral("—");
+  return QString::number(fraction * 100.0, 'f', 1) + QStringLiteral(" %");
+}
+
+struct PredictionChart::Impl {
+  PredictionRecords records;
+  QString title_text;
+  QCustomPlot* plot = nullptr;
+  QCPTextElement* title = nullptr;
+  QTableWidget* table = nullptr;
+  QLabel* readout = nullptr;
+  // The drawn points of each plotted model, in graph order (graph i is model i).
+  std::vector<std::pair<std::string, std::vector<PredictionPoint>>> drawn;
+  std::vector<std::pair<std::string, std::size_t>> hidden;  // model -> points not drawable on log axes
+
+  void rebuild() {
+    plot->clearGraphs();
+    drawn.clear();
+    hidden.clear();
+    const std::vector<std::string> models = records.models();
+    double lo = std::numeric_limits<double>::infinity();
+    double hi = 0;
+    for (std::size_t m = 0; m < models.size(); ++m) {
+      const std::string& model = models[m];
+      if (!is_microsecond_model(model)) continue;
+      std::vector<PredictionPoint> shown;
+      std::size_t not_drawn = 0;
+      for (auto& p : records.points(model)) {
+        if (p.predicted_us > 0) {
+          shown.push_back(std::move(p));
+        } else {
+          ++not_drawn;
+        }
+      }
+      hidden.emplace_back(model, not_drawn);
+      if (shown.empty()) continue;
+      const QColor color = series_color(m);
+      QCPGraph* g = plot->addGraph();
+      g->setName(q(model));
+      g->setLineStyle(QCPGraph::lsNone);
+      g->setPen(QPen(color));
+      g->setScatterStyle(QCPScatterStyle(kShapes[m % kShapes.size()], color, m % 2 == 0 ? color : QColor(Qt::white), 7));
+      QVector<double> xs;
+      QVector<double> ys;
+      for (const auto& p : shown) {
+        xs.push_back(p.predicted_us);
+        ys.push_back(p.measured_us);
+        lo = std::min({lo, p.predicted_us, p.measured_us});
+        hi = std::max({hi, p.predicted_us, p.measured_us});
+      }
+      g->setData(xs, ys);  // sorted by key: the read-out uses `drawn`, not the graph's order
+      drawn.emplace_back(model, std::move(shown));
+    }
+    if (!(hi > 0)) {
+      lo = 1.0;
+      hi = 1000.0;
+    }
+    // The same range on both axes, so y = x is the diagonal of the plot.
+    lo /= kMargin;
+    hi *= kMargin;
+    QCPGraph* diagonal = plot->addGraph();
+    diagonal->setName(QStringLiteral("y = x"));
+    QPen pen(QColor(90, 90, 90));
+    pen.setStyle(Qt::DashLine);
+    diagonal->setPen(pen);
+    diagonal->setData(QVector<double>{lo, hi}, QVector<double>{lo, hi}, true);
+    plot->xAxis->setRange(lo, hi);
+    plot->yAxis->setRange(lo, hi);
+    plot->legend->setVisible(!drawn.empty());
+    title->setText(records.steps().empty()
+                       ? QObject::tr("Predicted against measured: no step records")
+                       : QObject::tr("Predicted against measured step time") +
+                             (title_text.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(title_text)));
+    fill_table(models);
+  }
+
+  void fill_table(const std::vector<std::string>& models) {
+    table->clearSpans();
+    table->setRowCount(static_cast<int>(models.size()));
+    const auto cell = [this](int row, int column, const QString& text, bool right = true) {
+      auto* item = new QTableWidgetItem(text);
+      item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable);
+      if (right) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+      table->setItem(row, column, item);
+    };
+    for (int row = 0; row < static_cast<int>(models.size()); ++row) {
+      const ModelSummary s = records.summary(models[static_cast<std::size_t>(row)]);
+      cell(row, ModelColumn, q(s.model), false);
+      QString count = QString::number(s.count);
+      const auto it = std::find_if(hidden.begin(), hidden.end(), [&s](const auto& h) { return h.first == s.model; });
+      if (it != hidden.end() && it->second > 0) count += QObject::tr(" (%1 at 0 not drawn)").arg(it->second);
+      if (s.not_finite > 0) count += QObject::tr(" (%1 not finite)").arg(s.not_finite);
+      cell(row, PointsColumn, count);
+      if (!s.comparable) {
+        cell(row, MedianColumn, QObject::tr("unitless: not comparable"), false);
+        table->setSpan(row, MedianColumn, 1, ColumnCount - MedianColumn);
+        continue;
+      }
+      cell(row, MedianColumn, format_percent(s.median_error));
+      cell(row, P90Column, format_percent(s.p90_error));
+      cell(row, SpearmanColumn, std::isfinite(s.spearman) ? QString::number(s.spearman, 'f', 3) : QStringLiteral("—"));
+    }
+    table->resizeColumnsToContents();
+    // Every model's row in view: the table is as tall as its header and rows (at least one row's room).
+    const int rows = std::max(1, table->rowCount());
+    table->setFixedHeight(table->horizontalHeader()->height() + rows * table->verticalHeader()->defaultSectionSize() +
+                          2 * table->frameWidth());
+  }
+
+  [[nodiscard]] const PredictionPoint* nearest(const QPointF& pos, double max_distance) const {
+    double best = max_distance * max_distance;
+    const PredictionPoint* found = nullptr;
+    for (const auto& [model, points] : drawn) {
+      for (const auto& p : points) {
+        const double dx = plot->xAxis->coordToPixel(p.predicted_us) - pos.x();
+        const double dy = plot->yAxis->coordToPixel(p.measured_us) - pos.y();
+        if (dx * dx + dy * dy <= best) {
+          best = dx * dx + dy * dy;
+          found = &p;
+        }
+      }
+    }
+    return found;
+  }
+
+  void set_readout(const QString& text, PredictionChart* owner) {
+    if (readout->text() == text) return;
+    readout->setText(text);
+    emit owner->readoutChanged(text);
+  }
+};
+
+PredictionChart::PredictionChart(QWidget* parent) : QWidget(parent), d_(std::make_unique<Impl>()) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  d_->plot = new QCustomPlot(this);
+  d_->plot->setObjectName(QStringLiteral("prediction_plot"));
+  d_->plot->setMinimumSize(320, 220);
+  for (QCPAxis* axis : {d_->plot->xAxis, d_->plot->yAxis}) {
+    axis->setScaleType(QCPAxis::stLogarithmic);
+    axis->setTicker(make_time_ticker());
+    axis->grid()->setSubGridVisible(true);
+  }
+  d_->plot->xAxis->setLabel(tr("predicted"));
+  d_->plot->yAxis->setLabel(tr("measured"));
+  d_->plot->plotLayout()->insertRow(0);
+  d_->title = new QCPTextElement(d_->plot, QString(), QFont(font().family(), font().pointSize() + 1, QFont::Bold));
+  d_->plot->plotLayout()->addElement(0, 0, d_->title);
+  d_->plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+  layout->addWidget(d_->plot, 1);
+
+  d_->readout = new QLabel(this);
+  d_->readout->setObjectName(QStringLiteral("prediction_readout"));
+  d_->readout->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  layout->addWidget(d_->readout);
+
+  d_->table = new QTableWidget(0, ColumnCount, this);
+  d_->table->setObjectName(QStringLiteral("prediction_summary"));
+  d_->table->setHorizontalHeaderLabels(
+      {tr("Model"), tr("Points"), tr("Median error"), tr("p90 error"), tr("Spearman ρ")});
+  d_->table->horizontalHeaderItem(MedianColumn)->setToolTip(tr("Median of |predicted − measured| / measured"));
+  d_->table->horizontalHeaderItem(P90Column)
+      ->setToolTip(tr("90th percentile of |predicted − measured| / measured (nearest rank)"));
+  d_->table->horizontalHeaderItem(SpearmanColumn)
+      ->setToolTip(tr("Rank correlation of predicted and measured (ties: average ranks); 1: the model orders the "
+                      "steps as they measured"));
+  d_->table->verticalHeader()->setVisible(false);
+  d_->table->horizontalHeader()->setStretchLastSection(true);
+  d_->table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  d_->table->setSelectionBehavior(QAbstractItemView::SelectRows);
+  layout->addWidget(d_->table);
+
+  connect(d_->plot, &QCustomPlot::mouseMove, this,
+          [this](QMouseEvent* event) { d_->set_readout(readout_at(event->position()), this); });
+  d_->rebuild();
+  d_->plot->replot();
+}
+
+PredictionChart::~PredictionChart() = default;
+
+void PredictionChart::set_records(PredictionRecords records, const QString& title) {
+  d_->records = std::move(records);
+  d_->title_text = title;
+  d_->set_readout(QString(), this);
+  d_->rebuild();
+  d_->plot->replot();
+  emit chartChanged();
+}
+
+const PredictionRecords& PredictionChart::records() const noexcept { return d_->records; }
+
+void PredictionChart::clear() { set_records(PredictionRecords{}); }
+
+std::vector<std::string> PredictionChart::plotted_models() const {
+  std::vector<std::string> out;
+  for (const auto& [model, points] : d_->drawn) out.push_back(model);
+  return out;
+}
+
+std::size_t PredictionChart::undrawn(const std::string& model) const {
+  const auto it = std::find_if(d_->hidden.begin(), d_->hidden.end(), [&model](const auto& h) { return h.first == model; });
+  return it == d_->hidden.end() ? 0 : it->second;
+}
+
+QTableWidget* PredictionChart::summary_table() const noexcept { return d_->table; }
+
+QString PredictionChart::summary_cell(int row, int column) const {
+  const QTableWidgetItem* item = d_->table->item(row, column);
+  return item == nullptr ? QString() : item->text();
+}
+
+QString PredictionChart::readout_at(const QPointF& pos, double max_distance) const {
+  const PredictionPoint* p = d_->nearest(pos, max_distance);
+  if (p == nullptr) return {};
+  QString text = q(p->model) + QStringLiteral(" · ") + q(p->collective) + QStringLiteral(" · ") +
+                 format_bytes(static_cast<double>(p->bytes)) + QStringLiteral(" · predicted ") +
+                 format_time_us(p->predicted_us) + QStringLiteral(" · measured ") + format_time_us(p->measured_us) +
+                 QStringLiteral(" · ") + format_percent(relative_error(p->predicted_us, p->measured_us)) +
+                 tr(" off") + QStringLiteral(" · ");
+  if (p->request) text += tr("request %1 ").arg(*p->request);
+  text += tr("plan %1 step %2 · line %3").arg(p->plan).arg(p->step).arg(p->line);
+  return text;
+}
+
+QString PredictionChart::readout() const { return d_->readout->text(); }
+
+bool PredictionChart::save_png(const QString& path, int width, int height, QString* error) {
+  return export_plot(*d_->plot, PlotFormat::Png, path, width, height, error);
+}
+
+bool PredictionChart::save_pdf(const QString& path, int width, int height, QString* error) {
+  return export_plot(*d_->plot, PlotFormat::Pdf, path, width, height, error);
+}
+
+QCustomPlot* PredictionChart::plot() const noexcept { return d_->plot; }
+
+}  // namespace meshloom::app

@@ -1,0 +1,120 @@
+#include "document/design_document.hpp"
+
+#include <QFileInfo>
+#include <QUndoCommand>
+#include <QUndoStack>
+
+#include <exception>
+#include <utility>
+
+#include "meshloom/error.hpp"
+
+namespace meshloom::app {
+
+namespace {
+
+Design first_design() {
+  Design d;
+  d.name = "untitled";
+  d.world = 8;
+  d.devices_per_host = 8;
+  d.mesh.shape = {8};
+  d.mesh.names = {"dp"};
+  return d;
+}
+
+}  // namespace
+
+// One edit of the design: the values before and after, swapped by undo and redo.
+class DesignEditCommand : public QUndoCommand {
+public:
+  DesignEditCommand(DesignDocument* doc, Design before, Design after, const QString& text)
+      : QUndoCommand(text), doc_(doc), before_(std::move(before)), after_(std::move(after)) {}
+  void redo() override { doc_->set_design(after_); }
+  void undo() override { doc_->set_design(before_); }
+
+private:
+  DesignDocument* doc_;
+  Design before_;
+  Design after_;
+};
+
+DesignDocument::DesignDocument(QObject* parent)
+    : QObject(parent), design_(first_design()), mesh_(build_mesh(design_.mesh, design_.world)),
+      undo_(new QUndoStack(this)) {
+  connect(undo_, &QUndoStack::cleanChanged, this, [this](bool clean) {
+    if (!resetting_) emit modified_changed(!clean);
+  });
+}
+
+QString DesignDocument::display_name() const {
+  return path_.isEmpty() ? tr("untitled") : QFileInfo(path_).fileName();
+}
+
+bool DesignDocument::is_modified() const { return !undo_->isClean(); }
+
+void DesignDocument::new_design() { reset(first_design(), QString()); }
+
+bool DesignDocument::open(const QString& path, QString* error) {
+  try {
+    Design design = load_design(path.toStdString());
+    reset(std::move(design), path);
+    return true;
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromUtf8(e.what());
+    return false;
+  }
+}
+
+void DesignDocument::reset(Design design, const QString& path, bool modified) {
+  DeviceMesh mesh = build_mesh(design.mesh, design.world);  // may throw: then nothing changes
+  const bool was_modified = is_modified();
+  // The stack's own signals must reach the undo and redo actions; only the relay of cleanChanged is held
+  // back, and modified_changed is emitted once below, after the new design is in place.
+  resetting_ = true;
+  undo_->clear();
+  if (modified) undo_->resetClean();
+  resetting_ = false;
+  design_ = std::move(design);
+  mesh_ = std::move(mesh);
+  path_ = path;
+  emit path_changed(path_);
+  emit design_changed();
+  if (was_modified != modified) emit modified_changed(modified);
+}
+
+bool DesignDocument::save(const QString& path, QString* error) {
+  try {
+    save_design(design_, path.toStdString());
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromUtf8(e.what());
+    return false;
+  }
+  const bool renamed = path != path_;
+  path_ = path;
+  undo_->setClean();
+  if (renamed) emit path_changed(path_);
+  return true;
+}
+
+bool DesignDocument::edit(const QString& text, const std::function<Design(const Design&)>& edit, QString* error) {
+  Design next;
+  try {
+    next = edit(design_);
+    (void)build_mesh(next.mesh, next.world);  // the edits validate; this only proves the mesh builds
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromUtf8(e.what());
+    return false;
+  }
+  if (next == design_) return true;
+  undo_->push(new DesignEditCommand(this, design_, std::move(next), text));
+  return true;
+}
+
+void DesignDocument::set_design(Design design) {
+  mesh_ = build_mesh(design.mesh, design.world);
+  design_ = std::move(design);
+  emit design_changed();
+}
+
+}  // namespace meshloom::app

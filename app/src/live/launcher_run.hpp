@@ -1,0 +1,175 @@
+// The launcher, run live from the app. Qt only (QProcess): the app never talks MPI itself.
+//
+// A run is one process started from an argument list, never a shell string:
+//   local     mpirun --oversubscribe -np <world> <launcher> bench ... --jsonl -        (local_command)
+//   cluster   the user's template, e.g. "srun -n {world} {launcher} {args}"             (template_command)
+// `bench --jsonl -` writes its JSON Lines records to standard output, one per line as each is measured, and its
+// table to standard error (docs/05-launcher.md). LauncherRun reads standard output as it arrives, line by line:
+// a line that is a record goes to record_line() and is appended to the run's records file (flushed per record, so
+// `meshloom-launch calibrate --from` can fit it, and a crash keeps what was measured); anything else, and all of
+// standard error, goes to log(). Progress counts result records against the config record's plan, counted as bench
+// counts its rows: every axis x collective x size, less the sizes that leave a rank no element (all_gather,
+// reduce_scatter and all_to_all split size / itemsize elements over the axis' group; bench_run.cpp skips a size when
+// that is 0). finished() comes exactly once per start, with what happened in words. Nothing here blocks the thread
+// it runs on, but the destructor of a run still going (it kills the process and reaps it, at most a moment).
+#pragma once
+
+#include <QObject>
+#include <QProcess>
+#include <QString>
+#include <QStringDecoder>
+#include <QStringList>
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "costs/measurements.hpp"
+
+class QFile;
+class QTimer;
+
+namespace meshloom::app {
+
+// A program and its arguments, passed to the OS as they are (no shell, no word splitting).
+struct LaunchCommand {
+  QString program;
+  QStringList arguments;
+  friend bool operator==(const LaunchCommand&, const LaunchCommand&) = default;
+};
+
+// The command as one line for people (arguments quoted where a shell would need it). Display only: never run.
+[[nodiscard]] QString command_text(const LaunchCommand& command);
+
+// What `meshloom-launch bench` measures.
+struct BenchSettings {
+  QString design_path;      // --design: the mesh (and world) to measure
+  int world = 1;            // --world: checked by the launcher against the ranks it was started with
+  QString backend = QStringLiteral("mpi");
+  QString min_bytes = QStringLiteral("1K");  // -b, as the launcher reads it: "8", "1K", "64M"
+  QString max_bytes = QStringLiteral("4M");  // -e
+  int step_factor = 2;                        // -f: each size is the previous one times this
+  QString dtype = QStringLiteral("float32");  // --dtype
+  int warmup_iters = 3;
+  int iters = 10;
+  bool check = false;
+  QStringList collectives;  // empty: the launcher's default (every collective)
+  QStringList axes;         // empty: every axis, then every flattened axis
+  double timeout_s = 60.0;
+};
+
+// bench's arguments for `settings`, ending in "--jsonl -":
+//   bench --design F --world W --backend B -b MIN -e MAX -f STEP --dtype D -w WARM -n ITERS --timeout S [--check]
+//         [--collectives a,b] [--axes x,y] --jsonl -
+[[nodiscard]] QStringList bench_arguments(const BenchSettings& settings);
+
+// mpirun --oversubscribe -np <world> <launcher> <launcher_args...>
+[[nodiscard]] LaunchCommand local_command(const QString& mpirun, const QString& launcher, int world,
+                                          const QStringList& launcher_args);
+
+// The user's template, split into words as QProcess::splitCommand does (quotes group words; no shell ever runs
+// it), then per word: {world} -> the world, {launcher} -> the launcher program; a word that is exactly {args}
+// becomes the launcher's arguments, one word each. nullopt with *error naming the offending text for an empty
+// template, a {name} other than these three, a brace left open or closed alone, or no {args} word.
+[[nodiscard]] std::optional<LaunchCommand> template_command(const QString& command_template, const QString& launcher,
+                                                            int world, const QStringList& launcher_args,
+                                                            QString* error);
+
+// How a run ended. Succeeded: exit status 0, a summary record, every accepted record saved. Failed: a non-zero exit
+// status (the message has it, the launcher's error records and the tail of standard error), no summary record, or
+// records that could not be saved. Crashed: the program died of a signal it did not ask for. Cancelled: cancel().
+// FailedToStart: the program could not be started (the message names it) or the records file not created. Whatever
+// ended the run, what was measured stays: measurements() and the records file hold every accepted record.
+struct RunOutcome {
+  enum class Status { Succeeded, Failed, Crashed, Cancelled, FailedToStart };
+  Status status = Status::Succeeded;
+  int exit_code = 0;
+  int results = 0;             // result records received
+  int expected = 0;            // from the config record (0 when none arrived)
+  bool summary_ok = false;     // a summary record with "ok": true arrived
+  QStringList problems;        // standard output lines that looked like records but were not ("line N: ...", N
+                               // counting the lines that start with '{'; other lines are chatter, sent to log())
+  QString message;             // in words, for people: what happened and why
+};
+
+class LauncherRun : public QObject {
+  Q_OBJECT
+
+public:
+  // How long a cancelled run has after SIGTERM before it is killed.
+  static constexpr int kKillGraceMs = 3000;
+
+  explicit LauncherRun(QObject* parent = nullptr);
+  ~LauncherRun() override;  // kills a run still going (and waits for it, briefly)
+
+  // Starts `command`; accepted records are appended to `records_path` (created or truncated; "" to keep none).
+  // False when a run is under way (nothing emitted: that run keeps its one finished()), or, with
+  // finished(FailedToStart) already emitted, when the records file cannot be created. A program that cannot be
+  // started is reported by finished(FailedToStart), naming it.
+  bool start(const LaunchCommand& command, const QString& records_path);
+  // SIGTERM (mpirun passes it to the ranks), then SIGKILL after kKillGraceMs. finished(Cancelled) follows.
+  void cancel();
+
+  [[nodiscard]] bool running() const;
+  [[nodiscard]] const Measurements& measurements() const noexcept { return measurements_; }
+  [[nodiscard]] int results() const noexcept { return results_; }
+  [[nodiscard]] int expected_results() const noexcept { return expected_; }
+  [[nodiscard]] const QString& records_path() const noexcept { return records_path_; }
+  // The last lines of standard error (at most kStderrTail characters), for messages.
+  [[nodiscard]] QString stderr_tail() const;
+  static constexpr int kStderrTail = 2000;
+
+signals:
+  void record_line(const QString& line);  // a record from standard output, as it arrived
+  void log(const QString& text);          // standard error, and standard output lines that are not records
+  void progress(int done, int total);     // after the config record and after each result
+  void finished(const meshloom::app::RunOutcome& outcome);
+
+private:
+  void read_stdout();
+  void read_stderr();
+  void take_line(const QByteArray& line);
+  void on_finished(int exit_code, QProcess::ExitStatus status);
+  void on_error(QProcess::ProcessError error);
+  void finish(RunOutcome outcome);
+
+  QProcess* process_ = nullptr;
+  QTimer* kill_timer_ = nullptr;
+  std::unique_ptr<QFile> records_;
+  QString records_path_;
+  QString program_;
+  QByteArray partial_;
+  QStringDecoder stderr_decoder_{QStringDecoder::System};  // keeps a character split across two reads whole
+  QString stderr_;
+  QString records_error_;  // the first failure to save a record ("" while every record is saved)
+  Measurements measurements_;
+  int results_ = 0;
+  int expected_ = 0;
+  bool cancelled_ = false;
+  bool done_ = true;
+};
+
+// `meshloom-launch calibrate --from RECORDS --out FILE`: fits a calibration to a finished run's records (no MPI,
+// a second or so). finished(ok, why): why is the launcher's error (or why it did not start) when not ok.
+class CalibrateJob : public QObject {
+  Q_OBJECT
+
+public:
+  explicit CalibrateJob(QObject* parent = nullptr);
+  ~CalibrateJob() override;
+  void start(const QString& launcher, const QString& records, const QString& out);
+  [[nodiscard]] bool running() const;
+
+signals:
+  void log(const QString& text);
+  void finished(bool ok, const QString& why);
+
+private:
+  QProcess* process_ = nullptr;
+  QString output_;
+  bool done_ = true;
+};
+
+}  // namespace meshloom::app

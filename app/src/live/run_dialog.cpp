@@ -1,0 +1,209 @@
+#include "live/run_dialog.hpp"
+
+#include <QButtonGroup>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QGridLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QRadioButton>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include <optional>
+
+#include "shell/inline_message.hpp"
+
+namespace meshloom::app {
+
+namespace {
+
+const char* const kCollectives[] = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"};
+const char* const kDtypes[] = {"float32", "float16", "bfloat16", "float64", "int32", "int64"};
+
+}  // namespace
+
+RunDialog::RunDialog(RunSettings settings, const QString& design_path, QWidget* parent)
+    : QDialog(parent), design_path_(design_path), base_(std::move(settings)) {
+  setWindowTitle(tr("Run benchmark"));
+
+  auto* local = new QRadioButton(tr("Local ranks on this machine (mpirun)"), this);
+  auto* cluster = new QRadioButton(tr("Cluster command"), this);
+  where_ = new QButtonGroup(this);
+  where_->addButton(local, static_cast<int>(RunSettings::Where::Local));
+  where_->addButton(cluster, static_cast<int>(RunSettings::Where::Template));
+  (base_.where == RunSettings::Where::Local ? local : cluster)->setChecked(true);
+
+  world_ = new QSpinBox(this);
+  world_->setRange(1, 1 << 20);
+  world_->setValue(base_.bench.world);
+  world_->setEnabled(false);
+  world_->setToolTip(tr("The design's world: the launcher checks that mpirun started exactly this many ranks"));
+  launcher_ = new QLineEdit(base_.launcher, this);
+  auto* browse = new QPushButton(tr("Browse..."), this);
+  mpirun_ = new QLineEdit(base_.mpirun, this);
+  template_ = new QLineEdit(base_.command_template, this);
+  template_->setPlaceholderText(QStringLiteral("srun -n {world} {launcher} {args}"));
+  template_->setToolTip(tr("One command line, split into arguments like a shell would (quotes respected) but never run "
+                           "by a shell. {world} is the number of ranks, {launcher} the launcher program, and the word "
+                           "{args} becomes the launcher's arguments."));
+  backend_ = new QComboBox(this);
+  backend_->addItem(tr("mpi (host memory)"), QStringLiteral("mpi"));
+  backend_->addItem(tr("nccl (one GPU per rank)"), QStringLiteral("nccl"));
+  backend_->setCurrentIndex(std::max(0, backend_->findData(base_.bench.backend)));
+  min_bytes_ = new QLineEdit(base_.bench.min_bytes, this);
+  max_bytes_ = new QLineEdit(base_.bench.max_bytes, this);
+  min_bytes_->setToolTip(tr("Smallest message: bytes with an optional K, M or G suffix"));
+  max_bytes_->setToolTip(tr("Largest message: bytes with an optional K, M or G suffix; sizes double in between"));
+  step_factor_ = new QSpinBox(this);
+  step_factor_->setRange(2, 1024);
+  step_factor_->setValue(base_.bench.step_factor);
+  step_factor_->setPrefix(QStringLiteral("\u00d7"));
+  step_factor_->setToolTip(tr("Each size is the previous one times this factor"));
+  dtype_ = new QComboBox(this);
+  for (const char* t : kDtypes) dtype_->addItem(QString::fromLatin1(t));
+  dtype_->setCurrentIndex(std::max(0, dtype_->findText(base_.bench.dtype)));
+  dtype_->setToolTip(tr("The element type of the measured buffers (reductions are computed in it)"));
+  warmup_ = new QSpinBox(this);
+  warmup_->setRange(0, 1000);
+  warmup_->setValue(base_.bench.warmup_iters);
+  iters_ = new QSpinBox(this);
+  iters_->setRange(1, 100000);
+  iters_->setValue(base_.bench.iters);
+  check_ = new QCheckBox(tr("Check every result (untimed)"), this);
+  check_->setChecked(base_.bench.check);
+
+  auto* collectives = new QWidget(this);
+  auto* grid = new QGridLayout(collectives);
+  grid->setContentsMargins(0, 0, 0, 0);
+  int i = 0;
+  for (const char* c : kCollectives) {
+    auto* box = new QCheckBox(QString::fromLatin1(c), collectives);
+    box->setChecked(base_.bench.collectives.isEmpty() || base_.bench.collectives.contains(QLatin1String(c)));
+    collectives_.push_back(box);
+    grid->addWidget(box, i / 3, i % 3);
+    ++i;
+  }
+
+  preview_ = new QLabel(this);
+  preview_->setWordWrap(true);
+  preview_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  QFont mono = preview_->font();
+  mono.setFamily(QStringLiteral("monospace"));
+  mono.setStyleHint(QFont::Monospace);
+  preview_->setFont(mono);
+  error_ = make_message_label(this);
+
+  auto* where_box = new QGroupBox(tr("Where"), this);
+  auto* where_form = new QFormLayout(where_box);
+  auto* launcher_row = new QHBoxLayout;
+  launcher_row->addWidget(launcher_, 1);
+  launcher_row->addWidget(browse);
+  where_form->addRow(local);
+  where_form->addRow(tr("mpirun"), mpirun_);
+  where_form->addRow(cluster);
+  where_form->addRow(tr("Command"), template_);
+  where_form->addRow(tr("Launcher"), launcher_row);
+  where_form->addRow(tr("Ranks"), world_);
+
+  auto* sweep_box = new QGroupBox(tr("Sweep"), this);
+  auto* sweep_form = new QFormLayout(sweep_box);
+  auto* sizes = new QHBoxLayout;
+  sizes->addWidget(min_bytes_);
+  sizes->addWidget(new QLabel(tr("to"), this));
+  sizes->addWidget(max_bytes_);
+  sizes->addWidget(step_factor_);
+  sweep_form->addRow(tr("Backend"), backend_);
+  sweep_form->addRow(tr("Message sizes"), sizes);
+  sweep_form->addRow(tr("Element type"), dtype_);
+  sweep_form->addRow(tr("Warm-up iterations"), warmup_);
+  sweep_form->addRow(tr("Timed iterations"), iters_);
+  sweep_form->addRow(tr("Collectives"), collectives);
+  sweep_form->addRow(QString(), check_);
+
+  buttons_ = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
+  buttons_->button(QDialogButtonBox::Ok)->setText(tr("Run"));
+
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(where_box);
+  layout->addWidget(sweep_box);
+  layout->addWidget(new QLabel(tr("Runs:"), this));
+  layout->addWidget(preview_);
+  layout->addWidget(error_);
+  layout->addWidget(buttons_);
+
+  connect(buttons_, &QDialogButtonBox::accepted, this, &QDialog::accept);
+  connect(buttons_, &QDialogButtonBox::rejected, this, &QDialog::reject);
+  connect(browse, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("The meshloom-launch program"), launcher_->text());
+    if (!path.isEmpty()) launcher_->setText(path);
+  });
+  connect(where_, &QButtonGroup::idClicked, this, &RunDialog::update_preview);
+  for (QLineEdit* e : {launcher_, mpirun_, template_, min_bytes_, max_bytes_}) {
+    connect(e, &QLineEdit::textChanged, this, &RunDialog::update_preview);
+  }
+  connect(backend_, &QComboBox::currentIndexChanged, this, &RunDialog::update_preview);
+  connect(step_factor_, &QSpinBox::valueChanged, this, &RunDialog::update_preview);
+  connect(dtype_, &QComboBox::currentIndexChanged, this, &RunDialog::update_preview);
+  connect(warmup_, &QSpinBox::valueChanged, this, &RunDialog::update_preview);
+  connect(iters_, &QSpinBox::valueChanged, this, &RunDialog::update_preview);
+  connect(check_, &QCheckBox::toggled, this, &RunDialog::update_preview);
+  for (QCheckBox* c : collectives_) connect(c, &QCheckBox::toggled, this, &RunDialog::update_preview);
+  update_preview();
+}
+
+RunSettings RunDialog::settings() const {
+  RunSettings s = base_;
+  s.where = static_cast<RunSettings::Where>(where_->checkedId());
+  s.launcher = launcher_->text().trimmed();
+  s.mpirun = mpirun_->text().trimmed();
+  s.command_template = template_->text().trimmed();
+  s.bench.backend = backend_->currentData().toString();
+  s.bench.min_bytes = min_bytes_->text().trimmed();
+  s.bench.max_bytes = max_bytes_->text().trimmed();
+  s.bench.step_factor = step_factor_->value();
+  s.bench.dtype = dtype_->currentText();
+  s.bench.warmup_iters = warmup_->value();
+  s.bench.iters = iters_->value();
+  s.bench.check = check_->isChecked();
+  s.bench.collectives.clear();
+  bool all = true;
+  for (QCheckBox* c : collectives_) {
+    if (c->isChecked()) {
+      s.bench.collectives << c->text();
+    } else {
+      all = false;
+    }
+  }
+  if (all) s.bench.collectives.clear();  // the launcher's default: every collective
+  s.bench.design_path = design_path_.isEmpty() ? QStringLiteral("<design>") : design_path_;
+  return s;
+}
+
+QString RunDialog::preview() const { return preview_->text(); }
+QString RunDialog::preview_error() const { return error_->text(); }
+
+void RunDialog::update_preview() {
+  const bool local = where_->checkedId() == static_cast<int>(RunSettings::Where::Local);
+  mpirun_->setEnabled(local);
+  template_->setEnabled(!local);
+  const RunSettings s = settings();
+  QString why;
+  if (s.launcher.isEmpty()) why = tr("Name the meshloom-launch program.");
+  bool none = true;
+  for (QCheckBox* c : collectives_) none = none && !c->isChecked();
+  if (none) why = tr("Pick at least one collective.");
+  std::optional<LaunchCommand> command;
+  if (why.isEmpty()) command = s.command(&why);
+  preview_->setText(command ? command_text(*command) : QString());
+  show_message(error_, command ? QString() : why);
+  buttons_->button(QDialogButtonBox::Ok)->setEnabled(command.has_value());
+}
+
+}  // namespace meshloom::app

@@ -1,0 +1,760 @@
+#include "plan/redistribution_panel.hpp"
+
+#include <QComboBox>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSignalBlocker>
+#include <QSplitter>
+#include <QStandardItemModel>
+#include <QTableView>
+#include <QUndoStack>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <filesystem>
+#include <numeric>
+#include <string>
+
+#include "document/design_document.hpp"
+#include "shell/inline_message.hpp"
+#include "meshloom/design/design.hpp"
+#include "meshloom/dtype.hpp"
+#include "meshloom/error.hpp"
+#include "meshloom/plan/cost_model.hpp"
+#include "meshloom/plan/report.hpp"
+#include "plan/placement_picker.hpp"
+#include "plan/plan_model.hpp"
+#include "costs/prediction_points.hpp"
+
+namespace meshloom::app {
+
+namespace {
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+QString q(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
+
+QString ints_text(const std::vector<std::int64_t>& values) {
+  QStringList parts;
+  for (const auto v : values) parts << QString::number(v);
+  return QStringLiteral("[%1]").arg(parts.join(QStringLiteral(", ")));
+}
+
+std::string ints_key(const std::vector<std::int64_t>& values) {
+  std::string out;
+  for (const auto v : values) out += std::to_string(v) + ",";
+  return out;
+}
+
+QString planner_name(PlannerKind kind) {
+  switch (kind) {
+    case PlannerKind::Graph: return QStringLiteral("graph");
+    case PlannerKind::Greedy: return QStringLiteral("greedy");
+    case PlannerKind::Auto: return QStringLiteral("auto");
+  }
+  return {};
+}
+
+// An engine message about typed state text, naming the text when the engine did not quote it as typed.
+QString about_text(const QString& text, const QString& message) {
+  const QString typed = text.trimmed();
+  return message.contains(QStringLiteral("\"%1\"").arg(typed)) ? message
+                                                                 : QStringLiteral("\"%1\": %2").arg(typed, message);
+}
+
+// The same request (PlanCache's notion of equality; it keeps no errors, the panel remembers them).
+bool same_request(const PlanRequest& a, const PlanRequest& b) {
+  return a.mesh_shape == b.mesh_shape && a.tensor_shape == b.tensor_shape && a.src == b.src && a.dst == b.dst &&
+         a.planner == b.planner && a.variant == b.variant && a.itemsize == b.itemsize && a.coordinate == b.coordinate &&
+         a.flattened == b.flattened && a.state_budget == b.state_budget;
+}
+
+
+QTableView* make_plan_table(QWidget* parent, PlanModel* model) {
+  auto* table = new QTableView(parent);
+  table->setModel(model);
+  table->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table->setSelectionMode(QAbstractItemView::SingleSelection);
+  table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  table->setAlternatingRowColors(true);
+  table->setWordWrap(false);
+  table->verticalHeader()->setVisible(false);
+  table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  table->horizontalHeader()->setStretchLastSection(false);
+  return table;
+}
+
+// A relative error as a percentage: "3.4 %"; "—" when not finite.
+QString format_relative(double fraction) {
+  return std::isfinite(fraction) ? QString::number(fraction * 100.0, 'f', 1) + QStringLiteral(" %") : QStringLiteral("—");
+}
+
+constexpr std::size_t kRememberedFailures = 32;  // per cost model: refused requests are not planned again
+
+}  // namespace
+
+// A cost model and its plan cache (the cache points at the model: it is declared after it, so destroyed first).
+struct RedistributionPanel::ModelSlot {
+  std::unique_ptr<CostModel> model;
+  std::unique_ptr<PlanCache> cache;
+  std::string key;  // what the model was built for; empty: not built
+  std::vector<std::pair<PlanRequest, QString>> failures;
+
+  void reset(std::unique_ptr<CostModel> next, std::string next_key) {
+    cache.reset();
+    model = std::move(next);
+    if (model) cache = std::make_unique<PlanCache>(*model);
+    key = model ? std::move(next_key) : std::string();
+    failures.clear();
+  }
+};
+
+RedistributionPanel::RedistributionPanel(DesignDocument* doc, QWidget* parent) : QWidget(parent), doc_(doc) {
+  for (int i = 0; i < 3; ++i) slots_.push_back(std::make_unique<ModelSlot>());
+
+  // The request: tensor, states, planner, cost model.
+  auto* form = new QFormLayout;
+  form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  tensor_ = new QComboBox(this);
+  tensor_->setToolTip(tr("The design's tensors: pick the one whose redistribution to plan"));
+  tensor_hint_ = new QLabel(tr("This design has no tensors. A tensor to redistribute is an entry of the design's "
+                               "\"tensors\" list: name, shape, dtype, src and dst states."),
+                            this);
+  tensor_hint_->setWordWrap(true);
+  tensor_hint_->setVisible(false);
+  shape_ = new QLineEdit(this);
+  shape_->setReadOnly(true);
+  shape_->setToolTip(tr("The tensor's global shape"));
+  dtype_ = new QLineEdit(this);
+  dtype_->setReadOnly(true);
+  dtype_->setToolTip(tr("The tensor's element type (its size is the planner's itemsize)"));
+  src_ = new QLineEdit(this);
+  src_->setToolTip(tr("Where the tensor starts: one placement per mesh axis, R, S(d), P(op), e.g. S(0)[0]S(0)[1]R "
+                      "(S(d)[k]: the k-th axis to split dim d). Press Enter to apply; Ctrl+Z undoes."));
+  dst_ = new QLineEdit(this);
+  dst_->setToolTip(tr("Where the tensor must end, in the same form as the source"));
+  src_message_ = make_message_label(this);
+  dst_message_ = make_message_label(this);
+  src_picker_ = new PlacementPicker(this);
+  dst_picker_ = new PlacementPicker(this);
+  planner_ = new QComboBox(this);
+  planner_->addItem(QStringLiteral("graph"), static_cast<int>(PlannerKind::Graph));
+  planner_->addItem(QStringLiteral("greedy"), static_cast<int>(PlannerKind::Greedy));
+  planner_->addItem(QStringLiteral("auto"), static_cast<int>(PlannerKind::Auto));
+  planner_->setItemData(0, tr("Dijkstra over placements and shard orders: the cheapest plan"), Qt::ToolTipRole);
+  planner_->setItemData(1, tr("PyTorch's older default: placements only; refuses non-default shard orders"),
+                        Qt::ToolTipRole);
+  planner_->setItemData(2, tr("PyTorch's choice: greedy when both states have the default shard order, else graph"),
+                        Qt::ToolTipRole);
+  planner_->setToolTip(tr("The planner of the plan above the comparison"));
+  cost_ = new QComboBox(this);
+  cost_->addItem(QStringLiteral("fixed"), static_cast<int>(CostModelKind::Fixed));
+  cost_->addItem(QStringLiteral("comm"), static_cast<int>(CostModelKind::Comm));
+  cost_->addItem(QStringLiteral("calibrated"), static_cast<int>(CostModelKind::Calibrated));
+  cost_->setItemData(0, tr("PyTorch's seed weights: all_reduce 4, all_to_all 1, all_gather 2, reduce_scatter 2, chunk 0"),
+                     Qt::ToolTipRole);
+  cost_->setItemData(1, tr("PyTorch's size-aware model: ring latency and bandwidth per axis, slower across hosts (µs)"),
+                     Qt::ToolTipRole);
+  cost_->setCurrentIndex(1);
+  form->addRow(tr("&Tensor"), tensor_);
+  form->addRow(QString(), tensor_hint_);
+  form->addRow(tr("Shape"), shape_);
+  form->addRow(tr("Dtype"), dtype_);
+  form->addRow(tr("&Source"), src_);
+  form->addRow(QString(), src_picker_);
+  form->addRow(QString(), src_message_);
+  form->addRow(tr("T&arget"), dst_);
+  form->addRow(QString(), dst_picker_);
+  form->addRow(QString(), dst_message_);
+  form->addRow(tr("&Planner"), planner_);
+  form->addRow(tr("&Cost model"), cost_);
+
+  // The chosen planner's plan.
+  plan_model_ = new PlanModel(this);
+  graph_model_ = new PlanModel(this);
+  greedy_model_ = new PlanModel(this);
+  plan_box_ = new QGroupBox(tr("Plan"), this);
+  plan_table_ = make_plan_table(plan_box_, plan_model_);
+  plan_summary_ = new QLabel(plan_box_);
+  plan_summary_->setWordWrap(true);
+  plan_message_ = make_message_label(plan_box_);
+  auto* plan_layout = new QVBoxLayout(plan_box_);
+  plan_layout->addWidget(plan_table_);
+  plan_layout->addWidget(plan_summary_);
+  recalibration_ = new QLabel(plan_box_);
+  recalibration_->setWordWrap(true);
+  recalibration_->setVisible(false);
+  plan_layout->addWidget(recalibration_);
+  calibrations_ = new QLabel(plan_box_);
+  calibrations_->setObjectName(QStringLiteral("calibrations"));
+  calibrations_->setWordWrap(true);
+  calibrations_->setVisible(false);
+  plan_layout->addWidget(calibrations_);
+  plan_layout->addWidget(plan_message_);
+
+  // Graph and greedy side by side (the bytes are in the plan above; the comparison is about cost: that column
+  // comes before the states).
+  auto* compare_box = new QGroupBox(tr("Graph and greedy"), this);
+  auto* split = new QSplitter(Qt::Horizontal, compare_box);
+  const auto side = [split](const QString& title, PlanModel* model, QTableView** out_table, QLabel** out_summary,
+                            QLabel** out_message) {
+    auto* w = new QWidget(split);
+    auto* v = new QVBoxLayout(w);
+    v->setContentsMargins(0, 0, 0, 0);
+    auto* head = new QLabel(QStringLiteral("<b>%1</b>").arg(title), w);
+    *out_table = make_plan_table(w, model);
+    (*out_table)->setColumnHidden(PlanModel::BytesColumn, true);
+    // Cost before the (long) states, so the costs compared stay in view.
+    QHeaderView* header = (*out_table)->horizontalHeader();
+    header->moveSection(header->visualIndex(PlanModel::CostColumn), header->visualIndex(PlanModel::FromToColumn));
+    *out_summary = new QLabel(w);
+    (*out_summary)->setWordWrap(true);
+    *out_message = make_message_label(w);
+    v->addWidget(head);
+    v->addWidget(*out_table);
+    v->addWidget(*out_summary);
+    v->addWidget(*out_message);
+    split->addWidget(w);
+  };
+  side(tr("graph"), graph_model_, &graph_table_, &graph_summary_, &graph_message_);
+  side(tr("greedy"), greedy_model_, &greedy_table_, &greedy_summary_, &greedy_message_);
+  compare_ = new QLabel(compare_box);
+  compare_->setWordWrap(true);
+  auto* compare_layout = new QVBoxLayout(compare_box);
+  compare_layout->addWidget(split);
+  compare_layout->addWidget(compare_);
+
+  // Side by side: the request, the chosen plan, the comparison (the panel lives in a wide, short dock).
+  auto* layout = new QHBoxLayout(this);
+  auto* request_column = new QVBoxLayout;
+  request_column->addLayout(form);
+  request_column->addStretch(1);
+  layout->addLayout(request_column, 2);
+  layout->addWidget(plan_box_, 3);
+  layout->addWidget(compare_box, 4);
+
+  connect(tensor_, &QComboBox::currentIndexChanged, this, [this] {
+    sync_fields();
+    replan();
+  });
+  connect(planner_, &QComboBox::currentIndexChanged, this, [this] { replan(); });
+  connect(cost_, &QComboBox::currentIndexChanged, this, [this] { replan(); });
+  connect(src_, &QLineEdit::editingFinished, this, [this] { (void)set_source(src_->text()); });
+  connect(dst_, &QLineEdit::editingFinished, this, [this] { (void)set_target(dst_->text()); });
+  // A picker's choice is the same edit as its text typed in the field.
+  connect(src_picker_, &PlacementPicker::state_edited, this, [this](const State& state) {
+    if (!set_source(q(to_string(state)))) sync_pickers();
+  });
+  connect(dst_picker_, &PlacementPicker::state_edited, this, [this](const State& state) {
+    if (!set_target(q(to_string(state)))) sync_pickers();
+  });
+  connect(doc_, &DesignDocument::design_changed, this, &RedistributionPanel::refresh);
+  // A relative calibration path follows the design file (open, save as).
+  connect(doc_, &DesignDocument::path_changed, this, [this] {
+    update_calibration();
+    replan();
+  });
+  refresh();
+}
+
+RedistributionPanel::~RedistributionPanel() = default;
+
+// ---- State -----------------------------------------------------------------------------------------------------
+
+int RedistributionPanel::tensor_index() const {
+  const std::string name = tensor_->currentText().toStdString();
+  const auto& tensors = doc_->design().tensors;
+  const auto it = std::find_if(tensors.begin(), tensors.end(), [&name](const DesignTensor& t) { return t.name == name; });
+  return tensor_->currentIndex() < 0 || it == tensors.end() ? -1 : static_cast<int>(it - tensors.begin());
+}
+
+QString RedistributionPanel::current_tensor() const { return tensor_index() < 0 ? QString() : tensor_->currentText(); }
+
+bool RedistributionPanel::select_tensor(const QString& name) {
+  const int at = tensor_->findText(name, Qt::MatchExactly);
+  if (at < 0) return false;
+  tensor_->setCurrentIndex(at);
+  return true;
+}
+
+PlannerKind RedistributionPanel::planner() const { return static_cast<PlannerKind>(planner_->currentData().toInt()); }
+
+void RedistributionPanel::set_planner(PlannerKind kind) {
+  planner_->setCurrentIndex(planner_->findData(static_cast<int>(kind)));
+}
+
+RedistributionPanel::CostModelKind RedistributionPanel::cost_model() const {
+  return static_cast<CostModelKind>(cost_->currentData().toInt());
+}
+
+bool RedistributionPanel::set_cost_model(CostModelKind kind) {
+  if (kind == CostModelKind::Calibrated && !calibrated_available()) return false;
+  cost_->setCurrentIndex(cost_->findData(static_cast<int>(kind)));
+  return true;
+}
+
+void RedistributionPanel::set_state_budget(std::size_t budget) {
+  if (budget == budget_) return;
+  budget_ = budget;
+  replan();
+}
+
+std::optional<PlanRequest> RedistributionPanel::request(PlannerKind kind) const {
+  const int i = tensor_index();
+  if (i < 0) return std::nullopt;
+  const Design& d = doc_->design();
+  const DesignTensor& t = d.tensors[static_cast<std::size_t>(i)];
+  PlanRequest r;
+  r.mesh_shape = d.mesh.shape;
+  r.tensor_shape = t.shape;
+  r.src = t.src;
+  r.dst = t.dst;
+  r.planner = kind;
+  r.itemsize = itemsize(t.dtype);
+  r.state_budget = budget_;
+  // The design's flattened axes are process groups its steps may merge on (a flattened group of one axis is that
+  // axis' own group; two flattened axes over the same axes are one group).
+  for (const FlattenSpec& f : d.mesh.flattened) {
+    std::vector<std::size_t> group;
+    for (const std::string& name : f.axes) {
+      const auto it = std::find(d.mesh.names.begin(), d.mesh.names.end(), name);
+      if (it != d.mesh.names.end()) group.push_back(static_cast<std::size_t>(it - d.mesh.names.begin()));
+    }
+    std::sort(group.begin(), group.end());
+    if (group.size() >= 2 && std::find(r.flattened.begin(), r.flattened.end(), group) == r.flattened.end()) {
+      r.flattened.push_back(std::move(group));
+    }
+  }
+  return r;
+}
+
+QString RedistributionPanel::cost_unit(CostModelKind kind) const {
+  return kind == CostModelKind::Fixed ? QString() : QStringLiteral("µs");
+}
+
+// ---- Refresh ---------------------------------------------------------------------------------------------------
+
+void RedistributionPanel::refresh() {
+  // The replaced calibration belongs to this document's history: another document (its undo stack cleared by
+  // open, new or recovery) has none.
+  if (doc_->undo_stack()->count() == 0) previous_calibration_.reset();
+  sync_tensors();
+  sync_fields();
+  update_calibration();
+  replan();
+}
+
+void RedistributionPanel::sync_tensors() {
+  const auto& tensors = doc_->design().tensors;
+  QStringList names;
+  for (const DesignTensor& t : tensors) names << q(t.name);
+  QStringList shown;
+  for (int i = 0; i < tensor_->count(); ++i) shown << tensor_->itemText(i);
+  const QSignalBlocker block(tensor_);
+  if (names != shown) {
+    // Keep the tensor by name; when it is gone, the one at its place (or the last).
+    const QString kept = tensor_->currentText();
+    const int was = tensor_->currentIndex();
+    tensor_->clear();
+    tensor_->addItems(names);
+    int at = static_cast<int>(names.indexOf(kept));
+    if (at < 0 && !names.isEmpty()) at = std::clamp(was, 0, static_cast<int>(names.size()) - 1);
+    tensor_->setCurrentIndex(at);
+  }
+  const bool none = names.isEmpty();
+  tensor_hint_->setVisible(none);
+  tensor_->setEnabled(!none);
+}
+
+void RedistributionPanel::sync_fields() {
+  const int i = tensor_index();
+  show_message(src_message_, QString());
+  show_message(dst_message_, QString());
+  for (QLineEdit* field : {shape_, dtype_, src_, dst_}) field->setEnabled(i >= 0);
+  if (i < 0) {
+    for (QLineEdit* field : {shape_, dtype_, src_, dst_}) field->clear();
+    sync_pickers();
+    return;
+  }
+  const DesignTensor& t = doc_->design().tensors[static_cast<std::size_t>(i)];
+  shape_->setText(ints_text(t.shape));
+  dtype_->setText(tr("%1 (%2 bytes per element)").arg(q(to_string(t.dtype))).arg(itemsize(t.dtype)));
+  src_->setText(q(to_string(t.src)));
+  dst_->setText(q(to_string(t.dst)));
+  sync_pickers();
+}
+
+void RedistributionPanel::sync_pickers() {
+  const int i = tensor_index();
+  src_picker_->setVisible(i >= 0);
+  dst_picker_->setVisible(i >= 0);
+  if (i < 0) return;
+  const Design& d = doc_->design();
+  const DesignTensor& t = d.tensors[static_cast<std::size_t>(i)];
+  const auto rank = static_cast<std::int64_t>(t.shape.size());
+  src_picker_->set_state(t.src, d.mesh.shape, d.mesh.names, rank);
+  dst_picker_->set_state(t.dst, d.mesh.shape, d.mesh.names, rank);
+  PlacementPicker::align(*src_picker_, *dst_picker_);
+}
+
+QComboBox* RedistributionPanel::placement_picker(bool source, std::size_t axis) const {
+  return (source ? src_picker_ : dst_picker_)->placement_box(axis);
+}
+
+QSpinBox* RedistributionPanel::order_picker(bool source, std::size_t axis) const {
+  return (source ? src_picker_ : dst_picker_)->order_box(axis);
+}
+
+void RedistributionPanel::update_calibration() {
+  const Design& d = doc_->design();
+  ModelSlot& s = *slots_[static_cast<std::size_t>(CostModelKind::Calibrated)];
+  QString reason;
+  if (!d.calibration) {
+    reason = tr("This design names no calibration file (its \"calibration\" field; `meshloom-launch calibrate` "
+                "writes one).");
+    s.reset(nullptr, {});
+  } else if (!std::filesystem::path(*d.calibration).is_absolute() && doc_->path().isEmpty()) {
+    reason = tr("The calibration \"%1\" is relative to the design file: save the design first.")
+                 .arg(q(*d.calibration));
+    s.reset(nullptr, {});
+  } else {
+    const auto path = *calibration_path(d, std::filesystem::path(doc_->path().toStdString()));
+    std::string key = path.string() + "|" + ints_key(d.mesh.shape);
+    for (const auto& n : d.mesh.names) key += "|" + n;
+    if (key != s.key) {
+      try {
+        Calibration c = load_calibration(path);
+        if (c.groups.empty() && !c.mesh_shape.empty() && c.mesh_shape != d.mesh.shape) {
+          reason = tr("The calibration %1 is for mesh %2, not this design's mesh %3.")
+                       .arg(q(path.string()), ints_text(c.mesh_shape), ints_text(d.mesh.shape));
+          s.reset(nullptr, {});
+        } else {
+          s.reset(std::make_unique<CalibratedCostModel>(std::move(c), d.mesh.names), key);
+        }
+      } catch (const std::exception& e) {
+        reason = tr("The calibration file does not load: %1").arg(QString::fromUtf8(e.what()));
+        s.reset(nullptr, {});  // not remembered: the next design change tries again
+      }
+    }
+  }
+  calibrated_reason_ = reason;
+  auto* items = qobject_cast<QStandardItemModel*>(cost_->model());
+  const int at = cost_->findData(static_cast<int>(CostModelKind::Calibrated));
+  if (QStandardItem* item = items != nullptr ? items->item(at) : nullptr) {
+    item->setEnabled(reason.isEmpty());
+    item->setToolTip(reason.isEmpty() ? tr("Fitted from measurements of this cluster (%1; µs)").arg(q(*d.calibration))
+                                      : reason);
+  }
+  cost_->setToolTip(reason.isEmpty() ? tr("How a step is priced")
+                                     : tr("How a step is priced. Calibrated is unavailable: %1").arg(reason));
+  if (!reason.isEmpty() && cost_model() == CostModelKind::Calibrated) {
+    const QSignalBlocker block(cost_);  // replan() follows in every caller
+    cost_->setCurrentIndex(cost_->findData(static_cast<int>(CostModelKind::Comm)));
+  }
+}
+
+RedistributionPanel::ModelSlot& RedistributionPanel::slot(CostModelKind kind) {
+  ModelSlot& s = *slots_[static_cast<std::size_t>(kind)];
+  const Design& d = doc_->design();
+  switch (kind) {
+    case CostModelKind::Fixed:
+      if (!s.model) s.reset(std::make_unique<FixedCostModel>(), "fixed");
+      break;
+    case CostModelKind::Comm: {
+      // The comm model knows which axes cross hosts: it is built for one mesh and host size.
+      const std::string key = ints_key(d.mesh.shape) + "/" + std::to_string(d.devices_per_host);
+      if (s.key != key) s.reset(std::make_unique<CommCostModel>(d.mesh.shape, d.devices_per_host), key);
+      break;
+    }
+    case CostModelKind::Calibrated: break;  // update_calibration builds it
+  }
+  return s;
+}
+
+RedistributionPanel::Outcome RedistributionPanel::plan_with(ModelSlot& s, const PlanRequest& request) {
+  if (!s.cache) return {nullptr, calibrated_reason_};
+  for (const auto& [refused, message] : s.failures) {
+    if (same_request(refused, request)) return {nullptr, message};
+  }
+  try {
+    return {s.cache->plan(request), QString()};
+  } catch (const std::exception& e) {
+    // PlanCache keeps no errors: remember them, so a redraw does not search a refused request again.
+    if (s.failures.size() >= kRememberedFailures) s.failures.erase(s.failures.begin());
+    s.failures.emplace_back(request, QString::fromUtf8(e.what()));
+    return {nullptr, s.failures.back().second};
+  }
+}
+
+void RedistributionPanel::replan() {
+  const CostModelKind kind = cost_model();
+  ModelSlot& s = slot(kind);
+  const QString unit = cost_unit(kind);
+  const MeshSpec& mesh = doc_->design().mesh;
+  const auto show = [&](PlanModel* model, QLabel* summary_label, QLabel* message_at, PlannerKind kind_of_plan) {
+    const auto r = request(kind_of_plan);
+    if (!r) {
+      model->clear();
+      summary_label->clear();
+      show_message(message_at, QString());
+      return;
+    }
+    const Outcome o = plan_with(s, *r);
+    if (o.plan) {
+      model->set_plan(o.plan, mesh, unit);
+    } else {
+      model->set_error(o.error);
+    }
+    summary_label->setText(model->summary());
+    show_message(message_at, o.error);
+  };
+  show(graph_model_, graph_summary_, graph_message_, PlannerKind::Graph);
+  show(greedy_model_, greedy_summary_, greedy_message_, PlannerKind::Greedy);
+  // The chosen plan: auto resolves to graph or greedy (the engine's rule), so it is one of the two above, from the
+  // cache.
+  PlannerKind chosen = planner();
+  QString title = planner_name(chosen);
+  if (chosen == PlannerKind::Auto) {
+    if (const auto r = request(PlannerKind::Auto)) {
+      chosen = resolve_planner(*r);
+      title = tr("auto → %1").arg(planner_name(chosen));
+    }
+  }
+  show(plan_model_, plan_summary_, plan_message_, chosen);
+  plan_box_->setTitle(tr("Plan: %1 planner, %2 model").arg(title, cost_->currentText()));
+
+  // Recalibration, before against after: the same request priced by PyTorch's comm model and by the
+  // measurements, and whether the planner's choice (its path) changed.
+  QString recalibrated;
+  if (kind == CostModelKind::Calibrated && plan_model_->has_plan()) {
+    if (const auto r = request(chosen)) {
+      const Outcome before = plan_with(slot(CostModelKind::Comm), *r);
+      if (before.plan) {
+        const bool same = trace(*before.plan) == trace(*plan_model_->plan());
+        recalibrated = tr("Before calibration (comm model): %1 µs in %2 step(s). After: %3 µs. %4")
+                           .arg(before.plan->cost, 0, 'f', 2)
+                           .arg(before.plan->steps.size())
+                           .arg(plan_model_->plan()->cost, 0, 'f', 2)
+                           .arg(same ? tr("The planner's choice is the same.")
+                                     : tr("The planner's choice changed: %1 instead of %2.")
+                                           .arg(q(trace(*plan_model_->plan())), q(trace(*before.plan))));
+      }
+    }
+  }
+  recalibration_->setText(recalibrated);
+  recalibration_->setVisible(!recalibrated.isEmpty());
+
+  // The old calibration against the new, after one replaced the other: the same plan priced under both, and
+  // against what run or validate records measured of its steps.
+  std::pair<QString, QString> calibrations;
+  if (kind == CostModelKind::Calibrated && plan_model_->has_plan()) {
+    if (const auto r = request(chosen)) calibrations = calibrations_text(*r, *plan_model_->plan());
+  }
+  calibrations_->setText(calibrations.first);
+  calibrations_->setToolTip(calibrations.second);
+  calibrations_->setVisible(!calibrations.first.isEmpty());
+
+  QString verdict;
+  if (graph_model_->has_plan() && greedy_model_->has_plan()) {
+    const double graph = graph_model_->total();
+    const double greedy = greedy_model_->total();
+    verdict = graph == greedy ? tr("Both planners find plans of the same cost, %1.").arg(graph_model_->total_text())
+              : graph < greedy
+                  ? tr("Greedy's plan costs more: %1 against graph's %2.")
+                        .arg(greedy_model_->total_text(), graph_model_->total_text())
+                  : tr("Greedy's plan costs less: %1 against graph's %2.")
+                        .arg(greedy_model_->total_text(), graph_model_->total_text());
+  } else if (graph_model_->has_plan() != greedy_model_->has_plan()) {
+    verdict = graph_model_->has_plan() ? tr("Only the graph planner finds a plan.")
+                                       : tr("Only the greedy planner finds a plan.");
+  }
+  compare_->setText(verdict);
+  compare_->setVisible(!verdict.isEmpty());
+  emit plans_changed();
+}
+
+// ---- Old calibration against new -------------------------------------------------------------------------------
+
+std::optional<Calibration> RedistributionPanel::calibration() const {
+  const ModelSlot& s = *slots_[static_cast<std::size_t>(CostModelKind::Calibrated)];
+  if (const auto* model = dynamic_cast<const CalibratedCostModel*>(s.model.get())) return model->calibration();
+  return std::nullopt;
+}
+
+void RedistributionPanel::set_previous_calibration(std::optional<Calibration> calibration, const QString& label) {
+  previous_calibration_ = std::move(calibration);
+  previous_label_ = label;
+  replan();
+}
+
+void RedistributionPanel::set_step_measurements(std::shared_ptr<const PredictionRecords> records,
+                                                const QString& label) {
+  measured_ = std::move(records);
+  measured_label_ = label;
+  replan();
+}
+
+std::pair<QString, QString> RedistributionPanel::calibrations_text(const PlanRequest& request, const Plan& plan) const {
+  const ModelSlot& s = *slots_[static_cast<std::size_t>(CostModelKind::Calibrated)];
+  const auto* now = dynamic_cast<const CalibratedCostModel*>(s.model.get());
+  const Design& d = doc_->design();
+  if (now == nullptr || !previous_calibration_ || *previous_calibration_ == now->calibration() ||
+      (previous_calibration_->groups.empty() && !previous_calibration_->mesh_shape.empty() &&
+       previous_calibration_->mesh_shape != d.mesh.shape)) {
+    return {};
+  }
+  const CalibratedCostModel old_model(*previous_calibration_, d.mesh.names);
+  const std::vector<double> before = price_plan_steps(request, plan, old_model);
+  const std::vector<double> after = price_plan_steps(request, plan, *now);
+  const auto us = [](double v) {
+    return std::isfinite(v) ? QStringLiteral("%1 µs").arg(v, 0, 'f', 2) : tr("not priced (a step has no fit)");
+  };
+  const double old_total = std::accumulate(before.begin(), before.end(), 0.0);
+  const double new_total = std::accumulate(after.begin(), after.end(), 0.0);
+  const QString new_label = d.calibration ? QFileInfo(q(*d.calibration)).fileName() : QString();
+  QString text = tr("This plan under the old calibration (%1): %2; under the new (%3): %4.")
+                     .arg(previous_label_, us(old_total), new_label, us(new_total));
+
+  // Which one came closer to the measured steps: the mean relative error over the communicating steps measured.
+  QStringList rows;
+  if (measured_) {
+    std::size_t communicating = 0;
+    std::size_t matched = 0;
+    double measured_total = 0;
+    double old_on = 0;
+    double new_on = 0;
+    double old_error = 0;
+    double new_error = 0;
+    for (std::size_t i = 0; i < plan.steps.size() && i < before.size() && i < after.size(); ++i) {
+      const PlanStep& step = plan.steps[i];
+      if (!communicates(step.collective)) continue;
+      ++communicating;
+      const StepMatch m = measured_->match(step);
+      QString row = tr("step %1 %2: old %3, new %4").arg(i).arg(q(to_string(step.collective)), us(before[i]), us(after[i]));
+      if (m.count > 0) {
+        ++matched;
+        measured_total += m.measured_us;
+        old_on += before[i];
+        new_on += after[i];
+        old_error += relative_error(before[i], m.measured_us);
+        new_error += relative_error(after[i], m.measured_us);
+        row += tr(", measured %1 (%2 record(s))").arg(us(m.measured_us)).arg(m.count);
+      }
+      rows << row;
+    }
+    if (matched == 0) {
+      text += tr(" %1 measures none of its steps.").arg(measured_label_);
+    } else {
+      old_error /= static_cast<double>(matched);
+      new_error /= static_cast<double>(matched);
+      const QString verdict = !std::isfinite(old_error) && !std::isfinite(new_error) ? tr("neither can be compared")
+                              : old_error == new_error ? tr("both are as close")
+                              : new_error < old_error  ? tr("the new calibration is closer")
+                                                       : tr("the old calibration is closer");
+      text += tr(" Measured in %1: %2 of its %3 communicating step(s), %4; on those the old predicts %5 (%6 off per "
+                 "step on average), the new %7 (%8 off): %9.")
+                  .arg(measured_label_)
+                  .arg(matched)
+                  .arg(communicating)
+                  .arg(us(measured_total), us(old_on), format_relative(old_error), us(new_on),
+                       format_relative(new_error), verdict);
+    }
+  }
+  return {text, rows.join(QLatin1Char('\n'))};
+}
+
+// ---- Edits -----------------------------------------------------------------------------------------------------
+
+bool RedistributionPanel::set_source(const QString& text) { return set_state(true, text); }
+bool RedistributionPanel::set_target(const QString& text) { return set_state(false, text); }
+
+std::string RedistributionPanel::markdown() const {
+  const int i = tensor_index();
+  if (i < 0) return {};
+  const Design& d = doc_->design();
+  const DesignTensor& t = d.tensors[static_cast<std::size_t>(i)];
+  PlanReportInput in{t.name, t.shape, t.dtype, t.src, t.dst, d.mesh.names, d.mesh.shape, {}};
+  const std::string model = cost_->currentText().toStdString();
+  for (const auto& [name, plans] : {std::pair{"graph", graph_model_}, std::pair{"greedy", greedy_model_}}) {
+    in.plans.push_back({std::string(name) + " planner, " + model + " model", plans->cost_unit().toStdString(),
+                        plans->plan(), plans->error().toStdString()});
+  }
+  return plan_markdown(in);
+}
+
+void RedistributionPanel::commit_pending() {
+  const int i = tensor_index();
+  if (i < 0) return;
+  // Copies: a committed source replaces the design (and the tensor a reference would point into).
+  const QString src_now = q(to_string(doc_->design().tensors[static_cast<std::size_t>(i)].src));
+  const QString dst_now = q(to_string(doc_->design().tensors[static_cast<std::size_t>(i)].dst));
+  const QString src = src_->text();
+  const QString dst = dst_->text();  // before a source edit resets the fields
+  if (src != src_now) (void)set_source(src);
+  if (dst != dst_now) (void)set_target(dst);
+}
+
+bool RedistributionPanel::set_state(bool source, const QString& text) {
+  QLabel* label = source ? src_message_ : dst_message_;
+  const int i = tensor_index();
+  if (i < 0) {
+    show_message(label, tr("The design has no tensor to edit."));
+    return false;
+  }
+  const Design& d = doc_->design();
+  const DesignTensor& t = d.tensors[static_cast<std::size_t>(i)];
+  State state;
+  try {
+    state = parse_state(text.toStdString());
+    check_state(state, d.mesh.shape.size(), static_cast<std::int64_t>(t.shape.size()));
+  } catch (const std::exception& e) {
+    show_message(label, about_text(text, QString::fromUtf8(e.what())));
+    return false;
+  }
+  if (state == (source ? t.src : t.dst)) {
+    show_message(label, QString());
+    (source ? src_ : dst_)->setText(q(to_string(state)));  // the canonical form
+    return true;
+  }
+  const std::string name = t.name;
+  QString error;
+  const QString what = source ? tr("Set source of %1 to %2") : tr("Set target of %1 to %2");
+  const bool ok = doc_->edit(what.arg(q(name), q(to_string(state))),
+                             [&](const Design& current) {
+                               Design next = current;
+                               const auto it = std::find_if(next.tensors.begin(), next.tensors.end(),
+                                                            [&name](const DesignTensor& x) { return x.name == name; });
+                               if (it == next.tensors.end()) {
+                                 meshloom::raise(ErrorKind::ValueError, "tensor '" + name + "' is not in the design");
+                               }
+                               (source ? it->src : it->dst) = state;
+                               validate_design(next);
+                               return next;
+                             },
+                             &error);
+  show_message(label, ok ? QString() : about_text(text, error));
+  return ok;
+}
+
+
+QString RedistributionPanel::message(const QString& field) const {
+  const QLabel* l = field == QLatin1String("source")   ? src_message_
+                    : field == QLatin1String("target") ? dst_message_
+                    : field == QLatin1String("plan")   ? plan_message_
+                    : field == QLatin1String("graph")  ? graph_message_
+                    : field == QLatin1String("greedy") ? greedy_message_
+                    : field == QLatin1String("tensor") ? tensor_hint_
+                    : field == QLatin1String("compare") ? compare_
+                    : field == QLatin1String("recalibration") ? recalibration_
+                    : field == QLatin1String("calibrations") ? calibrations_
+                                                        : nullptr;
+  return l == nullptr || l->isHidden() ? QString() : l->text();
+}
+
+}  // namespace meshloom::app

@@ -1,0 +1,919 @@
+#include "shell/main_window.hpp"
+
+#include <QAction>
+#include <QActionGroup>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDir>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QGraphicsScene>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QKeySequence>
+#include <QLabel>
+#include <QListView>
+#include <QLocale>
+#include <QMenuBar>
+#include <QPalette>
+#include <QSettings>
+#include <QStatusBar>
+#include <QStyle>
+#include <QStyleFactory>
+#include <QTreeWidget>
+#include <QUndoStack>
+#include <QVBoxLayout>
+
+#include <exception>
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+#include "mesh/axes_model.hpp"
+#include "canvas/canvas_export.hpp"
+#include "costs/costs_panel.hpp"
+#include "document/design_document.hpp"
+#include "shell/inline_message.hpp"
+#include "canvas/mesh_geometry.hpp"
+#include "canvas/mesh_grid_item.hpp"
+#include "mesh/mesh_panel.hpp"
+#include "canvas/mesh_view.hpp"
+#include "advisor/advisor_model.hpp"
+#include "advisor/advisor_panel.hpp"
+#include "plan/animation_bar.hpp"
+#include "canvas/block_overlay_item.hpp"
+#include "plan/plan_animation.hpp"
+#include "plan/plan_model.hpp"
+#include "costs/prediction_chart.hpp"
+#include "costs/prediction_points.hpp"
+#include "meshloom/design/edit.hpp"
+#include "meshloom/design/export.hpp"
+#include "meshloom/io/atomic_file.hpp"
+#include "meshloom/plan/cost_model.hpp"
+#include "meshloom/plan/state.hpp"
+#include "meshloom/presets/presets.hpp"
+#include "mesh/preset_dialog.hpp"
+#include "mesh/rank_panel.hpp"
+#include "plan/redistribution_panel.hpp"
+#include "mesh/slice_model.hpp"
+
+namespace meshloom::app {
+
+namespace {
+
+constexpr int kMaxRecent = 8;
+constexpr qlonglong kMaxDrawnRanks = qlonglong{1} << 20;  // about 50 MB of cells; far past any real cluster
+constexpr int kAutosaveMs = 30'000;
+const char* const kRecentKey = "recent_files";
+
+QString join_ints(const std::vector<std::int64_t>& values, const char* sep = " x ") {
+  QStringList parts;
+  for (auto v : values) parts << QString::number(v);
+  return parts.join(QString::fromLatin1(sep));
+}
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+QDockWidget* dock(QMainWindow* window, const QString& title, const QString& name, QWidget* widget,
+                  Qt::DockWidgetArea area) {
+  auto* d = new QDockWidget(title, window);
+  d->setObjectName(name);
+  d->setWidget(widget);
+  window->addDockWidget(area, d);
+  return d;
+}
+
+QPalette dark_palette() {
+  QPalette p;
+  const QColor window(0x2b, 0x2d, 0x31);
+  const QColor base(0x1f, 0x21, 0x24);
+  const QColor text(0xe6, 0xe6, 0xe6);
+  p.setColor(QPalette::Window, window);
+  p.setColor(QPalette::WindowText, text);
+  p.setColor(QPalette::Base, base);
+  p.setColor(QPalette::AlternateBase, QColor(0x2f, 0x32, 0x37));
+  p.setColor(QPalette::ToolTipBase, window);
+  p.setColor(QPalette::ToolTipText, text);
+  p.setColor(QPalette::Text, text);
+  p.setColor(QPalette::Button, window);
+  p.setColor(QPalette::ButtonText, text);
+  p.setColor(QPalette::BrightText, QColor(0xff, 0x6e, 0x6e));
+  p.setColor(QPalette::Mid, QColor(0x55, 0x58, 0x5e));
+  p.setColor(QPalette::Dark, QColor(0x18, 0x19, 0x1b));
+  p.setColor(QPalette::Highlight, QColor(0x3d, 0x8e, 0xe6));
+  p.setColor(QPalette::HighlightedText, Qt::white);
+  p.setColor(QPalette::Link, QColor(0x6c, 0xb4, 0xff));
+  p.setColor(QPalette::PlaceholderText, QColor(0x90, 0x90, 0x90));
+  for (auto role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText}) {
+    p.setColor(QPalette::Disabled, role, QColor(0x80, 0x80, 0x80));
+  }
+  return p;
+}
+
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent, const QString& autosave_dir) : QMainWindow(parent) {
+  doc_ = new DesignDocument(this);
+  // Connected before the models are made, so the canvas is rebuilt before AxesModel reports changed picks.
+  connect(doc_, &DesignDocument::design_changed, this, [this] {
+    preview_.reset();  // an edit ends any layout preview: the canvas shows the design again
+    rebuild_canvas();
+    refresh_overview();
+    refresh_slice();
+  });
+  axes_ = new AxesModel(doc_, this);
+  slice_ = new SliceModel(this);
+  autosave_ = new Autosave(doc_, autosave_dir.isEmpty() ? Autosave::default_dir() : autosave_dir, kAutosaveMs, this);
+
+  build_canvas();
+  build_docks();
+  build_menus();
+  connect(redistribution_, &RedistributionPanel::plans_changed, this, &MainWindow::update_animation);
+
+  connect(doc_, &DesignDocument::path_changed, this, &MainWindow::update_title);
+  connect(doc_, &DesignDocument::modified_changed, this, &MainWindow::update_title);
+  connect(axes_, &AxesModel::picked_changed, this, &MainWindow::refresh_slice);
+  connect(autosave_, &Autosave::failed, this, [this](const QString& message) { statusBar()->showMessage(message); });
+  connect(view_, &MeshView::cell_clicked, this, [this](std::optional<std::size_t> cell) {
+    select_rank(cell && grid_ ? std::optional<std::int64_t>(grid_->rank_at(*cell)) : std::nullopt);
+  });
+  connect(view_, &MeshView::cell_hovered, this, [this](std::optional<std::size_t> cell) {
+    hovered_rank_ = cell && grid_ ? std::optional<std::int64_t>(grid_->rank_at(*cell)) : std::nullopt;
+    rank_panel_->show_rank(hovered_rank_ ? hovered_rank_ : selected_rank_);
+  });
+
+  unsaved_prompt_ = [this](const QString& name) {
+    return QMessageBox::warning(this, tr("Unsaved changes"), tr("%1 has unsaved changes. Save them?").arg(name),
+                                QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+  };
+
+  resize(1280, 820);
+  rebuild_canvas();
+  refresh_overview();
+  refresh_slice();
+  update_title();
+  update_animation();
+}
+
+void MainWindow::build_canvas() {
+  scene_ = new QGraphicsScene(this);
+  auto* centre = new QWidget(this);
+  view_ = new MeshView(scene_, centre);
+  animation_ = new PlanAnimation(this);
+  animation_bar_ = new AnimationBar(animation_, centre);
+  auto* layout = new QVBoxLayout(centre);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(0);
+  layout->addWidget(view_, 1);
+  layout->addWidget(animation_bar_);
+  setCentralWidget(centre);
+  connect(animation_, &PlanAnimation::frame_changed, this, &MainWindow::update_overlay);
+  connect(animation_, &PlanAnimation::plan_changed, this, [this] {
+    overlay_frame_ = -1;  // the frames are new, whatever their numbers
+    update_overlay();
+  });
+  connect(animation_, &PlanAnimation::transition_changed, this, &MainWindow::update_overlay);
+  connect(animation_bar_, &AnimationBar::blocks_toggled, this, &MainWindow::update_overlay);
+}
+
+const Design& MainWindow::design() const { return doc_->design(); }
+
+void MainWindow::build_docks() {
+  mesh_panel_ = new MeshPanel(doc_, axes_, this);
+  QDockWidget* mesh_dock = dock(this, tr("Mesh"), QStringLiteral("mesh_dock"), mesh_panel_, Qt::LeftDockWidgetArea);
+
+  auto* slice_widget = new QWidget(this);
+  slice_summary_ = new QLabel(slice_widget);
+  slice_summary_->setWordWrap(true);
+  slice_error_ = make_message_label(slice_widget);
+  groups_ = new QListView(slice_widget);
+  groups_->setModel(slice_);
+  groups_->setUniformItemSizes(true);
+  groups_->setToolTip(tr("Every group of the slice; select one to emphasise it on the canvas."));
+  auto* slice_layout = new QVBoxLayout(slice_widget);
+  slice_layout->addWidget(slice_summary_);
+  slice_layout->addWidget(slice_error_);
+  slice_layout->addWidget(groups_, 1);
+  QDockWidget* slice_dock = dock(this, tr("Slice"), QStringLiteral("slice_dock"), slice_widget, Qt::RightDockWidgetArea);
+  connect(groups_->selectionModel(), &QItemSelectionModel::currentChanged, this, [this](const QModelIndex& current) {
+    if (grid_ && !syncing_groups_) grid_->set_emphasised_group(current.isValid() ? current.row() : -1);
+  });
+
+  redistribution_ = new RedistributionPanel(doc_, this);
+  QDockWidget* plan_dock =
+      dock(this, tr("Redistribution"), QStringLiteral("redistribution_dock"), redistribution_, Qt::BottomDockWidgetArea);
+  costs_ = new CostsPanel(doc_, this);
+  QDockWidget* costs_dock = dock(this, tr("Costs"), QStringLiteral("costs_dock"), costs_, Qt::BottomDockWidgetArea);
+  tabifyDockWidget(plan_dock, costs_dock);
+  plan_dock->raise();
+  resizeDocks({plan_dock}, {260}, Qt::Vertical);
+  connect(costs_, &CostsPanel::apply_requested, this, [this](const QString& path) {
+    if (!apply_calibration(path)) QMessageBox::warning(this, tr("Cannot apply calibration"), last_error_);
+  });
+  // Run or validate records: the plan panel matches the plan's steps against them (old calibration against new).
+  connect(costs_, &CostsPanel::predictions_loaded, this, [this](const QString& path) {
+    redistribution_->set_step_measurements(
+        std::make_shared<const PredictionRecords>(costs_->prediction_chart()->records()), QFileInfo(path).fileName());
+  });
+  advisor_ = new AdvisorPanel(doc_, this);
+  QDockWidget* advisor_dock = dock(this, tr("Advisor"), QStringLiteral("advisor_dock"), advisor_, Qt::BottomDockWidgetArea);
+  tabifyDockWidget(costs_dock, advisor_dock);
+  plan_dock->raise();
+  connect(advisor_, &AdvisorPanel::preview_requested, this, [this](const std::optional<MeshSpec>& mesh) {
+    preview_layout(mesh);
+  });
+  connect(advisor_, &AdvisorPanel::apply_requested, this, [this](const MeshSpec& mesh) {
+    if (!apply_layout(mesh)) QMessageBox::warning(this, tr("Cannot apply layout"), last_error_);
+  });
+  connect(costs_, &CostsPanel::run_finished, this, [this, costs_dock](const RunOutcome& outcome) {
+    statusBar()->showMessage(outcome.status == RunOutcome::Status::Succeeded
+                                 ? tr("Benchmark done: %1 results").arg(outcome.results)
+                                 : outcome.message.section(QLatin1Char('\n'), 0, 0),
+                             10000);
+    costs_dock->raise();
+  });
+
+  rank_panel_ = new RankPanel(doc_, this);
+  QDockWidget* rank_dock = dock(this, tr("Rank"), QStringLiteral("rank_dock"), rank_panel_, Qt::RightDockWidgetArea);
+
+  overview_ = new QTreeWidget(this);
+  overview_->setColumnCount(2);
+  overview_->setHeaderLabels({tr("Item"), tr("Value")});
+  overview_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  QDockWidget* overview_dock = dock(this, tr("Overview"), QStringLiteral("overview_dock"), overview_, Qt::RightDockWidgetArea);
+  tabifyDockWidget(rank_dock, overview_dock);
+  rank_dock->raise();
+  resizeDocks({slice_dock, rank_dock}, {320, 320}, Qt::Vertical);
+  resizeDocks({mesh_dock, slice_dock}, {470, 360}, Qt::Horizontal);
+}
+
+void MainWindow::build_menus() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(tr("&New"), this, &MainWindow::new_dialog)->setShortcut(QKeySequence::New);
+  file->addAction(tr("&Open..."), this, &MainWindow::open_dialog)->setShortcut(QKeySequence::Open);
+  recent_menu_ = file->addMenu(tr("Open &Recent"));
+  connect(recent_menu_, &QMenu::aboutToShow, this, &MainWindow::fill_recent_menu);
+  file->addAction(tr("&Save"), this, [this] { (void)save_dialog(false); })->setShortcut(QKeySequence::Save);
+  file->addAction(tr("Save &As..."), this, [this] { (void)save_dialog(true); })->setShortcut(QKeySequence::SaveAs);
+  QMenu* export_menu = file->addMenu(tr("&Export"));
+  export_menu->addAction(tr("&PyTorch code..."), this, [this] { export_code_dialog(CodeKind::PyTorch); })
+      ->setToolTip(tr("init_device_mesh with the axis names, the _flatten calls and the tensors' placements"));
+  export_menu->addAction(tr("&JAX code..."), this, [this] { export_code_dialog(CodeKind::Jax); })
+      ->setToolTip(tr("jax.sharding.Mesh with the axis names and the tensors' PartitionSpecs"));
+  export_menu->addSeparator();
+  export_menu->addAction(tr("Canvas as P&NG..."), this, [this] { export_canvas_dialog(ImageKind::Png); })
+      ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+  export_menu->addAction(tr("Canvas as &SVG..."), this, [this] { export_canvas_dialog(ImageKind::Svg); });
+  export_menu->addSeparator();
+  export_menu->addAction(tr("Plan as &Markdown..."), this, &MainWindow::export_plan_dialog)
+      ->setToolTip(tr("The current tensor's graph and greedy plans: steps, bytes, costs"));
+  file->addSeparator();
+  file->addAction(tr("&Quit"), this, &QWidget::close)->setShortcut(QKeySequence::Quit);
+
+  QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+  QAction* undo = doc_->undo_stack()->createUndoAction(this, tr("&Undo"));
+  undo->setShortcut(QKeySequence::Undo);
+  QAction* redo = doc_->undo_stack()->createRedoAction(this, tr("&Redo"));
+  redo->setShortcut(QKeySequence::Redo);
+  edit->addAction(undo);
+  edit->addAction(redo);
+
+  QMenu* mesh = menuBar()->addMenu(tr("&Mesh"));
+  mesh->addActions(mesh_panel_->actions_for_menu());
+  mesh->addSeparator();
+  QMenu* presets = mesh->addMenu(tr("&Presets"));
+  const struct {
+    const char* label;
+    const char* preset;
+  } entries[] = {{"&torchtitan...", "torchtitan"},         {"&OLMo-core...", "olmo_core"},
+                 {"&Megatron-LM...", "megatron"},           {"&JAX...", "jax"},
+                 {"JAX &hybrid (ICI x DCN)...", "jax_hybrid"}, {"&Llama 3 405B", "llama3_405b"},
+                 {"Llama 3 405B long &context", "llama3_405b_long_context"}};
+  for (const auto& e : entries) {
+    const QString preset = QString::fromLatin1(e.preset);
+    presets->addAction(tr(e.label), this, [this, preset] { preset_dialog(preset); });
+  }
+
+  QMenu* plan = menuBar()->addMenu(tr("&Plan"));
+  plan->addAction(tr("Apply &calibration..."), this, &MainWindow::calibration_dialog)
+      ->setToolTip(tr("Price plans with costs measured on your cluster (meshloom-launch calibrate writes the file)"));
+  plan->addAction(tr("Export plan as &Markdown..."), this, &MainWindow::export_plan_dialog);
+  plan->addSeparator();
+  plan->addAction(tr("&Run benchmark..."), this, [this] {
+        show_costs();
+        costs_->open_run_dialog();
+      })
+      ->setToolTip(tr("Measure the collectives on every axis of this mesh (meshloom-launch bench), live"));
+  plan->addAction(tr("Open run or validate &records..."), this, [this] {
+        show_costs();
+        costs_->open_predictions_dialog();
+      })
+      ->setToolTip(tr("Each cost model's predicted step time against the measured one (meshloom-launch run or "
+                      "validate --jsonl)"));
+  plan->addAction(tr("Rank &layouts (Advisor)"), this, [this] {
+        show_advisor();
+        if (doc_->design().workload) (void)advisor_->rank();
+      })
+      ->setToolTip(tr("Which order or factorization of this mesh is cheapest for the design's workload"));
+  plan->addSeparator();
+  // Playback: the shortcuts act while the canvas or the animation bar has the focus (not in text fields and tables).
+  const struct {
+    QString label;
+    QKeySequence key;
+    std::function<void()> run;
+  } playback[] = {
+      {tr("&Play / Pause"), QKeySequence(Qt::Key_Space), [this] { animation_->toggle_play(); }},
+      {tr("Step &forward"), QKeySequence(Qt::Key_Right), [this] { animation_->step_forward(); }},
+      {tr("Step &back"), QKeySequence(Qt::Key_Left), [this] { animation_->step_back(); }},
+      {tr("&First step"), QKeySequence(Qt::Key_Home), [this] { animation_->jump_to(0); }},
+      {tr("&Last step"), QKeySequence(Qt::Key_End), [this] { animation_->jump_to(animation_->frame_count() - 1); }},
+  };
+  for (const auto& p : playback) {
+    QAction* a = plan->addAction(p.label, this, p.run);
+    a->setShortcut(p.key);
+    a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    centralWidget()->addAction(a);
+  }
+
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  view->addAction(tr("&Fit to window"), view_, &MeshView::fit)->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
+  view->addAction(tr("Zoom &in"), this, [this] { view_->zoom(1.25); })->setShortcut(QKeySequence::ZoomIn);
+  view->addAction(tr("Zoom &out"), this, [this] { view_->zoom(0.8); })->setShortcut(QKeySequence::ZoomOut);
+  view->addSeparator();
+  QMenu* theme = view->addMenu(tr("&Theme"));
+  auto* themes = new QActionGroup(this);
+  const int saved = QSettings().value(QStringLiteral("theme"), 0).toInt();
+  const std::pair<QString, Theme> choices[] = {
+      {tr("&System"), Theme::System}, {tr("&Light"), Theme::Light}, {tr("&Dark"), Theme::Dark}};
+  for (const auto& [label, t] : choices) {
+    QAction* a = theme->addAction(label);
+    a->setCheckable(true);
+    a->setChecked(static_cast<int>(t) == saved);
+    themes->addAction(a);
+    connect(a, &QAction::triggered, this, [t = t] {
+      QSettings().setValue(QStringLiteral("theme"), static_cast<int>(t));
+      apply_theme(t);
+    });
+  }
+  view->addSeparator();
+  for (QDockWidget* d : findChildren<QDockWidget*>()) view->addAction(d->toggleViewAction());
+
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&About Meshloom"), this, [this] {
+    QMessageBox::about(this, tr("About Meshloom"),
+                       tr("<b>Meshloom %1</b><p>Design device meshes and parallelism layouts. Slices, flattened axes "
+                          "and exported code follow PyTorch's DeviceMesh.</p><p>Documentation: docs/06-app.md in the "
+                          "source tree.</p>")
+                           .arg(QApplication::applicationVersion()));
+  });
+}
+
+void MainWindow::apply_theme(Theme theme) {
+  static const QString system_style = QApplication::style()->name();
+  if (theme == Theme::System) {
+    QApplication::setStyle(QStyleFactory::create(system_style));
+    QApplication::setPalette(QApplication::style()->standardPalette());
+    return;
+  }
+  QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
+  QApplication::setPalette(theme == Theme::Dark ? dark_palette() : QApplication::style()->standardPalette());
+}
+
+// ---- Documents --------------------------------------------------------------------------------------------
+
+void MainWindow::fail(const QString& message) {
+  last_error_ = message;
+  statusBar()->showMessage(message);
+}
+
+bool MainWindow::open_design(const QString& path) {
+  QString error;
+  if (!doc_->open(path, &error)) {
+    fail(error);
+    return false;
+  }
+  last_error_.clear();
+  remember_recent(QFileInfo(path).absoluteFilePath());
+  return true;
+}
+
+bool MainWindow::save_design(const QString& path) {
+  QString error;
+  if (!doc_->save(path, &error)) {
+    fail(error);
+    return false;
+  }
+  last_error_.clear();
+  remember_recent(QFileInfo(path).absoluteFilePath());
+  statusBar()->showMessage(tr("Saved %1").arg(path), 5000);
+  return true;
+}
+
+void MainWindow::commit_pending() {
+  mesh_panel_->commit_pending();
+  redistribution_->commit_pending();
+}
+
+bool MainWindow::maybe_save() {
+  commit_pending();
+  if (!doc_->is_modified()) return true;
+  switch (unsaved_prompt_(doc_->display_name())) {
+    case QMessageBox::Save: return save_dialog(false);
+    case QMessageBox::Discard: return true;  // the copy goes when the changes do (new, open, close)
+    default: return false;
+  }
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  if (maybe_save()) {
+    autosave_->discard();
+    event->accept();
+  } else {
+    event->ignore();
+  }
+}
+
+void MainWindow::new_dialog() {
+  if (!maybe_save()) return;
+  doc_->new_design();
+}
+
+void MainWindow::open_dialog() {
+  if (!maybe_save()) return;
+  const QString dir = doc_->path().isEmpty() ? QString() : QFileInfo(doc_->path()).absolutePath();
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open design"), dir,
+                                                    tr("Meshloom designs (*.meshloom.json);;JSON (*.json)"));
+  if (path.isEmpty()) return;
+  if (!open_design(path)) QMessageBox::warning(this, tr("Cannot open design"), last_error_);
+}
+
+bool MainWindow::save_dialog(bool save_as) {
+  commit_pending();
+  QString path = doc_->path();
+  if (save_as || path.isEmpty()) {
+    const QString suggested = path.isEmpty() ? q(doc_->design().name) + QStringLiteral(".meshloom.json") : path;
+    path = QFileDialog::getSaveFileName(this, tr("Save design"), suggested, tr("Meshloom designs (*.meshloom.json)"));
+    if (path.isEmpty()) return false;
+    if (!path.endsWith(QLatin1String(".json"))) path += QStringLiteral(".meshloom.json");
+  }
+  if (save_design(path)) return true;
+  QMessageBox::warning(this, tr("Cannot save design"), last_error_);
+  return false;
+}
+
+QStringList MainWindow::recent_files() const { return QSettings().value(QString::fromLatin1(kRecentKey)).toStringList(); }
+
+void MainWindow::remember_recent(const QString& path) {
+  QStringList recent = recent_files();
+  recent.removeAll(path);
+  recent.prepend(path);
+  while (recent.size() > kMaxRecent) recent.removeLast();
+  QSettings().setValue(QString::fromLatin1(kRecentKey), recent);
+}
+
+void MainWindow::fill_recent_menu() {
+  recent_menu_->clear();
+  const QStringList recent = recent_files();
+  if (recent.isEmpty()) recent_menu_->addAction(tr("(none)"))->setEnabled(false);
+  for (int i = 0; i < recent.size(); ++i) {
+    const QString path = recent[i];
+    QAction* a = recent_menu_->addAction(QStringLiteral("&%1 %2").arg(i + 1).arg(QFileInfo(path).fileName()), this, [this, path] {
+      if (maybe_save() && !open_design(path)) QMessageBox::warning(this, tr("Cannot open design"), last_error_);
+    });
+    a->setToolTip(path);
+    a->setStatusTip(path);
+  }
+}
+
+bool MainWindow::recover(const Autosave::Recovery& recovery) {
+  Design copy;
+  try {
+    copy = load_design(recovery.copy.toStdString());
+  } catch (const std::exception& e) {
+    fail(tr("cannot recover %1: %2").arg(recovery.copy, QString::fromUtf8(e.what())));
+    return false;
+  }
+  QString why;
+  if (!recovery.origin.isEmpty() && doc_->open(recovery.origin, &why) &&
+      doc_->edit(tr("Recover autosaved changes"), [&copy](const Design&) { return copy; }, &why)) {
+    // The recovered changes sit on top of the saved file, one undo away from it.
+  } else {
+    doc_->reset(copy, recovery.origin, /*modified=*/true);
+  }
+  // This session's copy first; the old one goes only once the changes are safe in it.
+  if (!autosave_->write_now(&why)) {
+    fail(tr("recovered, but %1; the old copy %2 is kept").arg(why, recovery.copy));
+    return true;
+  }
+  Autosave::remove(recovery);
+  statusBar()->showMessage(tr("Recovered unsaved changes from %1").arg(recovery.when.toString()), 8000);
+  return true;
+}
+
+void MainWindow::offer_recovery() {
+  const auto pending = Autosave::pending(autosave_->dir());
+  if (pending.empty()) return;
+  const auto& newest = pending.front();
+  const QString name = newest.origin.isEmpty() ? tr("an untitled design") : QFileInfo(newest.origin).fileName();
+  const auto answer = QMessageBox::question(
+      this, tr("Recover unsaved changes"),
+      tr("Meshloom closed without saving changes to %1 (autosaved %2). Recover them?")
+          .arg(name, newest.when.toString()),
+      QMessageBox::Yes | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Yes);
+  if (answer == QMessageBox::Yes) {
+    (void)recover(newest);
+  } else if (answer == QMessageBox::Discard) {
+    Autosave::remove(newest);
+  }
+}
+
+void MainWindow::update_title() {
+  setWindowTitle(tr("%1[*] - Meshloom").arg(doc_->display_name()));
+  setWindowModified(doc_->is_modified());
+}
+
+// ---- Export -----------------------------------------------------------------------------------------------
+
+bool MainWindow::export_code(CodeKind kind, const QString& path) {
+  try {
+    const std::string code = kind == CodeKind::PyTorch ? export_pytorch(doc_->design()) : export_jax(doc_->design());
+    write_file_atomically(path.toStdString(), code);
+  } catch (const std::exception& e) {
+    fail(QString::fromUtf8(e.what()));
+    return false;
+  }
+  last_error_.clear();
+  statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+  return true;
+}
+
+bool MainWindow::export_canvas(ImageKind kind, const QString& path) {
+  QString error;
+  const bool ok = kind == ImageKind::Png ? export_scene_png(*scene_, path, 2.0, &error)
+                                         : export_scene_svg(*scene_, path, q(doc_->design().name), &error);
+  if (!ok) {
+    fail(error);
+    return false;
+  }
+  last_error_.clear();
+  statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+  return true;
+}
+
+bool MainWindow::export_plan(const QString& path) {
+  commit_pending();
+  const std::string markdown = redistribution_->markdown();
+  if (markdown.empty()) {
+    fail(tr("cannot export a plan: the design has no tensors"));
+    return false;
+  }
+  try {
+    write_file_atomically(path.toStdString(), markdown);
+  } catch (const std::exception& e) {
+    fail(QString::fromUtf8(e.what()));
+    return false;
+  }
+  last_error_.clear();
+  statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+  return true;
+}
+
+bool MainWindow::apply_calibration(const QString& path) {
+  const QFileInfo file(path);
+  try {
+    const Calibration c = load_calibration(file.absoluteFilePath().toStdString());
+    // A calibration with curves by group shape prices any mesh; one of per-axis fits only its own.
+    if (c.groups.empty() && !c.mesh_shape.empty() && c.mesh_shape != doc_->design().mesh.shape) {
+      fail(tr("the calibration %1 was measured on a %2 mesh, not this design's %3")
+               .arg(path, join_ints(c.mesh_shape), join_ints(doc_->design().mesh.shape)));
+      return false;
+    }
+  } catch (const std::exception& e) {
+    fail(QString::fromUtf8(e.what()));
+    return false;
+  }
+  // Relative to the design's folder when the file is inside it, so the pair moves together.
+  QString stored = file.absoluteFilePath();
+  if (!doc_->path().isEmpty()) {
+    const QDir here = QFileInfo(doc_->path()).absoluteDir();
+    const QString relative = here.relativeFilePath(stored);
+    if (!relative.startsWith(QLatin1String(".."))) stored = relative;
+  }
+  // The calibration this one replaces: the plan panel prices the plan under both.
+  const std::optional<Calibration> before = redistribution_->calibration();
+  const QString before_label = design().calibration ? QFileInfo(q(*design().calibration)).fileName() : QString();
+  QString error;
+  const std::string value = stored.toStdString();
+  if (!doc_->edit(tr("Apply calibration %1").arg(file.fileName()),
+                  [&value](const Design& d) {
+                    Design next = d;
+                    next.calibration = value;
+                    validate_design(next);
+                    return next;
+                  },
+                  &error)) {
+    fail(error);
+    return false;
+  }
+  redistribution_->set_previous_calibration(before, before_label);
+  (void)redistribution_->set_cost_model(RedistributionPanel::CostModelKind::Calibrated);
+  last_error_.clear();
+  return true;
+}
+
+void MainWindow::calibration_dialog() {
+  const QString dir = doc_->path().isEmpty() ? QString() : QFileInfo(doc_->path()).absolutePath();
+  const QString path = QFileDialog::getOpenFileName(this, tr("Apply calibration"), dir,
+                                                    tr("Meshloom calibrations (*.json)"));
+  if (path.isEmpty()) return;
+  if (!apply_calibration(path)) QMessageBox::warning(this, tr("Cannot apply calibration"), last_error_);
+}
+
+void MainWindow::export_plan_dialog() {
+  const QString dir = doc_->path().isEmpty() ? QString() : QFileInfo(doc_->path()).absolutePath();
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export plan"),
+                                                    QDir(dir).filePath(redistribution_->current_tensor() + "_plan.md"),
+                                                    tr("Markdown (*.md)"));
+  if (path.isEmpty()) return;
+  if (!export_plan(path)) QMessageBox::warning(this, tr("Cannot export"), last_error_);
+}
+
+void MainWindow::export_code_dialog(CodeKind kind) {
+  commit_pending();
+  const QString dir = doc_->path().isEmpty() ? QString() : QFileInfo(doc_->path()).absolutePath();
+  const QString suggested =
+      QDir(dir).filePath(q(doc_->design().name) + (kind == CodeKind::PyTorch ? "_mesh.py" : "_jax_mesh.py"));
+  const QString path = QFileDialog::getSaveFileName(
+      this, kind == CodeKind::PyTorch ? tr("Export PyTorch code") : tr("Export JAX code"), suggested,
+      tr("Python (*.py)"));
+  if (path.isEmpty()) return;
+  if (!export_code(kind, path)) QMessageBox::warning(this, tr("Cannot export"), last_error_);
+}
+
+void MainWindow::export_canvas_dialog(ImageKind kind) {
+  const QString dir = doc_->path().isEmpty() ? QString() : QFileInfo(doc_->path()).absolutePath();
+  const QString suggested = QDir(dir).filePath(q(doc_->design().name) + (kind == ImageKind::Png ? ".png" : ".svg"));
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export canvas"), suggested,
+                                                    kind == ImageKind::Png ? tr("PNG image (*.png)") : tr("SVG (*.svg)"));
+  if (path.isEmpty()) return;
+  if (!export_canvas(kind, path)) QMessageBox::warning(this, tr("Cannot export"), last_error_);
+}
+
+// ---- Presets ----------------------------------------------------------------------------------------------
+
+void MainWindow::preview_layout(const std::optional<MeshSpec>& mesh) {
+  if (!mesh) {
+    if (!preview_) return;
+    preview_.reset();
+  } else {
+    try {
+      Design shown = with_layout(doc_->design(), *mesh);
+      DeviceMesh built = build_mesh(shown.mesh, shown.world);
+      preview_ = LayoutPreview{std::move(shown), std::move(built)};
+    } catch (const std::exception& e) {
+      preview_.reset();  // the design's own mesh again, not an older preview
+      rebuild_canvas();
+      refresh_slice();
+      fail(QString::fromUtf8(e.what()));
+      return;
+    }
+  }
+  rebuild_canvas();
+  refresh_slice();
+  if (preview_) {
+    statusBar()->showMessage(tr("Preview of layout %1: Apply layout in the Advisor keeps it").arg(layout_label(*mesh)));
+  }
+}
+
+bool MainWindow::apply_layout(const MeshSpec& mesh) {
+  QString error;
+  if (!doc_->edit(tr("Apply layout %1").arg(layout_label(mesh)), [&](const Design& d) { return with_layout(d, mesh); },
+                  &error)) {
+    fail(error);
+    return false;
+  }
+  last_error_.clear();
+  return true;
+}
+
+bool MainWindow::apply_preset(const PresetRequest& request) {
+  QString error;
+  const auto mesh = build_request(request, &error);
+  if (!mesh) {
+    fail(error);
+    return false;
+  }
+  if (!doc_->edit(tr("Apply preset %1").arg(q(request.name)), [&](const Design& d) { return apply_mesh(d, *mesh); },
+                  &error)) {
+    fail(error);
+    return false;
+  }
+  last_error_.clear();
+  return true;
+}
+
+void MainWindow::preset_dialog(const QString& preset) {
+  for (const auto& info : list_presets()) {
+    if (q(info.name) == preset && info.degrees.empty()) {  // nothing to ask (Llama 3): apply it at once
+      if (!apply_preset(PresetRequest{info.name, {}})) QMessageBox::warning(this, tr("Cannot apply preset"), last_error_);
+      return;
+    }
+  }
+  PresetDialog dialog(preset, this);
+  if (dialog.exec() != QDialog::Accepted) return;
+  if (!apply_preset(dialog.request())) QMessageBox::warning(this, tr("Cannot apply preset"), last_error_);
+}
+
+// ---- Canvas, slice, overview ------------------------------------------------------------------------------
+
+void MainWindow::rebuild_canvas() {
+  const Design& design = preview_ ? preview_->design : doc_->design();
+  const DeviceMesh& mesh = preview_ ? preview_->mesh : doc_->mesh();
+  if (selected_rank_ && !mesh.contains(*selected_rank_)) selected_rank_.reset();
+  hovered_rank_.reset();
+  view_->set_grid(nullptr);
+  if (mesh.size() > kMaxDrawnRanks) {
+    scene_->clear();
+    grid_ = nullptr;
+    overlay_ = nullptr;
+    auto* note = scene_->addSimpleText(
+        tr("This mesh has %1 ranks; the canvas draws meshes of up to %2 ranks.\nThe axes table, slices of small "
+           "axes and export still work.")
+            .arg(QLocale().toString(static_cast<qlonglong>(mesh.size())), QLocale().toString(kMaxDrawnRanks)));
+    note->setBrush(palette().color(QPalette::Text));
+    scene_->setSceneRect(note->boundingRect().adjusted(-24, -24, 24, 24));
+    rank_panel_->show_rank(selected_rank_);
+    view_->fit();
+    return;
+  }
+  const RankTensor instances = mesh.instances();  // the root has one instance: every rank, row-major
+  std::vector<std::int64_t> hosts;
+  hosts.reserve(instances.values.size());
+  for (auto r : instances.values) hosts.push_back(r / design.devices_per_host);
+  // The new item first: should it fail, the scene still holds the old one.
+  auto* grid = new MeshGridItem(layout_mesh(mesh.shape()), instances.values, std::move(hosts), design.mesh.names);
+  overlay_ = nullptr;  // scene_->clear() deletes it with the grid
+  scene_->clear();
+  grid_ = grid;
+  scene_->addItem(grid_);
+  overlay_ = new BlockOverlayItem(grid_->geometry());
+  overlay_frame_ = -1;
+  scene_->addItem(overlay_);
+  update_overlay();
+  scene_->setSceneRect(grid_->boundingRect().adjusted(-24, -24, 24, 24));
+  view_->set_grid(grid_);
+  if (selected_rank_) {
+    for (std::size_t c = 0; c < grid_->cell_count(); ++c) {
+      if (grid_->rank_at(c) == *selected_rank_) grid_->set_selected_cell(c);
+    }
+  }
+  rank_panel_->show_rank(selected_rank_);
+  const std::int64_t hosts_used = (mesh.size() + design.devices_per_host - 1) / design.devices_per_host;
+  statusBar()->showMessage(tr("%1 ranks on %2 host(s) of %3 devices").arg(mesh.size()).arg(hosts_used).arg(design.devices_per_host));
+  view_->fit();
+}
+
+void MainWindow::set_slice(const std::vector<std::string>& axes) { axes_->set_picked(axes); }
+
+void MainWindow::refresh_slice() {
+  const DeviceMesh& mesh = preview_ ? preview_->mesh : doc_->mesh();
+  const bool drawn = mesh.size() <= kMaxDrawnRanks;
+  slice_->set_slice(mesh, drawn ? axes_->picked() : std::vector<std::string>{});
+  slice_summary_->setText(slice_->summary());
+  show_message(slice_error_, slice_->error());
+  const auto& s = slice_->slice();
+  if (grid_ && (s.cell_group.empty() || s.cell_group.size() == grid_->cell_count())) {
+    grid_->set_groups(s.cell_group, static_cast<std::int32_t>(s.groups.size()));
+  }
+  select_rank(selected_rank_);
+}
+
+void MainWindow::select_rank(std::optional<std::int64_t> rank) {
+  const auto in_mesh = [this](std::int64_t r) { return r >= 0 && r < doc_->design().world && doc_->mesh().contains(r); };
+  if (rank && !in_mesh(*rank)) rank.reset();
+  if (hovered_rank_ && !in_mesh(*hovered_rank_)) hovered_rank_.reset();
+  selected_rank_ = rank;
+  std::optional<std::size_t> cell;
+  if (grid_ && rank) {
+    for (std::size_t c = 0; c < grid_->cell_count(); ++c) {
+      if (grid_->rank_at(c) == *rank) cell = c;
+    }
+  }
+  if (grid_) grid_->set_selected_cell(cell);
+  rank_panel_->show_rank(hovered_rank_ ? hovered_rank_ : selected_rank_);
+  const int group = rank ? slice_->group_of_rank(*rank) : -1;
+  if (grid_) grid_->set_emphasised_group(group);
+  syncing_groups_ = true;  // the list follows the canvas; its currentChanged must not emphasise again
+  if (group >= 0) {
+    groups_->setCurrentIndex(slice_->index(group));
+    groups_->scrollTo(slice_->index(group));
+  } else {
+    groups_->setCurrentIndex(QModelIndex());
+  }
+  syncing_groups_ = false;
+}
+
+void MainWindow::refresh_overview() {
+  const Design& design = doc_->design();
+  const DeviceMesh& mesh = doc_->mesh();
+  overview_->clear();
+  auto* top = new QTreeWidgetItem(overview_, {tr("Design"), q(design.name)});
+  new QTreeWidgetItem(top, {tr("World"), QString::number(design.world)});
+  new QTreeWidgetItem(top, {tr("Devices per host"), QString::number(design.devices_per_host)});
+  new QTreeWidgetItem(top, {tr("Mesh"), q(mesh.repr())});
+  new QTreeWidgetItem(top, {tr("Layout"), q(to_string(mesh.layout()))});
+  new QTreeWidgetItem(top, {tr("Shape"), join_ints(mesh.shape())});
+  if (!design.tensors.empty()) {
+    auto* tensors = new QTreeWidgetItem(overview_, {tr("Tensors"), QString()});
+    for (const auto& t : design.tensors) {
+      new QTreeWidgetItem(tensors, {q(t.name), tr("%1 %2: %3 -> %4")
+                                                   .arg(join_ints(t.shape), q(std::string(to_string(t.dtype))),
+                                                        q(to_string(t.src)), q(to_string(t.dst)))});
+    }
+  }
+  overview_->expandAll();
+}
+
+void MainWindow::show_costs() {
+  if (auto* d = findChild<QDockWidget*>(QStringLiteral("costs_dock"))) {
+    d->show();
+    d->raise();
+  }
+}
+
+void MainWindow::show_advisor() {
+  if (auto* d = findChild<QDockWidget*>(QStringLiteral("advisor_dock"))) {
+    d->show();
+    d->raise();
+  }
+}
+
+// ---- Animation ----------------------------------------------------------------------------------------------
+
+void MainWindow::update_animation() {
+  const PlanModel* model = redistribution_->plan_model();
+  std::optional<PlanRequest> request = redistribution_->request(redistribution_->planner());
+  const std::vector<std::string>& names = design().mesh.names;
+  if (!model->has_plan() || !request) {
+    animated_plan_.reset();
+    animated_request_.reset();
+    animation_->clear();
+    animation_bar_->set_idle_text(
+        !request ? tr("No tensor to animate: add one to the design, then its plan plays here step by step.")
+        : model->error().isEmpty() ? tr("No plan to animate.")
+                                   : tr("No plan to animate: %1").arg(model->error()));
+    return;
+  }
+  // The same plan of the same request keeps its place (an edit elsewhere in the design replans to the same plan).
+  const std::shared_ptr<const Plan>& plan = model->shared_plan();
+  if (plan == animated_plan_ && animated_request_ && animated_request_->mesh_shape == request->mesh_shape &&
+      animated_request_->tensor_shape == request->tensor_shape && animated_request_->src == request->src &&
+      animated_request_->dst == request->dst && animated_names_ == names && animation_->has_plan()) {
+    return;
+  }
+  animated_plan_ = plan;
+  animated_request_ = request;
+  animated_names_ = names;
+  if (!animation_->set_plan(*request, *plan, names)) animation_bar_->set_idle_text(QString());
+}
+
+void MainWindow::update_overlay() {
+  if (overlay_ == nullptr || grid_ == nullptr) return;
+  // The plan's blocks belong to the document's mesh: a previewed layout places its ranks elsewhere, so none are drawn.
+  const bool shown = !preview_ && animation_bar_->blocks_shown() && animation_->has_plan() &&
+                     animation_->frame(animation_->current()).ranks == overlay_->cell_count();
+  grid_->set_numbers_in_band(shown);
+  if (!shown) {
+    if (overlay_->has_frame()) overlay_->clear();
+    overlay_frame_ = -1;
+    return;
+  }
+  const int k = animation_->current();
+  if (k != overlay_frame_ || !overlay_->has_frame()) {
+    overlay_->set_frame(animation_->grid(), animation_->frame(k));
+    overlay_frame_ = k;
+  }
+  const int from = animation_->transition_from();
+  overlay_->set_transition(from >= 0 ? &animation_->frame(from) : nullptr, animation_->transition());
+}
+
+bool MainWindow::show_plan_step(int step) {
+  if (!animation_->has_plan()) {
+    fail(animation_->error().isEmpty() ? tr("No plan to animate for tensor '%1'").arg(redistribution_->current_tensor())
+                                       : tr("Cannot animate the plan: %1").arg(animation_->error()));
+    return false;
+  }
+  if (step < 0 || step > animation_->step_count()) {
+    const int n = animation_->step_count();
+    fail(tr("No step %1: the plan of tensor '%2' has %3; step 0 is the layout before the first")
+             .arg(step)
+             .arg(redistribution_->current_tensor(), n == 1 ? tr("1 step") : tr("%1 steps").arg(n)));
+    return false;
+  }
+  animation_->jump_to(step);
+  last_error_.clear();
+  return true;
+}
+
+}  // namespace meshloom::app

@@ -1,0 +1,192 @@
+// The main window: the canvas of the design's mesh in the middle, with the animation of the current plan under it
+// (AnimationBar: controls and caption; a BlockOverlayItem over the canvas shows what every rank holds at the frame
+// shown); docks for the mesh designer (axes table), the slice (its groups as rank lists), the rank under the mouse,
+// an overview of the design, the redistribution plans of its tensors, and the measured costs (CostsPanel: charts,
+// live benchmark runs of the launcher, recalibration). Menus:
+// File (new, open, recent, save, save as, export code and canvas), Edit (undo, redo), Mesh (axis edits,
+// presets), Plan (calibration, export, playback), View (zoom, fit, theme). The window is glue: the document holds the design and its history,
+// the models and panels are views over it, and every number shown comes from the engine.
+#pragma once
+
+#include <QMainWindow>
+#include <QMessageBox>
+#include <QString>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "document/autosave.hpp"
+#include "meshloom/design/design.hpp"
+#include "meshloom/mesh/device_mesh.hpp"
+#include "meshloom/plan/planner.hpp"
+
+class QGraphicsScene;
+class QLabel;
+class QListView;
+class QMenu;
+class QTreeWidget;
+
+namespace meshloom::app {
+
+class AdvisorPanel;
+class AnimationBar;
+class AxesModel;
+class BlockOverlayItem;
+class CostsPanel;
+class DesignDocument;
+class MeshGridItem;
+class MeshPanel;
+class MeshView;
+class PlanAnimation;
+class RankPanel;
+class RedistributionPanel;
+class SliceModel;
+struct PresetRequest;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+
+public:
+  // autosave_dir: where unsaved changes are copied (default Autosave::default_dir()).
+  explicit MainWindow(QWidget* parent = nullptr, const QString& autosave_dir = QString());
+
+  // Opens a design file. Returns false and leaves the window as it was on error, with the error text in
+  // last_error() (and the status bar). Does not ask about unsaved changes (open_dialog does).
+  bool open_design(const QString& path);
+  // Saves to `path` (atomic). False with the error in last_error().
+  bool save_design(const QString& path);
+
+  // The design's mesh as code (the engine's export_pytorch / export_jax), written atomically to `path`.
+  enum class CodeKind { PyTorch, Jax };
+  bool export_code(CodeKind kind, const QString& path);
+  // The canvas as an image (PNG at 2 px per scene unit, or SVG), written atomically.
+  enum class ImageKind { Png, Svg };
+  bool export_canvas(ImageKind kind, const QString& path);
+  // The current tensor's plans as Markdown (RedistributionPanel::markdown), written atomically. False with
+  // the error in last_error() when the design has no tensor or the file cannot be written.
+  bool export_plan(const QString& path);
+  // Names `path` as the design's calibration (one undoable edit; relative to the design's folder when it is
+  // inside it) and plans with it. False with the reason in last_error() when the file does not load or was
+  // measured on another mesh; the design is unchanged then.
+  bool apply_calibration(const QString& path);
+  // Shows frame `step` of the current plan's animation (0: before the first step; k: after step k), paused. False
+  // with the reason in last_error() when there is no plan to animate or the step is past its last.
+  bool show_plan_step(int step);
+  // Brings the Costs dock to the front.
+  void show_costs();
+  // Brings the Advisor dock to the front.
+  void show_advisor();
+  // Replaces the mesh by a preset's (one undoable edit). False with the framework's error in last_error().
+  bool apply_preset(const PresetRequest& request);
+  // Shows `mesh` (a layout of the design's axes, as the advisor proposes it) on the canvas without changing the
+  // design; nullopt shows the design's own mesh again. Any edit of the design ends the preview.
+  void preview_layout(const std::optional<MeshSpec>& mesh);
+  [[nodiscard]] bool previewing() const noexcept { return preview_.has_value(); }
+  // Makes `mesh` the design's mesh (the engine's with_layout: states and flattened axes follow their axes), one
+  // undoable edit. False with the engine's message in last_error().
+  bool apply_layout(const MeshSpec& mesh);
+  // Ticks the axes to slice by (the slice dock shows its groups or why the pick is invalid).
+  void set_slice(const std::vector<std::string>& axes);
+  // Selects a rank (its info in the rank dock, its slice group emphasised); nullopt clears.
+  void select_rank(std::optional<std::int64_t> rank);
+  // Opens an autosaved copy: on top of its original file as one undoable edit when that still loads, else
+  // as an unsaved design. The copy is removed once it is open.
+  bool recover(const Autosave::Recovery& recovery);
+  // Asks, for the newest copy left by a crashed session, whether to recover it.
+  void offer_recovery();
+
+  // What to ask before unsaved changes are dropped: Save, Discard or Cancel. Tests replace the dialog.
+  using UnsavedPrompt = std::function<QMessageBox::StandardButton(const QString& document_name)>;
+  void set_unsaved_prompt(UnsavedPrompt prompt) { unsaved_prompt_ = std::move(prompt); }
+  // Resolves unsaved changes before they would be lost: true when it is fine to go on.
+  bool maybe_save();
+
+  [[nodiscard]] const QString& last_error() const noexcept { return last_error_; }
+  [[nodiscard]] const Design& design() const;
+  [[nodiscard]] DesignDocument* document() const noexcept { return doc_; }
+  [[nodiscard]] AxesModel* axes_model() const noexcept { return axes_; }
+  [[nodiscard]] SliceModel* slice_model() const noexcept { return slice_; }
+  [[nodiscard]] MeshPanel* mesh_panel() const noexcept { return mesh_panel_; }
+  [[nodiscard]] RankPanel* rank_panel() const noexcept { return rank_panel_; }
+  [[nodiscard]] RedistributionPanel* redistribution_panel() const noexcept { return redistribution_; }
+  [[nodiscard]] CostsPanel* costs_panel() const noexcept { return costs_; }
+  [[nodiscard]] AdvisorPanel* advisor_panel() const noexcept { return advisor_; }
+  [[nodiscard]] PlanAnimation* animation() const noexcept { return animation_; }
+  [[nodiscard]] AnimationBar* animation_bar() const noexcept { return animation_bar_; }
+  [[nodiscard]] const BlockOverlayItem* overlay() const noexcept { return overlay_; }
+  [[nodiscard]] Autosave* autosave() const noexcept { return autosave_; }
+  [[nodiscard]] const MeshGridItem* grid() const noexcept { return grid_; }
+  [[nodiscard]] MeshView* view() const noexcept { return view_; }
+  [[nodiscard]] QStringList recent_files() const;
+
+  // Themes: the platform's palette, or Meshloom's light or dark palette (Fusion style).
+  enum class Theme { System, Light, Dark };
+  static void apply_theme(Theme theme);
+
+protected:
+  void closeEvent(QCloseEvent* event) override;
+
+private:
+  void build_menus();
+  void build_docks();
+  void build_canvas();
+  void update_animation();  // the panel's plan into the animation
+  void update_overlay();    // the animation's frame onto the canvas
+  void new_dialog();
+  void open_dialog();
+  bool save_dialog(bool save_as);
+  void export_code_dialog(CodeKind kind);
+  void export_canvas_dialog(ImageKind kind);
+  void export_plan_dialog();
+  void calibration_dialog();
+  void preset_dialog(const QString& preset);
+  void remember_recent(const QString& path);
+  void fill_recent_menu();
+  void rebuild_canvas();
+  void refresh_slice();
+  void refresh_overview();
+  void update_title();
+  void fail(const QString& message);
+  void commit_pending();  // what is typed in the panels but not yet committed
+
+  DesignDocument* doc_ = nullptr;
+  AxesModel* axes_ = nullptr;
+  SliceModel* slice_ = nullptr;
+  Autosave* autosave_ = nullptr;
+  QGraphicsScene* scene_ = nullptr;
+  MeshView* view_ = nullptr;
+  MeshGridItem* grid_ = nullptr;
+  BlockOverlayItem* overlay_ = nullptr;  // owned by the scene; over grid_
+  int overlay_frame_ = -1;               // the frame overlay_ holds
+  PlanAnimation* animation_ = nullptr;
+  AnimationBar* animation_bar_ = nullptr;
+  std::shared_ptr<const Plan> animated_plan_;  // what animation_ was given, with its request and axis names
+  std::optional<PlanRequest> animated_request_;
+  std::vector<std::string> animated_names_;
+  MeshPanel* mesh_panel_ = nullptr;
+  RankPanel* rank_panel_ = nullptr;
+  RedistributionPanel* redistribution_ = nullptr;
+  CostsPanel* costs_ = nullptr;
+  AdvisorPanel* advisor_ = nullptr;
+  struct LayoutPreview {
+    Design design;    // the document's design with the previewed layout
+    DeviceMesh mesh;  // built from it
+  };
+  std::optional<LayoutPreview> preview_;  // what the canvas shows instead of the document, while set
+  QTreeWidget* overview_ = nullptr;
+  QLabel* slice_summary_ = nullptr;
+  QLabel* slice_error_ = nullptr;
+  QListView* groups_ = nullptr;
+  QMenu* recent_menu_ = nullptr;
+  std::optional<std::int64_t> selected_rank_;
+  std::optional<std::int64_t> hovered_rank_;
+  bool syncing_groups_ = false;
+  UnsavedPrompt unsaved_prompt_;
+  QString last_error_;
+};
+
+}  // namespace meshloom::app

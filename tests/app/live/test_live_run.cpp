@@ -1,0 +1,564 @@
+// The live run of the launcher on the offscreen platform. Commands are argument lists (bench's arguments, local
+// mpirun, the cluster template and its refusals). LauncherRun against a stand-in launcher that replays a recorded
+// bench run (meshloom_fake_launcher): records arrive in order as signals and in the records file, progress against
+// the config's plan (sizes too small for a group are not counted, as bench does not run them), garbage lines reported
+// by line number while the rest is read, chatter on stdout logged, an early exit, a launcher's error record and exit
+// status in the message, records that cannot be saved, a crash, a cancel of a process that ignores SIGTERM, a run
+// destroyed while going, a program that does not exist, and the event loop free throughout. CalibrateJob with the
+// real launcher's calibrate --from, and its failures. The Costs panel fed by a run: the chart fills as records
+// arrive, and a fit by calibrate --from. With the label mpi (app_live_run_mpi): the Costs panel runs the default
+// design for real (`mpirun -np 8 meshloom-launch bench --jsonl -` through LauncherRun), then calibrate on its records,
+// loaded by the engine. The loop in the window: fit, apply, and the plan's price changes.
+#include <QDir>
+#include <QFileInfo>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QRegularExpression>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTimer>
+#include <QUndoStack>
+#include <QtTest>
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <cerrno>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "costs/cost_chart.hpp"
+#include "costs/costs_panel.hpp"
+#include "document/design_document.hpp"
+#include "live/launcher_run.hpp"
+#include "shell/main_window.hpp"
+#include "meshloom/design/design.hpp"
+#include "meshloom/dtype.hpp"
+#include "meshloom/plan/planner.hpp"
+#include "meshloom/plan/state.hpp"
+#include "plan/plan_animation.hpp"
+#include "plan/plan_model.hpp"
+#include "plan/redistribution_panel.hpp"
+#include "meshloom/plan/cost_model.hpp"
+
+using namespace meshloom;
+using namespace meshloom::app;
+
+namespace {
+
+const QString kFake = QStringLiteral(MESHLOOM_FAKE_LAUNCHER);
+const QString kLauncher = QStringLiteral(MESHLOOM_LAUNCHER_PATH);
+const QString kRecorded = QStringLiteral(MESHLOOM_TEST_DATA_DIR "/bench-2x2.jsonl");
+
+QStringList lines_of(const QString& path) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly | QIODevice::Text)) return {};
+  QStringList lines = QString::fromUtf8(f.readAll()).split(QLatin1Char('\n'));
+  while (!lines.isEmpty() && lines.back().isEmpty()) lines.pop_back();
+  return lines;
+}
+
+int results_in(const QStringList& lines) {
+  int n = 0;
+  for (const auto& l : lines) n += l.startsWith(QLatin1String("{\"type\":\"result\"")) ? 1 : 0;
+  return n;
+}
+
+LaunchCommand fake(const QStringList& options) {
+  return {kFake, QStringList{QStringLiteral("--replay"), kRecorded} + options};
+}
+
+RunOutcome wait_for(LauncherRun& run, QSignalSpy& finished, int timeout_ms = 30000) {
+  if (finished.isEmpty() && !finished.wait(timeout_ms)) return RunOutcome{RunOutcome::Status::Failed, -1, 0, 0, false, {}, QStringLiteral("timed out")};
+  Q_UNUSED(run);
+  return finished.takeFirst().at(0).value<RunOutcome>();
+}
+
+}  // namespace
+
+Q_DECLARE_METATYPE(meshloom::app::RunOutcome)
+
+class LiveRunTest : public QObject {
+  Q_OBJECT
+
+private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    qRegisterMetaType<RunOutcome>();
+    QVERIFY(QFile::exists(kFake));
+    QCOMPARE(results_in(lines_of(kRecorded)), 48);
+  }
+
+  void commands_are_argument_lists() {
+    BenchSettings s;
+    s.design_path = QStringLiteral("/tmp/my design.meshloom.json");
+    s.world = 8;
+    s.backend = QStringLiteral("nccl");
+    s.min_bytes = QStringLiteral("8");
+    s.max_bytes = QStringLiteral("1G");
+    s.step_factor = 4;
+    s.dtype = QStringLiteral("bfloat16");
+    s.warmup_iters = 2;
+    s.iters = 7;
+    s.check = true;
+    s.collectives = {QStringLiteral("all_reduce"), QStringLiteral("all_gather")};
+    s.axes = {QStringLiteral("tp"), QStringLiteral("dp_tp")};
+    s.timeout_s = 30;
+    const QStringList args = bench_arguments(s);
+    QCOMPARE(args, (QStringList{"bench", "--design", "/tmp/my design.meshloom.json", "--world", "8", "--backend", "nccl",
+                                "-b", "8", "-e", "1G", "-f", "4", "--dtype", "bfloat16", "-w", "2", "-n", "7",
+                                "--timeout", "30", "--check", "--collectives", "all_reduce,all_gather", "--axes",
+                                "tp,dp_tp", "--jsonl", "-"}));
+    // The defaults: every collective and axis (no option), the launcher's dtype and step spelled out.
+    QCOMPARE(bench_arguments(BenchSettings{}),
+             (QStringList{"bench", "--design", "", "--world", "1", "--backend", "mpi", "-b", "1K", "-e", "4M", "-f",
+                          "2", "--dtype", "float32", "-w", "3", "-n", "10", "--timeout", "60", "--jsonl", "-"}));
+    QCOMPARE(local_command(QStringLiteral("mpirun"), QStringLiteral("/opt/ml/meshloom-launch"), 8, {"bench", "--jsonl", "-"}),
+             (LaunchCommand{"mpirun", {"--oversubscribe", "-np", "8", "/opt/ml/meshloom-launch", "bench", "--jsonl", "-"}}));
+
+    // Templates: split like a shell would, never run by one; {args} expands into several words.
+    QString error;
+    auto c = template_command(QStringLiteral("srun -N 2 --ntasks-per-node={world} {launcher} {args}"),
+                              QStringLiteral("/opt/ml/meshloom-launch"), 8, {"bench", "--jsonl", "-"}, &error);
+    QVERIFY2(c, qPrintable(error));
+    QCOMPARE(*c, (LaunchCommand{"srun", {"-N", "2", "--ntasks-per-node=8", "/opt/ml/meshloom-launch", "bench", "--jsonl", "-"}}));
+    c = template_command(QStringLiteral("ssh head \"mpirun -np {world}\" {args}"), QStringLiteral("L"), 4, {"a b"}, &error);
+    QVERIFY2(c, qPrintable(error));
+    QCOMPARE(*c, (LaunchCommand{"ssh", {"head", "mpirun -np 4", "a b"}}));
+    QCOMPARE(command_text(*c), QStringLiteral("ssh head 'mpirun -np 4' 'a b'"));
+
+    const struct {
+      const char* text;
+      const char* names;
+    } refused[] = {
+        {"", "empty"},
+        {"   ", "empty"},
+        {"srun {launcher}", "no {args}"},
+        {"srun -n {ranks} {launcher} {args}", "{ranks}"},
+        {"srun -n {world {args}", "{world"},
+        {"srun -n world} {args}", "world}"},
+        {"srun --x={args} {args}", "--x={args}"},
+        {"{args}", "start with a program"},
+    };
+    for (const auto& r : refused) {
+      error.clear();
+      QVERIFY2(!template_command(QString::fromLatin1(r.text), QStringLiteral("L"), 2, {"bench"}, &error), r.text);
+      QVERIFY2(error.contains(QString::fromLatin1(r.names)), qPrintable(QStringLiteral("%1 -> %2").arg(r.text, error)));
+    }
+  }
+
+  void a_whole_run_streams_in_order() {
+    QTemporaryDir tmp;
+    const QString records = tmp.filePath(QStringLiteral("bench.jsonl"));
+    LauncherRun run;
+    QSignalSpy finished(&run, &LauncherRun::finished);
+    QSignalSpy progress(&run, &LauncherRun::progress);
+    QStringList received;
+    QObject::connect(&run, &LauncherRun::record_line, &run, [&](const QString& l) { received << l; });
+    // The event loop stays free: a timer keeps firing while the records stream.
+    int ticks = 0;
+    QTimer ticker;
+    QObject::connect(&ticker, &QTimer::timeout, &ticker, [&] { ++ticks; });
+    ticker.start(10);
+    QVERIFY(run.start(fake({QStringLiteral("--delay-ms"), QStringLiteral("5")}), records));
+    QVERIFY(run.running());
+    QVERIFY(!run.start(fake({}), records));  // one run at a time
+    const RunOutcome o = wait_for(run, finished);
+    QCOMPARE(int(o.status), int(RunOutcome::Status::Succeeded));
+    QVERIFY(!run.running());
+    QCOMPARE(o.results, 48);
+    QCOMPARE(o.expected, 48);  // 2 axes x 4 collectives x 6 sizes, from the config record
+    QVERIFY(o.summary_ok);
+    QVERIFY(o.problems.isEmpty());
+    QCOMPARE(received, lines_of(kRecorded));  // every record, in order
+    QCOMPARE(lines_of(records), lines_of(kRecorded));
+    QVERIFY2(ticks >= 10, qPrintable(QString::number(ticks)));
+    QCOMPARE(finished.count(), 0);  // exactly once
+    // Progress: (0, 48) after the config, then 1..48.
+    QCOMPARE(progress.count(), 49);
+    for (int k = 0; k < progress.count(); ++k) {
+      QCOMPARE(progress.at(k).at(0).toInt(), k);
+      QCOMPARE(progress.at(k).at(1).toInt(), 48);
+    }
+    QCOMPARE(run.measurements().point_count(), std::size_t{48});
+  }
+
+  void garbage_lines_are_reported_and_the_rest_is_read() {
+    QTemporaryDir tmp;
+    LauncherRun run;
+    QSignalSpy finished(&run, &LauncherRun::finished);
+    QStringList log;
+    QObject::connect(&run, &LauncherRun::log, &run, [&](const QString& t) { log << t; });
+    QVERIFY(run.start(fake({QStringLiteral("--garbage-every"), QStringLiteral("7"), QStringLiteral("--cut-last")}),
+                      tmp.filePath(QStringLiteral("r.jsonl"))));
+    const RunOutcome o = wait_for(run, finished);
+    QCOMPARE(int(o.status), int(RunOutcome::Status::Succeeded));  // the last line, cut short of its newline, counts
+    QCOMPARE(o.results, 48);
+    QCOMPARE(o.problems.size(), 7);  // after records 7, 14, ..., 49 of the replay
+    QVERIFY2(o.problems.front().startsWith(QLatin1String("line 8:")), qPrintable(o.problems.front()));
+    QVERIFY2(o.problems.back().startsWith(QLatin1String("line 56:")), qPrintable(o.problems.back()));
+    QVERIFY(log.join(QString()).contains(QLatin1String("line 8:")));
+    QCOMPARE(lines_of(tmp.filePath(QStringLiteral("r.jsonl"))), lines_of(kRecorded));  // garbage never saved
+  }
+
+  void an_early_exit_keeps_what_was_measured() {
+    QTemporaryDir tmp;
+    const QString records = tmp.filePath(QStringLiteral("r.jsonl"));
+    LauncherRun run;
+    QSignalSpy finished(&run, &LauncherRun::finished);
+    QVERIFY(run.start(fake({QStringLiteral("--exit-after"), QStringLiteral("11"), QStringLiteral("--exit-code"), QStringLiteral("3")}),
+                      records));
+    const RunOutcome o = wait_for(run, finished);
+    QCOMPARE(int(o.status), int(RunOutcome::Status::Failed));
+    QCOMPARE(o.exit_code, 3);
+    QCOMPARE(o.results, 10);  // the config and 10 results
+    QVERIFY2(o.message.contains(QLatin1String("status 3")) && o.message.contains(QLatin1String("10 of 48")), qPrintable(o.message));
+    QVERIFY2(o.message.contains(QLatin1String("fake launcher: exiting with status 3")), qPrintable(o.message));  // stderr
+    QCOMPARE(lines_of(records), lines_of(kRecorded).mid(0, 11));
+    QCOMPARE(run.measurements().point_count(), std::size_t{10});
+  }
+
+  void a_crash_is_reported_as_one() {
+    QTemporaryDir tmp;
+    LauncherRun run;
+    QSignalSpy finished(&run, &LauncherRun::finished);
+    QVERIFY(run.start(fake({QStringLiteral("--crash-after"), QStringLiteral("5")}), tmp.filePath(QStringLiteral("r.jsonl"))));
+    const RunOutcome o = wait_for(run, finished);
+    QCOMPARE(int(o.status), int(RunOutcome::Status::Crashed));
+    QCOMPARE(o.results, 4);
+    QVERIFY2(o.message.contains(QLatin1String("crashed after 4 of 48")), qPrintable(o.message));
+    QCOMPARE(lines_of(tmp.filePath(QStringLiteral("r.jsonl"))).size(), 5);
+  }
+
+  void cancel_ends_even_a_process_that_ignores_sigterm() {
+    QTemporaryDir tmp;
+    LauncherRun run;
+    QSignalSpy finished(&run, &LauncherRun::finished);
+    QSignalSpy progress(&run, &LauncherRun::progress);
+    QVERIFY(run.start(fake({QStringLiteral("--hang-after"), QStringLiteral("4"), QStringLiteral("--ignore-term")}),
+                      tmp.filePath(QStringLiteral("r.jsonl"))));
+    QTRY_COMPARE_WITH_TIMEOUT(run.results(), 3, 10000);
+    QElapsedTimer clock;
+    clock.start();
+    run.cancel();
+    const RunOutcome o = wait_for(run, finished, 15000);
+    QCOMPARE(int(o.status), int(RunOutcome::Status::Cancelled));
+    QVERIFY2(clock.elapsed() >= LauncherRun::kKillGraceMs * 9 / 10,  // SIGTERM was ignored: killed after the grace
+             qPrintable(QStringLiteral("%1 ms: %2").arg(clock.elapsed()).arg(o.message)));
+    QVERIFY(clock.elapsed() < LauncherRun::kKillGraceMs + 5000);
+    QCOMPARE(o.results, 3);
+    QVERIFY2(o.message.contains(QLatin1String("Cancelled after 3 of 48")), qPrintable(o.message));
+  }
+
+  void a_missing_program_is_named() {
+    LauncherRun run;
+    QSignalSpy finished(&run, &LauncherRun::finished);
+    QVERIFY(run.start({QStringLiteral("/nonexistent/mpirun"), {QStringLiteral("-np"), QStringLiteral("2")}}, QString()));
+    const RunOutcome o = wait_for(run, finished);
+    QCOMPARE(int(o.status), int(RunOutcome::Status::FailedToStart));
+    QVERIFY2(o.message.contains(QLatin1String("/nonexistent/mpirun")), qPrintable(o.message));
+    QVERIFY(!run.running());
+    // A records file that cannot be created: refused before anything runs.
+    QVERIFY(!run.start(fake({}), QStringLiteral("/nonexistent/dir/r.jsonl")));
+    QCOMPARE(finished.count(), 1);
+    QVERIFY(finished.takeFirst().at(0).value<RunOutcome>().message.contains(QLatin1String("/nonexistent/dir/r.jsonl")));
+  }
+
+  // Progress counts what bench will write: sizes that leave a rank no element are not rows (here all_gather,
+  // reduce_scatter and all_to_all below 8 B on dp and tp, below 16 B on the flattened dp_tp of 4 ranks).
+  void progress_counts_the_rows_bench_writes() {
+    const QString small = QStringLiteral(MESHLOOM_TEST_DATA_DIR "/bench-2x2-small.jsonl");
+    const int in_file = results_in(lines_of(small));
+    QCOMPARE(in_file, 63);  // 3 axes x 5 collectives x 5 sizes = 75, less 3 + 3 + 6 skipped
+    LauncherRun run;
+    QSignalSpy finished(&run, &LauncherRun::finished);
+    QSignalSpy progress(&run, &LauncherRun::progress);
+    QVERIFY(run.start({kFake, {QStringLiteral("--replay"), small}}, QString()));
+    const RunOutcome o = wait_for(run, finished);
+    QVERIFY2(o.status == RunOutcome::Status::Succeeded, qPrintable(o.message));
+    QCOMPARE(run.expected_results(), in_file);
+    QCOMPARE(o.expected, in_file);
+    QCOMPARE(o.results, in_file);
+    QCOMPARE(progress.count(), in_file + 1);
+    QCOMPARE(progress.first().at(0).toInt(), 0);
+    QCOMPARE(progress.last().at(0).toInt(), in_file);
+    for (const auto& p : progress) QCOMPARE(p.at(1).toInt(), in_file);  // the total never moves
+  }
+
+  // A line on standard output that is not JSON (ssh's or srun's words) is logged, not a problem and not saved.
+  void chatter_on_stdout_goes_to_the_log() {
+    QTemporaryDir tmp;
+    const QString records = tmp.filePath(QStringLiteral("r.jsonl"));
+    LauncherRun run;
+    QSignalSpy finished(&run, &LauncherRun::finished);
+    QString log;
+    QObject::connect(&run, &LauncherRun::log, &run, [&](const QString& t) { log += t; });
+    QVERIFY(run.start(fake({QStringLiteral("--chatter")}), records));
+    const RunOutcome o = wait_for(run, finished);
+    QVERIFY2(o.status == RunOutcome::Status::Succeeded, qPrintable(o.message));
+    QVERIFY(o.problems.isEmpty());
+    QVERIFY2(log.contains(QLatin1String("Permanently added 'node1'")), qPrintable(log));
+    QVERIFY2(log.contains(QLatin1String("# fake launcher: replaying")), qPrintable(log));  // standard error
+    QCOMPARE(lines_of(records), lines_of(kRecorded));
+  }
+
+  // A launcher that reports an error record and exits non-zero: the message has the status, the launcher's own
+  // words and standard error's tail; what was measured stays, and the records file holds the error record too.
+  void a_failing_launcher_says_why() {
+    QTemporaryDir tmp;
+    const QString replay = tmp.filePath(QStringLiteral("failing.jsonl"));
+    const QString error_record = QStringLiteral(
+        R"({"type":"error","rank":1,"message":"RuntimeError: all_gather on axis 'tp' timed out after 60 s"})");
+    QStringList replayed = lines_of(kRecorded).mid(0, 4);  // the config and 3 results
+    replayed << error_record;
+    {
+      QFile f(replay);
+      QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Text));
+      f.write((replayed.join(QLatin1Char('\n')) + QLatin1Char('\n')).toUtf8());
+    }
+    const QString records = tmp.filePath(QStringLiteral("r.jsonl"));
+    LauncherRun run;
+    QSignalSpy finished(&run, &LauncherRun::finished);
+    QVERIFY(run.start({kFake, {QStringLiteral("--replay"), replay, QStringLiteral("--exit-after"), QStringLiteral("5"),
+                               QStringLiteral("--exit-code"), QStringLiteral("2")}},
+                      records));
+    const RunOutcome o = wait_for(run, finished);
+    QCOMPARE(int(o.status), int(RunOutcome::Status::Failed));
+    QCOMPARE(o.exit_code, 2);
+    QCOMPARE(o.results, 3);
+    QCOMPARE(o.expected, 48);
+    QVERIFY(!o.summary_ok);
+    QVERIFY2(o.message.contains(QLatin1String("exited with status 2 after 3 of 48 results")), qPrintable(o.message));
+    QVERIFY2(o.message.contains(QLatin1String("rank 1: RuntimeError: all_gather on axis 'tp' timed out after 60 s")),
+             qPrintable(o.message));
+    QVERIFY2(o.message.contains(QLatin1String("fake launcher: exiting with status 2 after 5 lines")),
+             qPrintable(o.message));
+    QCOMPARE(lines_of(records), replayed);
+    QCOMPARE(run.measurements().point_count(), std::size_t{3});
+    QCOMPARE(run.measurements().run_errors().size(), std::size_t{1});
+  }
+
+  // Records that cannot be saved (a full disk) fail the run, saying where and how many made it; the points stay.
+  void records_that_cannot_be_saved_fail_the_run() {
+    if (!QFileInfo::exists(QStringLiteral("/dev/full"))) QSKIP("this system has no /dev/full");
+    LauncherRun run;
+    QSignalSpy finished(&run, &LauncherRun::finished);
+    QString log;
+    QObject::connect(&run, &LauncherRun::log, &run, [&](const QString& t) { log += t; });
+    QVERIFY(run.start(fake({}), QStringLiteral("/dev/full")));
+    const RunOutcome o = wait_for(run, finished);
+    QCOMPARE(int(o.status), int(RunOutcome::Status::Failed));
+    QCOMPARE(o.exit_code, 0);
+    QCOMPARE(o.results, 48);
+    QVERIFY2(o.message.contains(QLatin1String("Cannot save the run's records to /dev/full")) &&
+                 o.message.contains(QLatin1String("the first 0 records only")),
+             qPrintable(o.message));
+    QVERIFY2(log.contains(QLatin1String("Cannot save the run's records to /dev/full")), qPrintable(log));
+    QCOMPARE(run.measurements().point_count(), std::size_t{48});
+  }
+
+  // Destroying a run that is still going ends its process (even one that ignores SIGTERM) and reaps it.
+  void destroying_a_run_ends_its_process() {
+    QTemporaryDir tmp;
+    const QString records = tmp.filePath(QStringLiteral("r.jsonl"));
+    auto run = std::make_unique<LauncherRun>();
+    QString log;
+    QObject::connect(run.get(), &LauncherRun::log, run.get(), [&](const QString& t) { log += t; });
+    QVERIFY(run->start(fake({QStringLiteral("--hang-after"), QStringLiteral("3"), QStringLiteral("--ignore-term")}),
+                       records));
+    static const QRegularExpression pid_line(QStringLiteral("fake launcher: pid (\\d+)"));
+    QTRY_VERIFY_WITH_TIMEOUT(run->results() == 2 && pid_line.match(log).hasMatch(), 10000);
+    const auto pid = static_cast<pid_t>(pid_line.match(log).captured(1).toInt());
+    QVERIFY(pid > 0);
+    QCOMPARE(::kill(pid, 0), 0);  // hanging
+    QElapsedTimer clock;
+    clock.start();
+    run.reset();
+    QVERIFY2(clock.elapsed() < LauncherRun::kKillGraceMs, qPrintable(QString::number(clock.elapsed())));
+    errno = 0;
+    QCOMPARE(::kill(pid, 0), -1);  // killed and reaped: no such process
+    QCOMPARE(errno, ESRCH);
+    QCOMPARE(lines_of(records).size(), 3);
+  }
+
+  // calibrate --from through CalibrateJob: a fit the engine loads, and failures in the launcher's words.
+  void calibrate_job_fits_or_says_why() {
+    QTemporaryDir tmp;
+    const QString out = tmp.filePath(QStringLiteral("calibration.json"));
+    {
+      CalibrateJob job;
+      QSignalSpy finished(&job, &CalibrateJob::finished);
+      job.start(kLauncher, kRecorded, out);
+      QVERIFY(job.running());
+      QVERIFY(finished.wait(30000));
+      QVERIFY2(finished.at(0).at(0).toBool(), qPrintable(finished.at(0).at(1).toString()));
+      QVERIFY(!job.running());
+      const Calibration c = load_calibration(out.toStdString());
+      QVERIFY(c.axes.count("dp") == 1 && c.axes.count("tp") == 1);
+    }
+    {
+      CalibrateJob job;
+      QSignalSpy finished(&job, &CalibrateJob::finished);
+      job.start(kLauncher, tmp.filePath(QStringLiteral("missing.jsonl")), out);
+      QVERIFY(finished.wait(30000));
+      QVERIFY(!finished.at(0).at(0).toBool());
+      const QString why = finished.at(0).at(1).toString();
+      QVERIFY2(why.contains(QLatin1String("missing.jsonl")), qPrintable(why));
+    }
+    {
+      CalibrateJob job;
+      QSignalSpy finished(&job, &CalibrateJob::finished);
+      job.start(QStringLiteral("/nonexistent/meshloom-launch"), kRecorded, out);
+      QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 10000);
+      QVERIFY(!finished.at(0).at(0).toBool());
+      const QString why = finished.at(0).at(1).toString();
+      QVERIFY2(why.contains(QLatin1String("/nonexistent/meshloom-launch")), qPrintable(why));
+    }
+  }
+
+  // The Costs panel: a run through a cluster template (the stand-in launcher), the chart filling as records arrive,
+  // then the real launcher's calibrate --from fits the records and the chart draws the fit.
+  void the_costs_panel_fills_and_fits() {
+    QTemporaryDir tmp;
+    DesignDocument doc;
+    QString error;
+    QVERIFY2(doc.open(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/default.meshloom.json"), &error), qPrintable(error));
+    CostsPanel panel(&doc);
+    panel.set_runs_root(tmp.path());
+    RunSettings s;
+    s.where = RunSettings::Where::Template;
+    s.launcher = kLauncher;
+    s.command_template = QStringLiteral("%1 --replay %2 --delay-ms 5 {launcher} {args}").arg(kFake, kRecorded);
+    s.bench.world = 4;
+    QSignalSpy finished(&panel, &CostsPanel::run_finished);
+    std::vector<std::size_t> points_seen;
+    QObject::connect(panel.run(), &LauncherRun::record_line, &panel,
+                     [&] { points_seen.push_back(panel.chart()->measurements().point_count()); });
+    QVERIFY2(panel.start_run(s), qPrintable(panel.message()));
+    QVERIFY(panel.running());
+    QVERIFY(!panel.start_run(s));  // one at a time
+    QVERIFY(finished.wait(30000));
+    const auto o = finished.takeFirst().at(0).value<RunOutcome>();
+    QCOMPARE(int(o.status), int(RunOutcome::Status::Succeeded));
+    QCOMPARE(panel.chart()->measurements().point_count(), std::size_t{48});
+    QVERIFY(points_seen.size() == 50 && points_seen[1] == 1 && points_seen[48] == 48);  // filled as they arrived
+    QCOMPARE(panel.progress_value(), 48);
+    QCOMPARE(panel.progress_maximum(), 48);
+    QVERIFY(QFile::exists(QDir(panel.run_dir()).filePath(QStringLiteral("design.meshloom.json"))));
+    QVERIFY2(panel.log_text().contains(QLatin1String("fake launcher: replaying")), qPrintable(panel.log_text()));
+
+    QSignalSpy calibrated(&panel, &CostsPanel::calibrated);
+    QVERIFY2(panel.fit_calibration(), qPrintable(panel.message()));
+    QVERIFY(calibrated.wait(30000));
+    const QString path = calibrated.takeFirst().at(0).toString();
+    QVERIFY2(!path.isEmpty(), qPrintable(panel.message()));
+    QCOMPARE(panel.calibration_path(), path);
+    const Calibration c = load_calibration(path.toStdString());
+    QCOMPARE(c.mesh_shape, (std::vector<std::int64_t>{2, 2}));
+    QVERIFY(panel.chart()->measurements().calibration().has_value());
+    QSignalSpy apply(&panel, &CostsPanel::apply_requested);
+    const auto buttons = panel.findChildren<QPushButton*>();
+    for (auto* b : buttons) {
+      if (b->text() == QLatin1String("Apply to planner")) b->click();
+    }
+    QCOMPARE(apply.count(), 1);
+    QCOMPARE(apply.takeFirst().at(0).toString(), path);
+  }
+
+  // The loop closed in the window: records opened in the Costs dock, fitted by the launcher, applied to the planner
+  // (one undoable edit): the plan is now priced by the measurements, before against after.
+  void a_fitted_calibration_applied_changes_the_plan() {
+    QTemporaryDir tmp;
+    MainWindow w(nullptr, tmp.filePath(QStringLiteral("autosave")));
+    Design d;
+    d.name = "two_by_two";
+    d.world = 4;
+    d.devices_per_host = 4;
+    d.mesh.shape = {2, 2};
+    d.mesh.names = {"dp", "tp"};
+    d.tensors.push_back(DesignTensor{"w", {1024, 1024}, DType::Float32, parse_state("S(0)S(1)"), parse_state("RR")});
+    const QString path = tmp.filePath(QStringLiteral("two.meshloom.json"));
+    save_design(d, path.toStdString());
+    QVERIFY(w.open_design(path));
+    CostsPanel* costs = w.costs_panel();
+    costs->set_runs_root(tmp.filePath(QStringLiteral("runs")));
+    costs->set_launcher(kLauncher);
+    QVERIFY(costs->open_measurements(kRecorded).isEmpty());
+    const double before = w.redistribution_panel()->plan_model()->total();
+    QCOMPARE(w.redistribution_panel()->cost_model(), RedistributionPanel::CostModelKind::Comm);
+
+    QSignalSpy calibrated(costs, &CostsPanel::calibrated);
+    QVERIFY2(costs->fit_calibration(), qPrintable(costs->message()));
+    QVERIFY(calibrated.wait(30000));
+    const QString fitted = calibrated.at(0).at(0).toString();
+    QVERIFY2(!fitted.isEmpty(), qPrintable(costs->message()));
+    for (auto* b : costs->findChildren<QPushButton*>()) {
+      if (b->text() == QLatin1String("Apply to planner")) b->click();
+    }
+    QVERIFY(w.design().calibration.has_value());  // relative to the design's folder, which holds the runs here
+    QCOMPARE(QFileInfo(QDir(tmp.path()).filePath(QString::fromStdString(*w.design().calibration))).canonicalFilePath(),
+             QFileInfo(fitted).canonicalFilePath());
+    QCOMPARE(w.redistribution_panel()->cost_model(), RedistributionPanel::CostModelKind::Calibrated);
+    const double after = w.redistribution_panel()->plan_model()->total();
+    // The calibrated total is the engine's calibrated price of the plan, from the fitted file.
+    const CalibratedCostModel model(load_calibration(fitted.toStdString()), d.mesh.names);
+    const auto request = w.redistribution_panel()->request(PlannerKind::Graph);
+    QVERIFY(request.has_value());
+    const Plan expected = plan_redistribution(*request, model);
+    QCOMPARE(after, expected.cost);
+    QVERIFY(after != before);
+    const QString compared = w.redistribution_panel()->message(QStringLiteral("recalibration"));
+    QVERIFY2(compared.startsWith(QLatin1String("Before calibration (comm model): ")), qPrintable(compared));
+    QVERIFY(w.animation()->has_plan());  // the animation follows the recalibrated plan
+    QCOMPARE(static_cast<std::size_t>(w.animation()->step_count()), expected.steps.size());
+    w.document()->undo_stack()->undo();
+    QCOMPARE(w.design().calibration, std::nullopt);
+  }
+
+  // The newcomer's path, for real: the Costs panel runs the design on local ranks (mpirun, as Run benchmark... does),
+  // the chart fills, Fit calibration fits the records, and the engine loads the calibration for the design's mesh.
+  void a_real_run_on_local_ranks() {
+    if (qEnvironmentVariableIsEmpty("MESHLOOM_MPIRUN")) QSKIP("the mpi-labelled test (live_run_mpi) runs this one");
+    QTemporaryDir tmp;
+    DesignDocument doc;
+    QString error;
+    QVERIFY2(doc.open(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/default.meshloom.json"), &error), qPrintable(error));
+    CostsPanel panel(&doc);
+    panel.set_runs_root(tmp.path());
+    RunSettings s;
+    s.where = RunSettings::Where::Local;
+    s.mpirun = qEnvironmentVariable("MESHLOOM_MPIRUN");
+    s.launcher = kLauncher;
+    s.bench.world = static_cast<int>(doc.design().world);
+    s.bench.min_bytes = QStringLiteral("8");  // all_gather's smallest sizes leave a rank nothing: not rows
+    s.bench.max_bytes = QStringLiteral("16K");
+    s.bench.warmup_iters = 1;
+    s.bench.iters = 3;
+    s.bench.collectives = {QStringLiteral("all_reduce"), QStringLiteral("all_gather")};
+    QSignalSpy finished(&panel, &CostsPanel::run_finished);
+    QVERIFY2(panel.start_run(s), qPrintable(panel.message()));
+    QVERIFY(finished.wait(240000));
+    const auto o = finished.takeFirst().at(0).value<RunOutcome>();
+    QVERIFY2(o.status == RunOutcome::Status::Succeeded, qPrintable(o.message + QStringLiteral("\n") + panel.log_text()));
+    QVERIFY(o.expected > 0);
+    QCOMPARE(o.results, o.expected);
+    QVERIFY(o.summary_ok);
+    QCOMPARE(panel.chart()->measurements().point_count(), static_cast<std::size_t>(o.results));
+    QCOMPARE(lines_of(QDir(panel.run_dir()).filePath(QStringLiteral("bench.jsonl"))).size(), o.results + 2);
+
+    QSignalSpy calibrated(&panel, &CostsPanel::calibrated);
+    QVERIFY2(panel.fit_calibration(), qPrintable(panel.message()));
+    QVERIFY(calibrated.wait(60000));
+    const QString path = calibrated.at(0).at(0).toString();
+    QVERIFY2(!path.isEmpty(), qPrintable(panel.message()));
+    const Calibration c = load_calibration(path.toStdString());
+    QCOMPARE(c.mesh_shape, doc.design().mesh.shape);
+    QVERIFY(c.axes.count("dp") == 1 && c.axes.count("tp") == 1);
+  }
+};
+
+QTEST_MAIN(LiveRunTest)
+#include "test_live_run.moc"

@@ -1,0 +1,514 @@
+// The mesh designer end to end on the offscreen platform: the models under QAbstractItemModelTester, every
+// edit one undoable command checked against the engine, refused edits shown inline with the design intact,
+// presets, documents (save, reopen, unsaved prompt, recent files), autosave and recovery after a crash.
+#include <QAbstractItemModelTester>
+#include <QFile>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QUndoStack>
+#include <QtTest>
+
+#include <memory>
+
+#include "mesh/axes_model.hpp"
+#include "document/design_document.hpp"
+#include "shell/main_window.hpp"
+#include "canvas/mesh_grid_item.hpp"
+#include "mesh/mesh_panel.hpp"
+#include "canvas/mesh_view.hpp"
+#include "meshloom/design/edit.hpp"
+#include "meshloom/design/export.hpp"
+#include "meshloom/plan/state.hpp"
+#include "meshloom/presets/presets.hpp"
+#include "mesh/preset_dialog.hpp"
+#include "mesh/rank_panel.hpp"
+#include "plan/redistribution_panel.hpp"
+#include "mesh/slice_model.hpp"
+
+using namespace meshloom;
+using namespace meshloom::app;
+
+namespace {
+
+Design cube() {  // (dp=2, cp=2, tp=2) on 8 ranks, 4 per host
+  Design d;
+  d.name = "cube";
+  d.world = 8;
+  d.devices_per_host = 4;
+  d.mesh.shape = {2, 2, 2};
+  d.mesh.names = {"dp", "cp", "tp"};
+  return d;
+}
+
+std::vector<std::vector<std::int64_t>> rows(const RankTensor& t) {
+  std::vector<std::vector<std::int64_t>> out;
+  const auto n = static_cast<std::size_t>(t.shape[0]);
+  const std::size_t width = n == 0 ? 0 : t.values.size() / n;
+  for (std::size_t i = 0; i < n; ++i) {
+    out.emplace_back(t.values.begin() + static_cast<std::ptrdiff_t>(i * width),
+                     t.values.begin() + static_cast<std::ptrdiff_t>((i + 1) * width));
+  }
+  return out;
+}
+
+QString read(const QString& path) {
+  QFile f(path);
+  return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QStringLiteral("<unreadable>");
+}
+
+}  // namespace
+
+class DesignerTest : public QObject {
+  Q_OBJECT
+
+private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("MeshloomTest"));
+    QCoreApplication::setApplicationName(QStringLiteral("MeshloomDesignerTest"));
+    QSettings().clear();
+  }
+
+  void axes_model_stays_consistent_through_every_kind_of_edit() {
+    DesignDocument doc;
+    doc.reset(cube(), QString());
+    AxesModel model(&doc);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(model.rowCount(), 3);
+    QString error;
+    QVERIFY(doc.edit(QStringLiteral("flatten"), [](const Design& d) { return flatten_axes(d, {"dp", "cp"}); }, &error));
+    QCOMPARE(model.rowCount(), 4);
+    QCOMPARE(model.axis_name(3), std::string("dp_cp"));
+    QVERIFY(model.is_flattened(3));
+    QCOMPARE(model.data(model.index(3, AxesModel::MadeOf)).toString(), QStringLiteral("dp × cp"));
+    QCOMPARE(model.data(model.index(3, AxesModel::Size)).toLongLong(), 4LL);
+    // dp (2:4) and cp (2:2) coalesce to one mode: 4 ranks, 2 apart (the engine prints "(4,):(2,)").
+    QCOMPARE(QString::fromStdString(to_string(doc.mesh().flattened("dp_cp")->axes().front())), QStringLiteral("(4,):(2,)"));
+    QCOMPARE(model.data(model.index(3, AxesModel::LayoutColumn)).toString(), QStringLiteral("4:2"));
+    QCOMPARE(model.data(model.index(2, AxesModel::LayoutColumn)).toString(), QStringLiteral("2:1"));
+    QVERIFY(!(model.flags(model.index(3, AxesModel::Size)) & Qt::ItemIsEditable));
+    QVERIFY(model.setData(model.index(0, AxesModel::Name), QStringLiteral("data")));
+    QVERIFY(model.setData(model.index(2, AxesModel::Size), 4));
+    QVERIFY(doc.edit(QStringLiteral("unflatten"),
+                     [](const Design& d) { return unflatten_axis(d, "tp", {2, 2}, {"tp_a", "tp_b"}); }, &error));
+    QVERIFY(doc.edit(QStringLiteral("add"), [](const Design& d) { return add_axis(d, 0, "pp", 2); }, &error));
+    QVERIFY(doc.edit(QStringLiteral("move"), [](const Design& d) { return move_axis(d, "pp", 2); }, &error));
+    QVERIFY(doc.edit(QStringLiteral("remove"), [](const Design& d) { return remove_axis(d, "cp"); }, &error));
+    // Every row and column agrees with the engine after all of it.
+    for (int r = 0; r < model.rowCount(); ++r) {
+      const std::string name = model.axis_name(r);
+      QCOMPARE(model.data(model.index(r, AxesModel::Size)).toLongLong(), doc.mesh().size(AxisRef{name}));
+      const auto groups = doc.mesh().groups(AxisRef{name});
+      QVERIFY(model.data(model.index(r, AxesModel::Groups)).toString().contains(QString::number(groups.shape[0])));
+    }
+    while (doc.undo_stack()->canUndo()) doc.undo_stack()->undo();
+    QCOMPARE(doc.design(), cube());
+    QCOMPARE(model.rowCount(), 3);
+  }
+
+  void a_rename_is_one_undoable_edit_and_carries_the_slice_pick() {
+    DesignDocument doc;
+    doc.reset(cube(), QString());
+    AxesModel model(&doc);
+    model.set_picked({"tp"});
+    QVERIFY(model.setData(model.index(2, AxesModel::Name), QStringLiteral("mp")));
+    QCOMPARE(doc.design().mesh.names, (std::vector<std::string>{"dp", "cp", "mp"}));
+    QCOMPARE(doc.undo_stack()->count(), 1);
+    QCOMPARE(doc.undo_stack()->undoText(), QStringLiteral("Rename tp to mp"));
+    QCOMPARE(model.picked(), std::vector<std::string>{"mp"});
+    QVERIFY(doc.is_modified());
+    doc.undo_stack()->undo();
+    QCOMPARE(doc.design(), cube());
+    QVERIFY(!doc.is_modified());
+    doc.undo_stack()->redo();
+    QCOMPARE(doc.design().mesh.names[2], std::string("mp"));
+  }
+
+  void refused_edits_leave_the_design_and_history_alone_and_say_why() {
+    DesignDocument doc;
+    doc.reset(cube(), QString());
+    AxesModel model(&doc);
+    QSignalSpy refused(&model, &AxesModel::edit_refused);
+    QVERIFY(!model.setData(model.index(1, AxesModel::Size), 0));
+    QVERIFY(!model.setData(model.index(1, AxesModel::Size), QStringLiteral("two")));
+    QVERIFY(!model.setData(model.index(0, AxesModel::Name), QStringLiteral("tp")));      // in use
+    QVERIFY(!model.setData(model.index(0, AxesModel::Name), QStringLiteral("bad name")));  // not [A-Za-z0-9_]
+    QCOMPARE(refused.count(), 4);
+    QVERIFY2(refused[0][1].toString().contains(QLatin1String("0")), qPrintable(refused[0][1].toString()));
+    QVERIFY2(refused[1][1].toString().contains(QLatin1String("two")), qPrintable(refused[1][1].toString()));
+    QVERIFY2(refused[2][1].toString().contains(QLatin1String("tp")), qPrintable(refused[2][1].toString()));
+    QVERIFY2(refused[3][1].toString().contains(QLatin1String("bad name")), qPrintable(refused[3][1].toString()));
+    QCOMPARE(doc.design(), cube());
+    QCOMPARE(doc.undo_stack()->count(), 0);
+
+    // The panel shows the message next to the field at fault, and only there.
+    MeshPanel panel(&doc, &model);
+    QVERIFY(!panel.set_world(6));  // 4 devices per host do not divide 6
+    QVERIFY2(panel.message(QStringLiteral("world")).contains(QLatin1String("6")), qPrintable(panel.message(QStringLiteral("world"))));
+    QVERIFY(panel.message(QStringLiteral("devices")).isEmpty());
+    QVERIFY(panel.set_world(16));
+    QVERIFY(panel.message(QStringLiteral("world")).isEmpty());
+    QVERIFY(!panel.set_devices_per_host(3));
+    QVERIFY(panel.message(QStringLiteral("devices")).contains(QLatin1String("3")));
+    QVERIFY(!panel.set_design_name(QString()));
+    QVERIFY(!panel.message(QStringLiteral("name")).isEmpty());
+    QCOMPARE(doc.design().world, 16);
+  }
+
+  void the_panel_adds_moves_flattens_unflattens_and_removes_through_the_engine() {
+    DesignDocument doc;
+    doc.reset(cube(), QString());
+    AxesModel model(&doc);
+    MeshPanel panel(&doc, &model);
+    panel.select_axis("dp");
+    QVERIFY(panel.add_axis("pp", 2));  // after dp
+    QCOMPARE(doc.design().mesh.names, (std::vector<std::string>{"dp", "pp", "cp", "tp"}));
+    QCOMPARE(doc.design().world, 16);  // the world followed the mesh
+    QCOMPARE(panel.current_axis(), std::string("pp"));
+    QVERIFY(panel.move_current(-1));
+    QCOMPARE(doc.design().mesh.names, (std::vector<std::string>{"pp", "dp", "cp", "tp"}));
+    QVERIFY(!panel.move_current(-1));  // already outermost
+
+    model.set_picked({"dp", "cp"});
+    QVERIFY(panel.flatten_picked(QString()));  // PyTorch's default name
+    QCOMPARE(doc.design().mesh.flattened.back(), (FlattenSpec{"dp_cp", {"dp", "cp"}}));
+    const DeviceMesh built = build_mesh(doc.design().mesh, doc.design().world);
+    QCOMPARE(rows(doc.mesh().groups(AxisRef{std::string("dp_cp")})),
+             rows(built.slice({"dp", "cp"}).flatten("dp_cp").groups(0)));
+
+    // An out-of-order pick is refused with PyTorch's rule and nothing changes.
+    const Design before = doc.design();
+    model.set_picked({"tp", "dp"});
+    QVERIFY(!panel.flatten_picked(QStringLiteral("x")));
+    QVERIFY2(panel.message(QStringLiteral("axes")).contains(QLatin1String("ascending")), qPrintable(panel.message(QStringLiteral("axes"))));
+    QCOMPARE(doc.design(), before);
+
+    panel.select_axis("tp");
+    QVERIFY(!panel.unflatten_current(QStringLiteral("3"), QStringLiteral("a")));  // 3 != 2
+    QVERIFY(panel.message(QStringLiteral("axes")).contains(QLatin1String("product")));
+    QVERIFY(!panel.unflatten_current(QStringLiteral("1, two"), QStringLiteral("a, b")));
+    QVERIFY(panel.message(QStringLiteral("axes")).contains(QLatin1String("\"two\"")));
+    QVERIFY(panel.unflatten_current(QStringLiteral("2 1"), QStringLiteral("tp_a, tp_b")));
+    QCOMPARE(doc.design().mesh.names, (std::vector<std::string>{"pp", "dp", "cp", "tp_a", "tp_b"}));
+    // The unflattened groups are the engine's DeviceMesh::unflatten groups.
+    const DeviceMesh unflat = build_mesh(before.mesh, before.world).unflatten(AxisRef{std::string("tp")}, {2, 1}, {"tp_a", "tp_b"});
+    for (const char* axis : {"pp", "dp", "cp", "tp_a", "tp_b"}) {
+      QCOMPARE(rows(doc.mesh().groups(AxisRef{std::string(axis)})), rows(unflat.groups(AxisRef{std::string(axis)})));
+    }
+
+    panel.select_axis("cp");
+    QVERIFY(panel.remove_current());  // takes dp_cp with it
+    QCOMPARE(doc.undo_stack()->undoText(), QStringLiteral("Remove axis cp (and flattened dp_cp)"));
+    QVERIFY(doc.design().mesh.flattened.empty());
+    while (doc.undo_stack()->canUndo()) doc.undo_stack()->undo();
+    QCOMPARE(doc.design(), cube());
+  }
+
+  void slices_list_the_engines_groups_and_explain_invalid_picks() {
+    DesignDocument doc;
+    doc.reset(cube(), QString());
+    SliceModel slices;
+    QAbstractItemModelTester tester(&slices, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    for (const std::vector<std::string>& axes : {std::vector<std::string>{"tp"}, {"dp", "tp"}, {"dp", "cp", "tp"}}) {
+      slices.set_slice(doc.mesh(), axes);
+      QVERIFY(slices.error().isEmpty());
+      QCOMPARE(slices.slice().groups, rows([&] {
+                 RankTensor t = doc.mesh().slice(axes).instances();
+                 t.shape = {t.shape[0], static_cast<std::int64_t>(t.values.size()) / t.shape[0]};
+                 return t;
+               }()));
+      QCOMPARE(slices.rowCount(), static_cast<int>(slices.slice().groups.size()));
+      for (int g = 0; g < slices.rowCount(); ++g) {
+        for (auto r : slices.slice().groups[static_cast<std::size_t>(g)]) QCOMPARE(slices.group_of_rank(r), g);
+      }
+    }
+    QCOMPARE(slices.summary(), QStringLiteral("mesh[\"dp\", \"cp\", \"tp\"]: 1 groups of 8 ranks"));
+    slices.set_slice(doc.mesh(), {"tp", "dp"});
+    QCOMPARE(slices.rowCount(), 0);
+    QVERIFY(slices.error().contains(QLatin1String("ascending order")));
+    QVERIFY(slices.error().contains(QLatin1String("outer to inner")));
+    QString error;
+    QVERIFY(doc.edit(QStringLiteral("flatten"), [](const Design& d) { return flatten_axes(d, {"dp", "cp"}); }, &error));
+    slices.set_slice(doc.mesh(), {"dp_cp", "cp"});
+    QVERIFY(slices.error().contains(QLatin1String("overlapping")));
+    QVERIFY(slices.error().contains(QLatin1String("each mesh axis once")));
+    slices.set_slice(doc.mesh(), {"dp_cp"});
+    QCOMPARE(slices.slice().groups, rows(doc.mesh().groups(AxisRef{std::string("dp_cp")})));
+  }
+
+  void the_rank_panel_shows_the_engines_coordinate_and_local_ranks() {
+    DesignDocument doc;
+    doc.reset(cube(), QString());
+    QString error;
+    QVERIFY(doc.edit(QStringLiteral("flatten"), [](const Design& d) { return flatten_axes(d, {"dp", "tp"}); }, &error));
+    RankPanel panel(&doc);
+    panel.show_rank(5);
+    QCOMPARE(panel.value(QStringLiteral("Coordinate")), QStringLiteral("(dp=1, cp=0, tp=1)"));
+    QCOMPARE(panel.value(QStringLiteral("Host")), QStringLiteral("1 (device 1 of 4)"));
+    QCOMPARE(panel.value(QStringLiteral("tp")), QStringLiteral("local rank 1 of 2"));
+    QCOMPARE(panel.value(QStringLiteral("dp_tp")), QStringLiteral("local rank %1 of 4").arg(doc.mesh().local_rank(5, AxisRef{std::string("dp_tp")})));
+    panel.show_rank(std::nullopt);
+    QVERIFY(panel.value(QStringLiteral("Coordinate")).isEmpty());
+  }
+
+  void presets_build_the_engines_mesh_and_refuse_bad_degrees() {
+    std::map<std::string, std::int64_t> degrees;
+    QString error;
+    QVERIFY(parse_degrees(QStringLiteral("world_size=64, tp=8 pp=2"), &degrees, &error));
+    QCOMPARE(degrees.size(), std::size_t{3});
+    QVERIFY(!parse_degrees(QStringLiteral("tp=eight"), &degrees, &error));
+    QVERIFY(error.contains(QLatin1String("tp=eight")));
+
+    PresetDialog dialog(QStringLiteral("megatron"));
+    QVERIFY(dialog.mesh().has_value());  // the example degrees build
+    dialog.set_fields(QStringLiteral("tp-pp-dp"), QStringLiteral("world_size=16, tp=2, pp=2"));
+    QCOMPARE(*dialog.mesh(), build_preset("megatron:tp-pp-dp", {{"world_size", 16}, {"tp", 2}, {"pp", 2}}));
+    dialog.set_fields(QStringLiteral("tp-pp"), QStringLiteral("world_size=16, tp=2, pp=2"));
+    QVERIFY(!dialog.mesh().has_value());
+    QVERIFY2(dialog.preview().contains(QLatin1String("haven't specified the order")), qPrintable(dialog.preview()));
+
+    QTemporaryDir autosave;
+    MainWindow w(nullptr, autosave.path());
+    QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/default.meshloom.json")));
+    const Design before = w.design();
+    QVERIFY(!w.apply_preset(PresetRequest{"torchtitan", {{"world_size", 64}, {"tp", 3}}}));
+    QVERIFY2(w.last_error().contains(QLatin1String("tp(3)")), qPrintable(w.last_error()));
+    QCOMPARE(w.design(), before);
+    const PresetRequest titan{"torchtitan", {{"world_size", 64}, {"dp_replicate", 2}, {"cp", 2}, {"tp", 8}}};
+    QVERIFY2(w.apply_preset(titan), qPrintable(w.last_error()));
+    QCOMPARE(w.design().mesh, build_preset(titan.name, titan.degrees));
+    QCOMPARE(w.design().world, 64);
+    QCOMPARE(static_cast<qint64>(w.grid()->cell_count()), 64);
+    w.document()->undo_stack()->undo();
+    QCOMPARE(w.design(), before);
+    QVERIFY(w.apply_preset(PresetRequest{"llama3_405b", {}}));
+    QCOMPARE(static_cast<qint64>(w.grid()->cell_count()), 16384);
+  }
+
+  void save_reopen_and_refuse_what_cannot_be_written() {
+    QTemporaryDir tmp;
+    MainWindow w(nullptr, tmp.filePath(QStringLiteral("autosave")));
+    QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/hsdp-2d.meshloom.json")));
+    QCOMPARE(w.recent_files().front(), QFileInfo(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/hsdp-2d.meshloom.json")).absoluteFilePath());
+    QVERIFY(w.mesh_panel()->set_world(16));
+    QVERIFY(w.document()->is_modified());
+    QVERIFY(w.isWindowModified());
+    const QString path = tmp.filePath(QStringLiteral("mine.meshloom.json"));
+    QVERIFY2(w.save_design(path), qPrintable(w.last_error()));
+    QVERIFY(!w.document()->is_modified());
+    QCOMPARE(w.document()->path(), path);
+    QCOMPARE(read(path).toStdString(), to_json_text(w.design()));
+    QCOMPARE(w.recent_files().front(), QFileInfo(path).absoluteFilePath());
+
+    MainWindow other(nullptr, tmp.filePath(QStringLiteral("autosave")));
+    QVERIFY(other.open_design(path));
+    QCOMPARE(other.design(), w.design());
+
+    const QString saved = read(path);
+    QVERIFY(w.mesh_panel()->set_world(32));
+    QVERIFY(!w.save_design(tmp.filePath(QStringLiteral("missing/dir/x.meshloom.json"))));
+    QVERIFY(w.last_error().contains(QLatin1String("missing/dir")));
+    QVERIFY(w.document()->is_modified());
+    QCOMPARE(w.document()->path(), path);
+    QCOMPARE(read(path), saved);
+  }
+
+  void unsaved_changes_are_asked_about_before_they_are_lost() {
+    QTemporaryDir tmp;
+    MainWindow w(nullptr, tmp.filePath(QStringLiteral("autosave")));
+    QVERIFY(w.maybe_save());  // nothing to lose: no question
+    int asked = 0;
+    auto answer = QMessageBox::Cancel;
+    w.set_unsaved_prompt([&](const QString&) {
+      ++asked;
+      return answer;
+    });
+    QVERIFY(w.maybe_save());
+    QCOMPARE(asked, 0);
+    QVERIFY(w.mesh_panel()->set_world(16));
+    QVERIFY(!w.maybe_save());
+    QCOMPARE(asked, 1);
+    QVERIFY(!w.close());  // Cancel keeps the window open
+    QCOMPARE(asked, 2);
+    answer = QMessageBox::Discard;
+    QVERIFY(w.maybe_save());
+  }
+
+  void a_crash_leaves_an_autosave_that_the_next_start_recovers() {
+    QTemporaryDir tmp;
+    const QString dir = tmp.filePath(QStringLiteral("autosave"));
+    const QString path = tmp.filePath(QStringLiteral("d.meshloom.json"));
+    QVERIFY(QFile::copy(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/default.meshloom.json"), path));
+    Design edited;
+    {
+      auto w = std::make_unique<MainWindow>(nullptr, dir);
+      QVERIFY(w->open_design(path));
+      QVERIFY(w->mesh_panel()->set_world(w->design().world * 2));
+      edited = w->design();
+      QVERIFY(w->autosave()->write_now());
+      QVERIFY(QFile::exists(w->autosave()->copy_path()));
+      QVERIFY(Autosave::pending(dir).empty());  // its session is alive: not offered to anyone
+      // A crash: the window goes away without closing, its copy stays.
+    }
+    const auto pending = Autosave::pending(dir);
+    QCOMPARE(pending.size(), std::size_t{1});
+    QCOMPARE(pending.front().origin, path);
+    MainWindow next(nullptr, dir);
+    QVERIFY(next.recover(pending.front()));
+    QCOMPARE(next.design(), edited);
+    QCOMPARE(next.document()->path(), path);
+    QVERIFY(next.document()->is_modified());
+    QVERIFY(!QFile::exists(pending.front().copy));
+    next.document()->undo_stack()->undo();  // back to the file as it was saved
+    QCOMPARE(next.design(), load_design(path.toStdString()));
+    // Saving removes this session's copy.
+    next.document()->undo_stack()->redo();
+    QVERIFY(next.autosave()->write_now());
+    QVERIFY(QFile::exists(next.autosave()->copy_path()));
+    QVERIFY(next.save_design(path));
+    QVERIFY(!QFile::exists(next.autosave()->copy_path()));
+  }
+
+  // A slice and a hovered rank that the next edit takes away: the canvas, slice and rank dock follow the new
+  // mesh (the window reacts before the models report their changed picks), and the undo action follows too.
+  void edits_under_a_slice_and_a_hover_follow_the_new_mesh() {
+    QTemporaryDir tmp;
+    MainWindow w(nullptr, tmp.filePath(QStringLiteral("autosave")));
+    QVERIFY(w.mesh_panel()->add_axis("tp", 2));  // untitled (dp=8) -> (dp=8, tp=2), 16 ranks
+    QCOMPARE(static_cast<qint64>(w.grid()->cell_count()), 16);
+    w.set_slice({"dp", "tp"});
+    QCOMPARE(w.slice_model()->rowCount(), 1);
+    emit w.view()->cell_hovered(std::optional<std::size_t>(12));
+    QCOMPARE(w.rank_panel()->rank(), std::optional<std::int64_t>(12));
+    w.select_rank(13);
+    w.mesh_panel()->select_axis("tp");
+    QVERIFY(w.mesh_panel()->remove_current());  // 8 ranks: the hovered 12 and the selected 13 are gone
+    QCOMPARE(static_cast<qint64>(w.grid()->cell_count()), 8);
+    QCOMPARE(w.axes_model()->picked(), std::vector<std::string>{"dp"});
+    QCOMPARE(w.slice_model()->rowCount(), 1);
+    QCOMPARE(w.grid()->group_of_cell(7), 0);
+    QCOMPARE(w.rank_panel()->rank(), std::nullopt);
+    w.document()->undo_stack()->undo();  // tp is back, unticked
+    QCOMPARE(static_cast<qint64>(w.grid()->cell_count()), 16);
+    QCOMPARE(w.slice_model()->slice().groups, rows(w.document()->mesh().groups(AxisRef{std::string("dp")})));
+    QCOMPARE(w.grid()->group_of_cell(15), w.slice_model()->group_of_rank(15));
+
+    QAction* undo = nullptr;
+    for (QAction* a : w.findChildren<QAction*>()) {
+      if (a->shortcut() == QKeySequence(QKeySequence::Undo)) undo = a;
+    }
+    QVERIFY(undo != nullptr);
+    QVERIFY(undo->isEnabled());
+    w.set_unsaved_prompt([](const QString&) { return QMessageBox::Discard; });
+    QVERIFY(w.maybe_save());
+    w.document()->new_design();
+    QVERIFY(!undo->isEnabled());  // the action hears the stack even when the document is replaced
+
+    // A refusal's message goes once an edit goes through.
+    QVERIFY(!w.mesh_panel()->set_devices_per_host(3));
+    QVERIFY(!w.mesh_panel()->message(QStringLiteral("devices")).isEmpty());
+    QVERIFY(w.mesh_panel()->set_devices_per_host(4));
+    QVERIFY(w.mesh_panel()->message(QStringLiteral("devices")).isEmpty());
+  }
+
+  void a_mesh_too_large_to_draw_is_described_not_drawn() {
+    QTemporaryDir tmp;
+    MainWindow w(nullptr, tmp.filePath(QStringLiteral("autosave")));
+    w.set_slice({"dp"});
+    QVERIFY(w.mesh_panel()->add_axis("tp", 1 << 20));  // 8 x 2^20 ranks
+    QCOMPARE(w.grid(), nullptr);
+    QCOMPARE(w.slice_model()->rowCount(), 0);
+    QCOMPARE(w.axes_model()->data(w.axes_model()->index(1, AxesModel::Groups)).toString(),
+             QStringLiteral("8 groups of 1048576"));
+    w.select_rank(5);
+    QCOMPARE(w.rank_panel()->value(QStringLiteral("tp")), QStringLiteral("local rank 5 of 1048576"));
+    w.document()->undo_stack()->undo();
+    QVERIFY(w.grid() != nullptr);
+    QCOMPARE(w.slice_model()->rowCount(), 1);
+  }
+
+  void the_current_tensors_plans_export_as_markdown() {
+    QTemporaryDir tmp;
+    MainWindow w(nullptr, tmp.filePath(QStringLiteral("autosave")));
+    const QString md = tmp.filePath(QStringLiteral("plan.md"));
+    QVERIFY(!w.export_plan(md));  // the untitled design has no tensors
+    QVERIFY2(w.last_error().contains(QLatin1String("no tensors")), qPrintable(w.last_error()));
+    QVERIFY(!QFile::exists(md));
+    QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/hsdp-2d.meshloom.json")));
+    QVERIFY2(w.export_plan(md), qPrintable(w.last_error()));
+    const QString text = read(md);
+    QCOMPARE(text.toStdString(), w.redistribution_panel()->markdown());
+    QVERIFY(text.startsWith(QLatin1String("# Redistribution of `attention_wq`")));
+    QVERIFY(text.contains(QLatin1String("## graph planner, comm model: ")));
+    QVERIFY(text.contains(QLatin1String("## greedy planner, comm model: ")));
+    QVERIFY(!w.export_plan(tmp.filePath(QStringLiteral("missing/plan.md"))));
+    QVERIFY(w.last_error().contains(QLatin1String("missing/plan.md")));
+  }
+
+  // A calibration applied from a file: one undoable edit; the plan is priced by the measurements, shown against
+  // the comm model's price (before against after); a calibration of another mesh is refused.
+  void a_calibration_applies_as_an_edit_and_shows_before_against_after() {
+    QTemporaryDir tmp;
+    MainWindow w(nullptr, tmp.filePath(QStringLiteral("autosave")));
+    Design d;
+    d.name = "two_by_two";
+    d.world = 4;
+    d.devices_per_host = 4;
+    d.mesh.shape = {2, 2};
+    d.mesh.names = {"dp", "tp"};
+    d.tensors.push_back(DesignTensor{"w", {1024, 1024}, DType::Float32, parse_state("S(0)S(1)"), parse_state("RR")});
+    const QString path = tmp.filePath(QStringLiteral("two.meshloom.json"));
+    save_design(d, path.toStdString());
+    QVERIFY(w.open_design(path));
+    const QString calibration = QStringLiteral(MESHLOOM_CALIBRATION_DIR "/local-2x2.calibration.json");
+    QVERIFY2(w.apply_calibration(calibration), qPrintable(w.last_error()));
+    QCOMPARE(w.design().calibration, std::optional<std::string>(QFileInfo(calibration).absoluteFilePath().toStdString()));
+    QCOMPARE(w.redistribution_panel()->cost_model(), RedistributionPanel::CostModelKind::Calibrated);
+    const QString compared = w.redistribution_panel()->message(QStringLiteral("recalibration"));
+    QVERIFY2(compared.startsWith(QLatin1String("Before calibration (comm model): ")), qPrintable(compared));
+    w.document()->undo_stack()->undo();
+    QCOMPARE(w.design().calibration, std::nullopt);
+    QVERIFY(w.redistribution_panel()->message(QStringLiteral("recalibration")).isEmpty());
+
+    QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/default.meshloom.json")));  // (2, 2, 2)
+    QVERIFY(!w.apply_calibration(calibration));
+    QVERIFY2(w.last_error().contains(QLatin1String("2 x 2 mesh")), qPrintable(w.last_error()));
+    QCOMPARE(w.design().calibration, std::nullopt);
+    QVERIFY(!w.apply_calibration(tmp.filePath(QStringLiteral("none.json"))));
+    QVERIFY(w.last_error().contains(QLatin1String("none.json")));
+  }
+
+  // The "done when", without dialogs: a 4-D mesh from a preset, sliced, two axes flattened, an undo,
+  // save, reopen, and PyTorch code for exactly the reopened design.
+  void preset_slice_flatten_undo_save_reopen_export() {
+    QTemporaryDir tmp;
+    MainWindow w(nullptr, tmp.filePath(QStringLiteral("autosave")));
+    QVERIFY(w.apply_preset(PresetRequest{"torchtitan", {{"world_size", 32}, {"dp_replicate", 2}, {"cp", 2}, {"tp", 2}}}));
+    QCOMPARE(w.design().mesh.shape.size(), std::size_t{4});
+    w.set_slice({"dp_shard", "tp"});
+    QCOMPARE(w.slice_model()->rowCount(), 4);
+    w.select_rank(5);
+    const int group = w.slice_model()->group_of_rank(5);
+    QCOMPARE(w.grid()->emphasised_group(), group);
+    w.set_slice({"cp", "tp"});
+    QVERIFY(w.mesh_panel()->flatten_picked(QStringLiteral("cp_tp")));
+    w.set_slice({"dp_replicate"});
+    QVERIFY(w.mesh_panel()->flatten_picked(QStringLiteral("rep")));
+    w.document()->undo_stack()->undo();  // drop "rep"
+    QCOMPARE(w.design().mesh.flattened.back().name, std::string("cp_tp"));
+    const QString path = tmp.filePath(QStringLiteral("titan.meshloom.json"));
+    QVERIFY(w.save_design(path));
+    MainWindow reopened(nullptr, tmp.filePath(QStringLiteral("autosave")));
+    QVERIFY(reopened.open_design(path));
+    QCOMPARE(reopened.design(), w.design());
+    const QString py = tmp.filePath(QStringLiteral("mesh.py"));
+    QVERIFY(reopened.export_code(MainWindow::CodeKind::PyTorch, py));
+    QCOMPARE(read(py).toStdString(), export_pytorch(reopened.design()));
+    QVERIFY(read(py).contains(QLatin1String("_flatten(\"cp_tp\")")) || read(py).contains(QLatin1String("_flatten('cp_tp')")));
+  }
+};
+
+QTEST_MAIN(DesignerTest)
+#include "test_designer.moc"

@@ -1,0 +1,255 @@
+// The main window over the bundled examples: every rank drawn once, at the right cell, and bad files refused
+// without losing what is shown; the current plan animated under the canvas (bar, captions, block overlay) and
+// --step screenshots. Runs on the offscreen platform.
+#include <QDir>
+#include <QFile>
+#include <QImage>
+#include <QProcess>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <QCheckBox>
+#include <QSlider>
+#include <QToolButton>
+
+#include "plan/animation_bar.hpp"
+#include "canvas/block_overlay_item.hpp"
+#include "shell/main_window.hpp"
+#include "plan/plan_animation.hpp"
+#include "plan/plan_model.hpp"
+#include "plan/redistribution_panel.hpp"
+#include "meshloom/design/export.hpp"
+#include "meshloom/mesh/device_mesh.hpp"
+#include "canvas/mesh_geometry.hpp"
+#include "canvas/mesh_grid_item.hpp"
+
+using meshloom::app::MainWindow;
+using meshloom::app::PlanAnimation;
+
+namespace {
+
+// The overlay shows frame k of the animation, cell by cell.
+bool overlay_shows(const MainWindow& w, int k) {
+  const auto* overlay = w.overlay();
+  const PlanAnimation* anim = w.animation();
+  if (overlay == nullptr || !overlay->has_frame()) return false;
+  const auto& f = anim->frame(k);
+  for (std::size_t c = 0; c < overlay->cell_count(); ++c) {
+    if (overlay->filled_blocks(c) != f.blocks_of(c, anim->grid().block_count)) return false;
+    if (overlay->outline_group(c) != f.group[c]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+class MainWindowTest : public QObject {
+  Q_OBJECT
+
+private slots:
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }  // settings and autosaves in ~/.qttest
+
+  void every_example_draws_every_rank_once() {
+    const QDir dir(QStringLiteral(MESHLOOM_EXAMPLES_DIR));
+    const QStringList files = dir.entryList({QStringLiteral("*.meshloom.json")}, QDir::Files, QDir::Name);
+    QVERIFY(files.size() >= 5);
+    for (const QString& f : files) {
+      MainWindow w;
+      QVERIFY2(w.open_design(dir.filePath(f)), qPrintable(f + ": " + w.last_error()));
+      const auto& design = w.design();
+      const auto mesh = meshloom::build_mesh(design.mesh, design.world);
+      const auto expected = mesh.instances();
+      QCOMPARE(static_cast<qint64>(w.grid()->cell_count()), mesh.size());
+      for (std::size_t i = 0; i < w.grid()->cell_count(); ++i) QCOMPARE(w.grid()->rank_at(i), expected.values[i]);
+    }
+  }
+
+  void cells_never_overlap_and_nest_by_axis() {
+    const auto g = meshloom::app::layout_mesh({2, 3, 2, 4});
+    QCOMPARE(g.cells.size(), std::size_t{48});
+    for (std::size_t i = 0; i < g.cells.size(); ++i) {
+      QVERIFY(g.bounds.contains(g.cells[i]));
+      for (std::size_t j = i + 1; j < g.cells.size(); ++j) QVERIFY(!g.cells[i].intersects(g.cells[j]));
+    }
+    // Innermost axis runs across, the next down: cell 1 is right of cell 0, cell 4 below it.
+    QVERIFY(g.cells[1].left() > g.cells[0].right());
+    QCOMPARE(g.cells[4].left(), g.cells[0].left());
+    QVERIFY(g.cells[4].top() > g.cells[0].bottom());
+  }
+
+  void export_writes_the_engines_code_and_refuses_what_it_cannot_write() {
+    QTemporaryDir tmp;
+    MainWindow w(nullptr, tmp.filePath(QStringLiteral("autosave")));
+    QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/torchtitan-4d.meshloom.json")));
+    const auto read = [](const QString& path) {
+      QFile f(path);
+      return f.open(QIODevice::ReadOnly) ? f.readAll().toStdString() : std::string("<unreadable>");
+    };
+    const QString torch = tmp.filePath(QStringLiteral("mesh.py"));
+    QVERIFY2(w.export_code(MainWindow::CodeKind::PyTorch, torch), qPrintable(w.last_error()));
+    QCOMPARE(read(torch), meshloom::export_pytorch(w.design()));
+    const QString jax = tmp.filePath(QStringLiteral("jax_mesh.py"));
+    QVERIFY2(w.export_code(MainWindow::CodeKind::Jax, jax), qPrintable(w.last_error()));
+    QCOMPARE(read(jax), meshloom::export_jax(w.design()));
+    // A directory that does not exist: refused, naming the path.
+    const QString nowhere = tmp.filePath(QStringLiteral("missing/dir/mesh.py"));
+    QVERIFY(!w.export_code(MainWindow::CodeKind::PyTorch, nowhere));
+    QVERIFY2(w.last_error().contains(QStringLiteral("missing/dir/mesh.py")), qPrintable(w.last_error()));
+    QVERIFY(!QFile::exists(nowhere));
+  }
+
+  void a_bad_file_is_refused_and_the_window_keeps_its_design() {
+    MainWindow w;
+    QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/default.meshloom.json")));
+    const auto before = w.design();
+    QTemporaryDir tmp;
+    const QString bad = tmp.filePath(QStringLiteral("bad.meshloom.json"));
+    QFile file(bad);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(R"({"format": "meshloom-design", "version": 1, "mesh": {"shape": [2, 0]}})");
+    file.close();
+    QVERIFY(!w.open_design(bad));
+    QVERIFY2(w.last_error().contains(QStringLiteral("bad.meshloom.json")), qPrintable(w.last_error()));
+    QVERIFY(w.design() == before);
+    QVERIFY(!w.open_design(tmp.filePath(QStringLiteral("missing.meshloom.json"))));
+    QVERIFY(w.last_error().contains(QStringLiteral("missing.meshloom.json")));
+  }
+
+  void screenshot_option_writes_a_png() {
+    QTemporaryDir tmp;
+    const QString out = tmp.filePath(QStringLiteral("shot.png"));
+    QProcess p;
+    p.start(QStringLiteral(MESHLOOM_APP_PATH),
+            {QStringLiteral("--screenshot"), out, QStringLiteral(MESHLOOM_EXAMPLES_DIR "/hsdp-2d.meshloom.json")});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 0);
+    const QImage image(out);
+    QVERIFY(!image.isNull());
+    QVERIFY(image.width() >= 640 && image.height() >= 480);
+  }
+
+  void screenshot_options_name_what_they_refuse() {
+    QTemporaryDir tmp;
+    const QString design = QStringLiteral(MESHLOOM_EXAMPLES_DIR "/hsdp-2d.meshloom.json");
+    const auto run = [&](const QStringList& options) {
+      QProcess p;
+      p.start(QStringLiteral(MESHLOOM_APP_PATH), QStringList{QStringLiteral("--screenshot"), tmp.filePath(QStringLiteral("s.png"))} + options + QStringList{design});
+      p.waitForFinished(60000);
+      return std::pair{p.exitCode(), QString::fromUtf8(p.readAllStandardError())};
+    };
+    auto [code, err] = run({QStringLiteral("--slice"), QStringLiteral("dp_shard,cp")});
+    QCOMPARE(code, 2);
+    QVERIFY2(err.contains(QLatin1String("'cp'")), qPrintable(err));
+    std::tie(code, err) = run({QStringLiteral("--select"), QStringLiteral("8")});
+    QCOMPARE(code, 2);
+    QVERIFY2(err.contains(QLatin1String("--select 8")), qPrintable(err));
+    std::tie(code, err) = run({QStringLiteral("--theme"), QStringLiteral("purple")});
+    QCOMPARE(code, 2);
+    QVERIFY2(err.contains(QLatin1String("purple")), qPrintable(err));
+    std::tie(code, err) = run({QStringLiteral("--slice"), QStringLiteral("dp"), QStringLiteral("--select"), QStringLiteral("5"),
+                               QStringLiteral("--theme"), QStringLiteral("dark")});
+    QCOMPARE(code, 0);
+    QVERIFY(!QImage(tmp.filePath(QStringLiteral("s.png"))).isNull());
+  }
+
+  void the_current_plan_is_animated_under_the_canvas() {
+    MainWindow w(nullptr, QDir::tempPath() + QStringLiteral("/meshloom-test-autosave"));
+    QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/pp-dp-tp-3d.meshloom.json")));
+    auto* panel = w.redistribution_panel();
+    auto* anim = w.animation();
+    auto* bar = w.animation_bar();
+    QVERIFY2(anim->has_plan(), qPrintable(anim->error()));
+    QCOMPARE(static_cast<std::size_t>(anim->step_count()), panel->plan_model()->plan()->steps.size());
+    QCOMPARE(anim->current(), 0);
+    QCOMPARE(bar->caption(), anim->caption(0));
+    QCOMPARE(bar->position_text(), QStringLiteral("Step 0 of %1").arg(anim->step_count()));
+    QVERIFY(overlay_shows(w, 0));
+    QVERIFY(w.grid()->numbers_in_band());  // rank numbers move to the top band while blocks show
+
+    // The bar's buttons drive the animation, and the caption, slider and overlay follow.
+    QVERIFY(!bar->back_button()->isEnabled());
+    bar->forward_button()->click();
+    QCOMPARE(anim->current(), 1);
+    QVERIFY(!anim->playing());
+    QCOMPARE(bar->caption(), anim->caption(1));
+    QCOMPARE(bar->slider()->value(), 1);
+    QVERIFY(overlay_shows(w, 1));
+    QVERIFY(bar->back_button()->isEnabled());
+    bar->first_button()->click();
+    QCOMPARE(anim->current(), 0);
+    bar->slider()->setValue(anim->step_count());
+    QCOMPARE(anim->current(), anim->step_count());
+    QVERIFY(overlay_shows(w, anim->step_count()));
+    bar->play_button()->click();  // from the last frame, play starts again at 0
+    QVERIFY(anim->playing());
+    QCOMPARE(bar->play_button()->text(), QStringLiteral("Pause"));
+    bar->play_button()->click();
+    QVERIFY(!anim->playing());
+    QCOMPARE(bar->play_button()->text(), QStringLiteral("Play"));
+
+    // Hiding the blocks clears the overlay; showing them again restores the frame.
+    bar->set_blocks_shown(false);
+    QVERIFY(!w.overlay()->has_frame());
+    QVERIFY(!w.grid()->numbers_in_band());
+    bar->set_blocks_shown(true);
+    QVERIFY(overlay_shows(w, anim->current()));
+
+    // Another tensor: its own plan, from its first frame.
+    const QString other = panel->current_tensor() == QLatin1String("feed_forward_w2") ? QStringLiteral("attention_out")
+                                                                                     : QStringLiteral("feed_forward_w2");
+    QVERIFY(panel->select_tensor(other));
+    QVERIFY(anim->has_plan());
+    QCOMPARE(static_cast<std::size_t>(anim->step_count()), panel->plan_model()->plan()->steps.size());
+    QCOMPARE(anim->current(), 0);
+    QVERIFY(overlay_shows(w, 0));
+
+    // --step's check: a step past the last is refused by name; a good one is shown, paused.
+    QVERIFY(!w.show_plan_step(anim->step_count() + 1));
+    QVERIFY2(w.last_error().contains(QStringLiteral("No step %1").arg(anim->step_count() + 1)), qPrintable(w.last_error()));
+    QVERIFY(w.show_plan_step(anim->step_count()));
+    QCOMPARE(anim->current(), anim->step_count());
+
+    // An edit that changes the mesh replans and the canvas is rebuilt with a fresh overlay over the new cells.
+    QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/hsdp-2d.meshloom.json")));
+    QVERIFY(anim->has_plan());
+    QCOMPARE(w.overlay()->cell_count(), w.grid()->cell_count());
+    QVERIFY(overlay_shows(w, 0));
+  }
+
+  void step_option_renders_a_step_and_names_what_it_refuses() {
+    QTemporaryDir tmp;
+    const QString design = QStringLiteral(MESHLOOM_EXAMPLES_DIR "/pp-dp-tp-3d.meshloom.json");
+    const auto run = [&](const QStringList& options) {
+      QProcess p;
+      p.start(QStringLiteral(MESHLOOM_APP_PATH),
+              QStringList{QStringLiteral("--screenshot"), tmp.filePath(QStringLiteral("step.png"))} + options + QStringList{design});
+      p.waitForFinished(60000);
+      return std::pair{p.exitCode(), QString::fromUtf8(p.readAllStandardError())};
+    };
+    auto [code, err] = run({QStringLiteral("--tensor"), QStringLiteral("attention_out"), QStringLiteral("--step"), QStringLiteral("1")});
+    QCOMPARE(code, 0);
+    QVERIFY(!QImage(tmp.filePath(QStringLiteral("step.png"))).isNull());
+    std::tie(code, err) = run({QStringLiteral("--step"), QStringLiteral("99")});
+    QCOMPARE(code, 2);
+    QVERIFY2(err.contains(QLatin1String("--step 99")) && err.contains(QLatin1String("No step 99")), qPrintable(err));
+    std::tie(code, err) = run({QStringLiteral("--step"), QStringLiteral("two")});
+    QCOMPARE(code, 2);
+    QVERIFY2(err.contains(QLatin1String("--step two")), qPrintable(err));
+    std::tie(code, err) = run({QStringLiteral("--tensor"), QStringLiteral("nope")});
+    QCOMPARE(code, 2);
+    QVERIFY2(err.contains(QLatin1String("--tensor nope")), qPrintable(err));
+  }
+
+  void screenshot_of_a_bad_design_fails_with_exit_2() {
+    QProcess p;
+    p.start(QStringLiteral(MESHLOOM_APP_PATH), {QStringLiteral("--screenshot"), QStringLiteral("/nonexistent/x.png"),
+                                                QStringLiteral("/nonexistent/design.meshloom.json")});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 2);
+    QVERIFY(p.readAllStandardError().contains("design.meshloom.json"));
+  }
+};
+
+QTEST_MAIN(MainWindowTest)
+#include "test_main_window.moc"
