@@ -134,6 +134,7 @@ AdvisorPanel::AdvisorPanel(DesignDocument* doc, QWidget* parent) : QWidget(paren
   proxy_->setSortRole(Qt::UserRole);
   table_ = new QTableView(split);
   table_->setObjectName(QStringLiteral("advisor_table"));
+  table_->setTabKeyNavigation(false);  // Tab leaves the table (arrows move between cells)
   table_->setModel(proxy_);
   table_->setSortingEnabled(true);
   table_->sortByColumn(AdvisorModel::RankColumn, Qt::AscendingOrder);

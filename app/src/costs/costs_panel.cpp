@@ -29,6 +29,7 @@
 #include "document/design_document.hpp"
 #include "shell/inline_message.hpp"
 #include "meshloom/design/design.hpp"
+#include "meshloom/plan/cost_model.hpp"
 #include "costs/prediction_chart.hpp"
 #include "costs/prediction_points.hpp"
 #include "live/run_dialog.hpp"
@@ -218,10 +219,19 @@ void CostsPanel::build() {
     if (!calibration_path_.isEmpty()) emit apply_requested(calibration_path_);
   });
 
-  // The live run: records into the chart as they arrive; everything else into the log.
+  // The live run: records into the chart as they arrive (the chart shown before stays until the first one: a run
+  // that fails to start leaves it); everything else into the log.
   connect(run_, &LauncherRun::record_line, this, [this](const QString& line) {
+    if (clear_on_first_record_) {
+      clear_on_first_record_ = false;
+      chart_->clear();
+    }
     (void)chart_->append_line(line.toStdString());
   });
+  // What the dock shows belongs to its design: another design (new, open, a recovered copy) starts it empty, and
+  // every edit re-checks whether the calibration shown can be applied to the design as it now is.
+  connect(doc_, &DesignDocument::document_replaced, this, &CostsPanel::forget_document);
+  connect(doc_, &DesignDocument::design_changed, this, &CostsPanel::sync_buttons);
   connect(run_, &LauncherRun::log, this, &CostsPanel::append_log);
   connect(run_, &LauncherRun::progress, this, [this](int done, int total) {
     progress_->setRange(0, std::max(total, 1));
@@ -235,13 +245,34 @@ void CostsPanel::sync_buttons() {
   run_button_->setEnabled(!busy);
   cancel_button_->setEnabled(run_->running());
   fit_button_->setEnabled(!busy && !records_path_.isEmpty() && chart_->measurements().point_count() > 0);
-  apply_button_->setEnabled(!busy && !calibration_path_.isEmpty());
+  const QString refusal = apply_refusal();
+  apply_button_->setEnabled(!busy && !calibration_path_.isEmpty() && refusal.isEmpty());
+  apply_button_->setToolTip(refusal.isEmpty() ? tr("Make this calibration the design's and plan with it (undoable)")
+                                              : tr("Cannot apply: %1").arg(refusal));
+}
+
+QString CostsPanel::apply_refusal() const {
+  const std::optional<Calibration>& c = chart_->measurements().calibration();
+  if (calibration_path_.isEmpty() || !c) return {};
+  const std::optional<std::string> why = calibration_mismatch(*c, doc_->design().mesh.shape);
+  return why ? capitalized(q(*why)) : QString();
+}
+
+void CostsPanel::forget_document() {
+  if (run_->running()) return;  // a run under way keeps its records; they were made for the design it saved
+  chart_->clear();
+  chart_->set_calibration(std::nullopt);
+  prediction_chart_->clear();
+  records_path_.clear();
+  calibration_path_.clear();
+  predictions_path_.clear();
+  run_dir_.clear();
+  show_message({}, false);
+  sync_buttons();
 }
 
 void CostsPanel::show_message(const QString& text, bool error) {
-  message_->setStyleSheet(error ? error_style(*message_) : QString());
-  message_->setText(text);
-  message_->setVisible(!text.isEmpty());
+  app::show_message(message_, text, error);
 }
 
 QString CostsPanel::message() const { return message_->text(); }
@@ -263,6 +294,15 @@ QString CostsPanel::open_measurements(const QString& path) {
   if (!error.empty()) {
     show_message(q(error), true);
     return q(error);
+  }
+  if (m.config() && m.config()->world != doc_->design().world) {
+    const QString why = tr("%1 was measured on %2 ranks, and this design's world is %3: open it with the design it "
+                           "was measured for")
+                            .arg(QFileInfo(path).fileName())
+                            .arg(m.config()->world)
+                            .arg(doc_->design().world);
+    show_message(why, true);
+    return why;
   }
   for (const auto& p : m.problems()) append_log(q(p));
   records_path_ = QFileInfo(path).absoluteFilePath();  // Fit calibration fits these
@@ -350,7 +390,7 @@ bool CostsPanel::start_run(RunSettings settings) {
   records_path_ = QDir(dir).filePath(QStringLiteral("bench.jsonl"));
   launcher_ = settings.launcher;
   log_->clear();
-  chart_->clear();
+  clear_on_first_record_ = true;
   views_->setCurrentWidget(chart_);
   progress_->setRange(0, 0);  // busy until the config record says how many results to expect
   progress_->setFormat(tr("%v of %m results"));

@@ -126,6 +126,11 @@ private:
   void calibration_dialog();
   void export_dialog(bool pdf);
   void on_finished(const RunOutcome& outcome);
+  // Why the calibration shown cannot be applied to the design (calibration_mismatch); empty when it can, or when
+  // there is none.
+  [[nodiscard]] QString apply_refusal() const;
+  // Another design replaced the document: what was shown for the last one goes.
+  void forget_document();
 
   DesignDocument* doc_;
   CostChart* chart_ = nullptr;
@@ -139,6 +144,7 @@ private:
   QString calibration_path_;
   QString predictions_path_;
   QString launcher_;  // the launcher of the last run (calibrate uses the same)
+  bool clear_on_first_record_ = false;  // a run started: its first record replaces the chart shown
 
   QPushButton* run_button_ = nullptr;
   QPushButton* cancel_button_ = nullptr;

@@ -193,6 +193,7 @@ PredictionChart::PredictionChart(QWidget* parent) : QWidget(parent), d_(std::mak
 
   d_->table = new QTableWidget(0, ColumnCount, this);
   d_->table->setObjectName(QStringLiteral("prediction_summary"));
+  d_->table->setTabKeyNavigation(false);  // Tab leaves the table (arrows move between cells)
   d_->table->setHorizontalHeaderLabels(
       {tr("Model"), tr("Points"), tr("Median error"), tr("p90 error"), tr("Spearman ρ")});
   d_->table->horizontalHeaderItem(MedianColumn)->setToolTip(tr("Median of |predicted − measured| / measured"));

@@ -1,10 +1,12 @@
 #include "document/design_document.hpp"
 
+#include <QDir>
 #include <QFileInfo>
 #include <QUndoCommand>
 #include <QUndoStack>
 
 #include <exception>
+#include <filesystem>
 #include <utility>
 
 #include "meshloom/error.hpp"
@@ -48,7 +50,8 @@ DesignDocument::DesignDocument(QObject* parent)
 }
 
 QString DesignDocument::display_name() const {
-  return path_.isEmpty() ? tr("untitled") : QFileInfo(path_).fileName();
+  if (!path_.isEmpty()) return QFileInfo(path_).fileName();
+  return template_.isEmpty() ? tr("untitled") : tr("untitled (from %1)").arg(template_);
 }
 
 bool DesignDocument::is_modified() const { return !undo_->isClean(); }
@@ -59,6 +62,24 @@ bool DesignDocument::open(const QString& path, QString* error) {
   try {
     Design design = load_design(path.toStdString());
     reset(std::move(design), path);
+    return true;
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromUtf8(e.what());
+    return false;
+  }
+}
+
+bool DesignDocument::open_copy(const QString& path, QString* error) {
+  try {
+    Design design = load_design(path.toStdString());
+    // The copy has no folder of its own: a relative calibration would lose its file, so it points at it.
+    if (design.calibration && !std::filesystem::path(*design.calibration).is_absolute()) {
+      design.calibration =
+          QFileInfo(path).absoluteDir().absoluteFilePath(QString::fromStdString(*design.calibration)).toStdString();
+    }
+    reset(std::move(design), QString());
+    template_ = QFileInfo(path).fileName();
+    emit path_changed(path_);  // the name shown changed
     return true;
   } catch (const std::exception& e) {
     if (error) *error = QString::fromUtf8(e.what());
@@ -78,8 +99,10 @@ void DesignDocument::reset(Design design, const QString& path, bool modified) {
   design_ = std::move(design);
   mesh_ = std::move(mesh);
   path_ = path;
+  template_.clear();
   emit path_changed(path_);
   emit design_changed();
+  emit document_replaced();
   if (was_modified != modified) emit modified_changed(modified);
 }
 
@@ -92,6 +115,7 @@ bool DesignDocument::save(const QString& path, QString* error) {
   }
   const bool renamed = path != path_;
   path_ = path;
+  template_.clear();
   undo_->setClean();
   if (renamed) emit path_changed(path_);
   return true;

@@ -28,7 +28,7 @@ public:
   [[nodiscard]] const DeviceMesh& mesh() const noexcept { return mesh_; }
   // The file the document was opened from or saved to; empty for a new design.
   [[nodiscard]] const QString& path() const noexcept { return path_; }
-  // The file name, or "untitled" for a new design.
+  // The file name, or "untitled" for a new design ("untitled (from default.meshloom.json)" for a copy).
   [[nodiscard]] QString display_name() const;
   [[nodiscard]] bool is_modified() const;
   [[nodiscard]] QUndoStack* undo_stack() const noexcept { return undo_; }
@@ -38,6 +38,10 @@ public:
   // Opens a design file: the document changes only when it loads. Returns false with the engine's message
   // (which names the file) in *error.
   bool open(const QString& path, QString* error);
+  // Opens a design file as an untitled copy (a bundled example, a template): saving asks for a new file, so the
+  // original is never written over. A relative calibration path is made absolute (the copy has no folder).
+  // display_name() is "untitled (from <file name>)". Returns false with the engine's message in *error.
+  bool open_copy(const QString& path, QString* error);
   // Shows `design` as if it had been opened from `path` (empty: untitled); clears the history. When
   // `modified`, the document starts with unsaved changes (a recovered autosave).
   void reset(Design design, const QString& path, bool modified = false);
@@ -54,6 +58,7 @@ public:
 signals:
   void design_changed();              // design() and mesh() hold a new value
   void path_changed(const QString&);  // after open, save as, new
+  void document_replaced();           // another design took the document's place (new, open, reset), not a save
   void modified_changed(bool modified);
 
 private:
@@ -63,6 +68,7 @@ private:
   Design design_;
   DeviceMesh mesh_;
   QString path_;
+  QString template_;  // the file an untitled copy was opened from (open_copy); empty otherwise
   QUndoStack* undo_;
   bool resetting_ = false;
 };

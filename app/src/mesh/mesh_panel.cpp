@@ -102,6 +102,7 @@ MeshPanel::MeshPanel(DesignDocument* doc, AxesModel* axes, QWidget* parent)
   form->addRow(QString(), devices_message_);
 
   table_ = new QTableView(this);
+  table_->setTabKeyNavigation(false);  // Tab leaves the table (arrows move between cells)
   table_->setModel(axes_);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->setSelectionMode(QAbstractItemView::SingleSelection);

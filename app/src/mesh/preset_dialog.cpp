@@ -179,7 +179,7 @@ void PresetDialog::update_preview() {
     r.degrees = std::move(degrees);
     mesh_ = build_request(r, &error);
   }
-  preview_->setStyleSheet(mesh_ ? QString() : error_style(*preview_));
+  mark_error(preview_, !mesh_);
   preview_->setText(mesh_ ? describe_mesh(*mesh_) : error);
   buttons_->button(QDialogButtonBox::Ok)->setEnabled(mesh_.has_value());
 }

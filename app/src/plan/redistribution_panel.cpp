@@ -78,6 +78,7 @@ bool same_request(const PlanRequest& a, const PlanRequest& b) {
 
 QTableView* make_plan_table(QWidget* parent, PlanModel* model) {
   auto* table = new QTableView(parent);
+  table->setTabKeyNavigation(false);  // Tab leaves the table (arrows move between cells)
   table->setModel(model);
   table->setSelectionBehavior(QAbstractItemView::SelectRows);
   table->setSelectionMode(QAbstractItemView::SingleSelection);
@@ -172,7 +173,7 @@ RedistributionPanel::RedistributionPanel(DesignDocument* doc, QWidget* parent) :
   form->addRow(tr("T&arget"), dst_);
   form->addRow(QString(), dst_picker_);
   form->addRow(QString(), dst_message_);
-  form->addRow(tr("&Planner"), planner_);
+  form->addRow(tr("P&lanner"), planner_);
   form->addRow(tr("&Cost model"), cost_);
 
   // The chosen planner's plan.
@@ -430,9 +431,8 @@ void RedistributionPanel::update_calibration() {
     if (key != s.key) {
       try {
         Calibration c = load_calibration(path);
-        if (c.groups.empty() && !c.mesh_shape.empty() && c.mesh_shape != d.mesh.shape) {
-          reason = tr("The calibration %1 is for mesh %2, not this design's mesh %3.")
-                       .arg(q(path.string()), ints_text(c.mesh_shape), ints_text(d.mesh.shape));
+        if (const std::optional<std::string> why = calibration_mismatch(c, d.mesh.shape)) {
+          reason = tr("%1 (%2).").arg(capitalized(q(*why)), q(path.filename().string()));
           s.reset(nullptr, {});
         } else {
           s.reset(std::make_unique<CalibratedCostModel>(std::move(c), d.mesh.names), key);

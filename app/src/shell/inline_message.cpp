@@ -1,10 +1,49 @@
 #include "shell/inline_message.hpp"
 
+#include <QEvent>
 #include <QLabel>
+#include <QObject>
 #include <QPalette>
+#include <QVariant>
 #include <QWidget>
 
+#include <cmath>
+
 namespace meshloom::app {
+
+namespace {
+
+constexpr const char* kErrorProperty = "meshloom_error_text";
+
+double luminance(const QColor& c) {
+  const auto channel = [](double v) { return v <= 0.04045 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); };
+  return 0.2126 * channel(c.redF()) + 0.7152 * channel(c.greenF()) + 0.0722 * channel(c.blueF());
+}
+
+void apply_error_style(QWidget* widget) {
+  const bool error = widget->property(kErrorProperty).toBool();
+  widget->setStyleSheet(error ? QStringLiteral("color: %1;").arg(error_colour(widget->palette()).name()) : QString());
+}
+
+// Re-applies a widget's error colour when its palette changes (View > Theme): the colour is chosen for the window
+// colour under it, so a theme switch must choose again.
+class ErrorColourFollower final : public QObject {
+public:
+  using QObject::QObject;
+
+protected:
+  bool eventFilter(QObject* watched, QEvent* event) override {
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::ApplicationPaletteChange) {
+      if (auto* w = qobject_cast<QWidget*>(watched); w != nullptr && w->property(kErrorProperty).toBool()) {
+        const QString style = QStringLiteral("color: %1;").arg(error_colour(w->palette()).name());
+        if (w->styleSheet() != style) w->setStyleSheet(style);
+      }
+    }
+    return QObject::eventFilter(watched, event);
+  }
+};
+
+}  // namespace
 
 QLabel* make_message_label(QWidget* parent) {
   auto* label = new QLabel(parent);
@@ -14,15 +53,41 @@ QLabel* make_message_label(QWidget* parent) {
   return label;
 }
 
-QString error_style(const QWidget& widget) {
-  const bool dark = widget.palette().color(QPalette::Window).lightness() < 128;
-  return QStringLiteral("color: %1;").arg(dark ? QStringLiteral("#ff8a80") : QStringLiteral("#b00020"));
+double contrast_ratio(const QColor& a, const QColor& b) {
+  const double la = luminance(a);
+  const double lb = luminance(b);
+  return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
 }
 
-void show_message(QLabel* label, const QString& text) {
-  label->setStyleSheet(error_style(*label));
+QColor error_colour(const QPalette& palette) {
+  const QColor window = palette.color(QPalette::Window);
+  const bool dark = window.lightness() < 128;
+  QColor c(dark ? QStringLiteral("#ff8a80") : QStringLiteral("#b00020"));
+  // Towards white on a dark window, towards black on a light one, until the text reads (a few steps at most).
+  for (int i = 0; i < 20 && contrast_ratio(c, window) < 4.5; ++i) c = dark ? c.lighter(110) : c.darker(115);
+  return c;
+}
+
+void mark_error(QWidget* widget, bool error) {
+  if (!widget->property("meshloom_error_follower").toBool()) {
+    widget->installEventFilter(new ErrorColourFollower(widget));
+    widget->setProperty("meshloom_error_follower", true);
+  }
+  widget->setProperty(kErrorProperty, error);
+  apply_error_style(widget);
+}
+
+void show_message(QLabel* label, const QString& text, bool error) {
+  mark_error(label, error);
   label->setText(text);
   label->setVisible(!text.isEmpty());
+}
+
+void show_message(QLabel* label, const QString& text) { show_message(label, text, true); }
+
+QString capitalized(const QString& text) {
+  if (text.isEmpty() || !text.front().isLower()) return text;
+  return text.front().toUpper() + text.mid(1);
 }
 
 }  // namespace meshloom::app

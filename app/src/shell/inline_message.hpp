@@ -1,19 +1,32 @@
 // Inline messages: the red line under a field that says why the engine refused what was typed there. One
-// look everywhere in the app, readable on light and dark palettes; hidden while there is nothing to say.
+// look everywhere in the app, readable on light and dark palettes (at least 4.5:1 against the window, WCAG AA),
+// following theme changes; hidden while there is nothing to say.
 #pragma once
 
+#include <QColor>
 #include <QString>
 
 class QLabel;
+class QPalette;
 class QWidget;
 
 namespace meshloom::app {
 
 // A hidden, word-wrapping, selectable label for messages.
 [[nodiscard]] QLabel* make_message_label(QWidget* parent);
-// Shows `text` in the error colour of the label's palette; an empty text hides the label.
+// Shows `text` in the error colour; an empty text hides the label.
 void show_message(QLabel* label, const QString& text);
-// "color: #b00020;" on a light palette, a lighter red on a dark one: for labels that show errors.
-[[nodiscard]] QString error_style(const QWidget& widget);
+// Shows `text` as an error (the error colour) or as plain text (the palette's own); empty hides the label.
+void show_message(QLabel* label, const QString& text, bool error);
+// Draws `widget`'s text in the error colour (or its palette's own when !error), and keeps doing so when the palette
+// or theme changes.
+void mark_error(QWidget* widget, bool error);
+// The red for error text on `palette`: #b00020 on light windows, #ff8a80 on dark ones, darkened or lightened until
+// its contrast with the window colour is at least 4.5:1.
+[[nodiscard]] QColor error_colour(const QPalette& palette);
+// WCAG 2 contrast ratio of two colours, from 1 (equal luminance) to 21 (black on white).
+[[nodiscard]] double contrast_ratio(const QColor& a, const QColor& b);
+// "the calibration ..." -> "The calibration ...": messages from the engine start lower case.
+[[nodiscard]] QString capitalized(const QString& text);
 
 }  // namespace meshloom::app

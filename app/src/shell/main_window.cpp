@@ -255,7 +255,10 @@ void MainWindow::build_menus() {
   recent_menu_ = file->addMenu(tr("Open &Recent"));
   connect(recent_menu_, &QMenu::aboutToShow, this, &MainWindow::fill_recent_menu);
   file->addAction(tr("&Save"), this, [this] { (void)save_dialog(false); })->setShortcut(QKeySequence::Save);
-  file->addAction(tr("Save &As..."), this, [this] { (void)save_dialog(true); })->setShortcut(QKeySequence::SaveAs);
+  // Save As: the platform's keys, Ctrl+Shift+S where it has none.
+  QList<QKeySequence> save_as = QKeySequence::keyBindings(QKeySequence::SaveAs);
+  if (save_as.isEmpty()) save_as = {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S)};
+  file->addAction(tr("Save &As..."), this, [this] { (void)save_dialog(true); })->setShortcuts(save_as);
   QMenu* export_menu = file->addMenu(tr("&Export"));
   export_menu->addAction(tr("&PyTorch code..."), this, [this] { export_code_dialog(CodeKind::PyTorch); })
       ->setToolTip(tr("init_device_mesh with the axis names, the _flatten calls and the tensors' placements"));
@@ -387,9 +390,16 @@ void MainWindow::fail(const QString& message) {
   statusBar()->showMessage(message);
 }
 
+bool MainWindow::is_bundled_example(const QString& path) {
+  const QString examples = QDir(QStringLiteral(MESHLOOM_BUNDLED_EXAMPLES_DIR)).canonicalPath();
+  const QString file = QFileInfo(path).canonicalFilePath();
+  return !examples.isEmpty() && !file.isEmpty() && file.startsWith(examples + QLatin1Char('/'));
+}
+
 bool MainWindow::open_design(const QString& path) {
   QString error;
-  if (!doc_->open(path, &error)) {
+  // A bundled example opens as an untitled copy: Save asks for a file of the user's, never the tracked example.
+  if (!(is_bundled_example(path) ? doc_->open_copy(path, &error) : doc_->open(path, &error))) {
     fail(error);
     return false;
   }
@@ -583,10 +593,9 @@ bool MainWindow::apply_calibration(const QString& path) {
   const QFileInfo file(path);
   try {
     const Calibration c = load_calibration(file.absoluteFilePath().toStdString());
-    // A calibration with curves by group shape prices any mesh; one of per-axis fits only its own.
-    if (c.groups.empty() && !c.mesh_shape.empty() && c.mesh_shape != doc_->design().mesh.shape) {
-      fail(tr("the calibration %1 was measured on a %2 mesh, not this design's %3")
-               .arg(path, join_ints(c.mesh_shape), join_ints(doc_->design().mesh.shape)));
+    // Curves by group shape price any mesh the calibrated job can place; per-axis fits only their own.
+    if (const std::optional<std::string> why = calibration_mismatch(c, doc_->design().mesh.shape)) {
+      fail(tr("Cannot apply %1: %2").arg(file.fileName(), q(*why)));
       return false;
     }
   } catch (const std::exception& e) {

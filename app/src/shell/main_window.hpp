@@ -55,8 +55,11 @@ public:
   explicit MainWindow(QWidget* parent = nullptr, const QString& autosave_dir = QString());
 
   // Opens a design file. Returns false and leaves the window as it was on error, with the error text in
-  // last_error() (and the status bar). Does not ask about unsaved changes (open_dialog does).
+  // last_error() (and the status bar). Does not ask about unsaved changes (open_dialog does). A bundled example
+  // (is_bundled_example) opens as an untitled copy (DesignDocument::open_copy).
   bool open_design(const QString& path);
+  // Whether `path` is one of the examples that ship with Meshloom (resources/examples).
+  [[nodiscard]] static bool is_bundled_example(const QString& path);
   // Saves to `path` (atomic). False with the error in last_error().
   bool save_design(const QString& path);
 

@@ -147,6 +147,30 @@ std::string to_string(const GroupShape& shape) {
          (shape.hosts == 1 ? " host" : " hosts") + " (" + std::to_string(shape.ranks_per_host) + " per host)";
 }
 
+std::optional<std::string> calibration_mismatch(const Calibration& calibration,
+                                                const std::vector<std::int64_t>& mesh_shape, bool extrapolate) {
+  const auto shape_text = [](const std::vector<std::int64_t>& v) {
+    std::string out = "(";
+    for (std::size_t i = 0; i < v.size(); ++i) out += (i > 0 ? ", " : "") + std::to_string(v[i]);
+    return out + ")";
+  };
+  if (calibration.groups.empty()) {
+    if (calibration.mesh_shape.empty() || calibration.mesh_shape == mesh_shape) return std::nullopt;
+    return "the calibration was measured on a " + shape_text(calibration.mesh_shape) +
+           " mesh and holds per-axis fits only, which price that mesh alone, not " + shape_text(mesh_shape);
+  }
+  if (extrapolate) return std::nullopt;
+  std::int64_t ranks = 1;
+  for (const std::int64_t s : mesh_shape) {
+    if (s < 1 || __builtin_mul_overflow(ranks, s, &ranks)) return "the mesh " + shape_text(mesh_shape) + " is not a mesh";
+  }
+  const auto placed = static_cast<std::int64_t>(calibration.rank_hosts.size());
+  if (ranks <= placed) return std::nullopt;
+  return "the calibration's job placed " + std::to_string(placed) + (placed == 1 ? " rank" : " ranks") +
+         " and this mesh holds " + std::to_string(ranks) + ": calibrate on at least " + std::to_string(ranks) +
+         " ranks, or extrapolate";
+}
+
 std::vector<GroupShape> axis_group_shapes(const std::vector<std::int64_t>& mesh_shape, std::size_t axis,
                                           const std::vector<std::int64_t>& rank_hosts, bool repeat_hosts) {
   return group_shapes(mesh_shape, {axis}, rank_hosts, repeat_hosts);

@@ -81,6 +81,31 @@ RunOutcome wait_for(LauncherRun& run, QSignalSpy& finished, int timeout_ms = 300
 
 Q_DECLARE_METATYPE(meshloom::app::RunOutcome)
 
+namespace {
+
+// The push button of `w` labelled `text` (a test failure when there is none).
+QPushButton* button(const QWidget& w, const QString& text) {
+  for (auto* b : w.findChildren<QPushButton*>()) {
+    if (b->text() == text) return b;
+  }
+  qFatal("no button '%s'", qPrintable(text));
+}
+
+// The design made a (2, 2) mesh of 4 ranks on one host, its tensors dropped (their states name 3 axes).
+Design resized_to_2x2(const Design& d) {
+  Design next = d;
+  next.mesh.shape = {2, 2};
+  next.mesh.names = {"dp", "tp"};
+  next.mesh.flattened.clear();
+  next.world = 4;
+  next.devices_per_host = 4;
+  next.tensors.clear();
+  validate_design(next);
+  return next;
+}
+
+}  // namespace
+
 class LiveRunTest : public QObject {
   Q_OBJECT
 
@@ -459,13 +484,63 @@ private slots:
     const Calibration c = load_calibration(path.toStdString());
     QCOMPARE(c.mesh_shape, (std::vector<std::int64_t>{2, 2}));
     QVERIFY(panel.chart()->measurements().calibration().has_value());
+    // The run replayed a (2,2) recording into a (2,2,2) design: its calibration cannot price the design, and Apply
+    // says so before it is pressed. Made (2,2), the design can take it.
+    QPushButton* apply_button = button(panel, QStringLiteral("Apply to planner"));
+    QVERIFY(!apply_button->isEnabled());
+    QVERIFY2(apply_button->toolTip().startsWith(QLatin1String("Cannot apply: The calibration")),
+             qPrintable(apply_button->toolTip()));
+    QVERIFY(doc.edit(QStringLiteral("2 x 2"), [](const Design& d) { return resized_to_2x2(d); }, &error));
+    QVERIFY2(apply_button->isEnabled(), qPrintable(apply_button->toolTip()));
     QSignalSpy apply(&panel, &CostsPanel::apply_requested);
-    const auto buttons = panel.findChildren<QPushButton*>();
-    for (auto* b : buttons) {
-      if (b->text() == QLatin1String("Apply to planner")) b->click();
-    }
+    apply_button->click();
     QCOMPARE(apply.count(), 1);
     QCOMPARE(apply.takeFirst().at(0).toString(), path);
+  }
+
+  // Measurements and calibrations belong to the design they were made for: records of another world are refused
+  // when opened, a calibration that cannot price the design is shown but not applicable (the reason on the
+  // button), and another design starts the dock empty. A run that fails to start leaves the chart as it was.
+  void the_costs_dock_belongs_to_its_document() {
+    DesignDocument doc;
+    QString error;
+    QVERIFY2(doc.open(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/default.meshloom.json"), &error), qPrintable(error));
+    QCOMPARE(doc.design().world, 8);
+    CostsPanel panel(&doc);
+    const QString records = QStringLiteral(MESHLOOM_CALIBRATION_DIR "/local-2x2.bench.jsonl");
+    const QString refused = panel.open_measurements(records);
+    QVERIFY2(refused.contains(QLatin1String("measured on 4 ranks, and this design's world is 8")), qPrintable(refused));
+    QCOMPARE(panel.chart()->measurements().point_count(), std::size_t{0});
+
+    QVERIFY(panel.load_calibration(QStringLiteral(MESHLOOM_CALIBRATION_DIR "/local-2x2.calibration.json")).isEmpty());
+    QPushButton* apply = button(panel, QStringLiteral("Apply to planner"));
+    QVERIFY(!apply->isEnabled());
+    QVERIFY2(apply->toolTip().contains(QLatin1String("measured on a (2, 2) mesh")), qPrintable(apply->toolTip()));
+
+    QVERIFY(doc.edit(QStringLiteral("2 x 2"), [](const Design& d) { return resized_to_2x2(d); }, &error));
+    QVERIFY2(apply->isEnabled(), qPrintable(apply->toolTip()));
+    QVERIFY2(panel.open_measurements(records).isEmpty(), qPrintable(panel.message()));
+    const std::size_t points = panel.chart()->measurements().point_count();
+    QVERIFY(points > 0);
+
+    // A run whose launcher does not exist fails to start: what the chart showed stays.
+    QTemporaryDir tmp;
+    panel.set_runs_root(tmp.path());
+    RunSettings s;
+    s.where = RunSettings::Where::Template;
+    s.launcher = QStringLiteral("/nonexistent/meshloom-launch");
+    s.command_template = QStringLiteral("{launcher} {args}");
+    s.bench.world = 4;
+    QSignalSpy finished(&panel, &CostsPanel::run_finished);
+    if (panel.start_run(s)) QVERIFY(finished.wait(10000));
+    QCOMPARE(panel.chart()->measurements().point_count(), points);
+
+    // Another design: the dock forgets the last one's records and calibration.
+    doc.new_design();
+    QCOMPARE(panel.chart()->measurements().point_count(), std::size_t{0});
+    QVERIFY(panel.calibration_path().isEmpty());
+    QVERIFY(!panel.chart()->measurements().calibration().has_value());
+    QVERIFY(!apply->isEnabled());
   }
 
   // The loop closed in the window: records opened in the Costs dock, fitted by the launcher, applied to the planner

@@ -474,7 +474,7 @@ private slots:
 
     QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/default.meshloom.json")));  // (2, 2, 2)
     QVERIFY(!w.apply_calibration(calibration));
-    QVERIFY2(w.last_error().contains(QLatin1String("2 x 2 mesh")), qPrintable(w.last_error()));
+    QVERIFY2(w.last_error().contains(QLatin1String("measured on a (2, 2) mesh")), qPrintable(w.last_error()));
     QCOMPARE(w.design().calibration, std::nullopt);
     QVERIFY(!w.apply_calibration(tmp.filePath(QStringLiteral("none.json"))));
     QVERIFY(w.last_error().contains(QLatin1String("none.json")));

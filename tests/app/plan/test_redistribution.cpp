@@ -888,7 +888,7 @@ private slots:
       return next;
     }, &error));
     QVERIFY(!panel.calibrated_available());
-    QVERIFY2(panel.calibrated_reason().contains(QStringLiteral("is for mesh [2, 2, 2]")),
+    QVERIFY2(panel.calibrated_reason().contains(QStringLiteral("measured on a (2, 2, 2) mesh")),
              qPrintable(panel.calibrated_reason()));
     QCOMPARE(panel.cost_model(), RedistributionPanel::CostModelKind::Comm);
     QVERIFY(panel.graph_model()->rowCount() > 0);

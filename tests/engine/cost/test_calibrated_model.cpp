@@ -480,5 +480,24 @@ TEST(CalibratedModel, AMergedStepIsPricedByItsFlattenedGroupsCurve) {
                    .flattened_step_cost(step_input(Collective::AllReduce, 0, square, 0, 1, 65536), {0, 1}));
 }
 
+TEST(CalibrationMismatch, FitsPriceTheirMeshCurvesAnyMeshTheJobCanPlace) {
+  // Curves from a job of 4 ranks: any mesh of up to 4 ranks, whatever its shape; more only when extrapolating.
+  const Calibration curves_of_four = curves::keyed_calibration();
+  EXPECT_FALSE(calibration_mismatch(curves_of_four, {2, 2}));
+  EXPECT_FALSE(calibration_mismatch(curves_of_four, {4}));
+  EXPECT_FALSE(calibration_mismatch(curves_of_four, {2}));
+  EXPECT_EQ(calibration_mismatch(curves_of_four, {2, 4}),
+            "the calibration's job placed 4 ranks and this mesh holds 8: calibrate on at least 8 ranks, or extrapolate");
+  EXPECT_FALSE(calibration_mismatch(curves_of_four, {2, 4}, true));
+  // Per-axis fits only: their own mesh alone (a file that names none is not checked).
+  Calibration fits = curves::keyed_calibration();
+  fits.groups.clear();
+  EXPECT_FALSE(calibration_mismatch(fits, {2, 2}));
+  EXPECT_EQ(calibration_mismatch(fits, {4}), "the calibration was measured on a (2, 2) mesh and holds per-axis fits "
+                                             "only, which price that mesh alone, not (4)");
+  fits.mesh_shape.clear();
+  EXPECT_FALSE(calibration_mismatch(fits, {4}));
+}
+
 }  // namespace
 }  // namespace meshloom

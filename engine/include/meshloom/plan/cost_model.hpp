@@ -240,6 +240,15 @@ struct Calibration {
 [[nodiscard]] Calibration load_calibration(const std::filesystem::path& path);
 [[nodiscard]] std::string to_json_text(const Calibration& calibration);
 
+// Why `calibration` cannot price a mesh of `mesh_shape`, or nullopt when it can. Per-axis fits (no curves) price
+// only the mesh they were measured on; curves by group shape price any mesh of at most the calibrated job's ranks
+// (any mesh when `extrapolate`). Examples: fits from (2) for (2, 4): "the calibration was measured on a (2) mesh and
+// holds per-axis fits only, which price that mesh alone, not (2, 4)"; curves from 2 ranks for (2, 4): "the
+// calibration's job placed 2 ranks and this mesh holds 8: calibrate on at least 8 ranks, or extrapolate".
+[[nodiscard]] std::optional<std::string> calibration_mismatch(const Calibration& calibration,
+                                                              const std::vector<std::int64_t>& mesh_shape,
+                                                              bool extrapolate = false);
+
 // nccl-tests' bus factor for a collective on n ranks: all_reduce 2(n-1)/n; all_gather, reduce_scatter, all_to_all
 // (n-1)/n; broadcast 1.
 [[nodiscard]] double bus_factor(std::string_view collective, std::int64_t n);

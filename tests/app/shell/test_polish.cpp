@@ -1,0 +1,175 @@
+// Keyboard, themes and documents: tables do not trap Tab, mnemonics do not collide, Save As has keys, error and
+// caption text stay readable (>= 4.5:1) when the theme changes either way, and bundled examples open untitled.
+// Runs on the offscreen platform.
+#include <QAbstractButton>
+#include <QAbstractItemView>
+#include <QApplication>
+#include <QDir>
+#include <QFile>
+#include <QLabel>
+#include <QMap>
+#include <QMenu>
+#include <QMenuBar>
+#include <QRegularExpression>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "document/design_document.hpp"
+#include "meshloom/design/design.hpp"
+#include "plan/animation_bar.hpp"
+#include "shell/inline_message.hpp"
+#include "shell/main_window.hpp"
+
+using meshloom::app::MainWindow;
+
+namespace {
+
+const QString kDefault = QStringLiteral(MESHLOOM_EXAMPLES_DIR "/default.meshloom.json");
+
+// The colour a label's style sheet sets ("color: #rrggbb;").
+QColor style_colour(const QWidget& w) {
+  const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("color:\\s*(#[0-9a-fA-F]{6})")).match(w.styleSheet());
+  return m.hasMatch() ? QColor(m.captured(1)) : QColor();
+}
+
+}  // namespace
+
+class PolishTest : public QObject {
+  Q_OBJECT
+
+private slots:
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }  // settings and autosaves in ~/.qttest
+  void cleanup() { MainWindow::apply_theme(MainWindow::Theme::System); }
+
+  // Tab moves focus out of every table (arrows move between cells): no view of the window keeps Tab for itself,
+  // and pressing Tab in the axes table leaves it.
+  void tab_leaves_every_table() {
+    MainWindow w;
+    QVERIFY2(w.open_design(kDefault), qPrintable(w.last_error()));
+    w.show();
+    const auto views = w.findChildren<QAbstractItemView*>();
+    QVERIFY(views.size() >= 3);
+    for (const QAbstractItemView* v : views) {
+      QVERIFY2(!v->tabKeyNavigation(), qPrintable(v->metaObject()->className() + QStringLiteral(" ") + v->objectName()));
+    }
+    w.activateWindow();
+    if (!QTest::qWaitForWindowActive(&w)) QSKIP("this platform does not activate windows");
+    QTableView* axes = nullptr;
+    for (QTableView* t : w.findChildren<QTableView*>()) {
+      if (t->isVisible() && t->model() != nullptr && t->model()->rowCount() > 1) axes = t;
+      if (axes != nullptr) break;
+    }
+    QVERIFY(axes != nullptr);
+    axes->setFocus(Qt::TabFocusReason);
+    axes->setCurrentIndex(axes->model()->index(0, 0));
+    QTRY_COMPARE(QApplication::focusWidget(), axes);
+    QTest::keyClick(axes, Qt::Key_Tab);
+    QTRY_VERIFY(QApplication::focusWidget() != axes);
+  }
+
+  // Every Alt+letter of the window does one thing: the menus' letters and the docks' labels and buttons never
+  // share one (Alt+P opens the Plan menu, not the planner field).
+  void mnemonics_do_not_collide() {
+    MainWindow w;
+    QVERIFY2(w.open_design(kDefault), qPrintable(w.last_error()));
+    w.show();
+    QMap<QString, QString> owner;  // the mnemonic's key -> what has it
+    const auto take = [&](const QString& text, const QString& what) {
+      const QKeySequence key = QKeySequence::mnemonic(text);
+      if (key.isEmpty()) return;
+      const QString k = key.toString();
+      QVERIFY2(!owner.contains(k), qPrintable(k + QStringLiteral(": ") + owner.value(k) + QStringLiteral(" and ") + what));
+      owner.insert(k, what);
+    };
+    for (const QAction* menu : w.menuBar()->actions()) take(menu->text(), QStringLiteral("menu ") + menu->text());
+    for (const QLabel* l : w.findChildren<QLabel*>()) {
+      if (l->buddy() != nullptr) take(l->text(), QStringLiteral("label ") + l->text());
+    }
+    for (const QAbstractButton* b : w.findChildren<QAbstractButton*>()) take(b->text(), QStringLiteral("button ") + b->text());
+    QCOMPARE(owner.value(QKeySequence(Qt::ALT | Qt::Key_P).toString()), QStringLiteral("menu &Plan"));
+  }
+
+  void save_as_has_its_own_keys() {
+    MainWindow w;
+    const QAction* save = nullptr;
+    const QAction* save_as = nullptr;
+    for (const QAction* a : w.menuBar()->actions().front()->menu()->actions()) {
+      if (a->text() == QLatin1String("&Save")) save = a;
+      if (a->text() == QLatin1String("Save &As...")) save_as = a;
+    }
+    QVERIFY(save != nullptr && save_as != nullptr);
+    QVERIFY(!save_as->shortcuts().isEmpty());
+    QVERIFY(!save_as->shortcuts().contains(save->shortcut()));
+  }
+
+  // Error text and the animation's caption read at >= 4.5:1 on the window colour under every theme, and the error
+  // colour follows a theme change both ways (it is chosen again for the new window colour).
+  void text_contrast_follows_the_theme() {
+    MainWindow w;
+    QVERIFY2(w.open_design(kDefault), qPrintable(w.last_error()));
+    w.show();
+    QLabel* error = meshloom::app::make_message_label(&w);
+    meshloom::app::show_message(error, QStringLiteral("Example error"));
+    const auto* bar = w.findChild<meshloom::app::AnimationBar*>();
+    QVERIFY(bar != nullptr);
+    for (const MainWindow::Theme t : {MainWindow::Theme::Dark, MainWindow::Theme::Light, MainWindow::Theme::Dark,
+                                      MainWindow::Theme::System}) {
+      MainWindow::apply_theme(t);
+      QCoreApplication::processEvents();
+      const QColor window = error->palette().color(QPalette::Window);
+      const QColor red = style_colour(*error);
+      QVERIFY2(red.isValid(), qPrintable(error->styleSheet()));
+      QCOMPARE(red, meshloom::app::error_colour(error->palette()));
+      QVERIFY2(meshloom::app::contrast_ratio(red, window) >= 4.5,
+               qPrintable(red.name() + QStringLiteral(" on ") + window.name()));
+      for (const QLabel* l : bar->findChildren<QLabel*>()) {
+        const double c = meshloom::app::contrast_ratio(l->palette().color(QPalette::WindowText),
+                                                       l->palette().color(QPalette::Window));
+        QVERIFY2(c >= 4.5, qPrintable(QString::number(c)));
+      }
+    }
+    // The formula itself: black on white is 21:1, a colour on itself 1:1.
+    QCOMPARE(meshloom::app::contrast_ratio(Qt::black, Qt::white), 21.0);
+    QCOMPARE(meshloom::app::contrast_ratio(QColor(0x2b, 0x2d, 0x31), QColor(0x2b, 0x2d, 0x31)), 1.0);
+  }
+
+  // A bundled example opens as an untitled copy (Save asks for a new file; the tracked example is never written
+  // over); the same file elsewhere opens as itself.
+  void bundled_examples_open_untitled() {
+    QTemporaryDir tmp;
+    MainWindow w(nullptr, tmp.filePath(QStringLiteral("autosave")));
+    QVERIFY(MainWindow::is_bundled_example(kDefault));
+    QVERIFY2(w.open_design(kDefault), qPrintable(w.last_error()));
+    QVERIFY(w.document()->path().isEmpty());
+    QCOMPARE(w.document()->display_name(), QStringLiteral("untitled (from default.meshloom.json)"));
+    QVERIFY2(w.windowTitle().contains(QLatin1String("untitled (from default.meshloom.json)")), qPrintable(w.windowTitle()));
+    QVERIFY(!w.document()->is_modified());
+    QCOMPARE(w.design(), meshloom::load_design(kDefault.toStdString()));
+
+    const QString copy = tmp.filePath(QStringLiteral("mine.meshloom.json"));
+    QVERIFY(QFile::copy(kDefault, copy));
+    QVERIFY(!MainWindow::is_bundled_example(copy));
+    QVERIFY2(w.open_design(copy), qPrintable(w.last_error()));
+    QCOMPARE(w.document()->path(), copy);
+    QCOMPARE(w.document()->display_name(), QStringLiteral("mine.meshloom.json"));
+  }
+
+  // A copy's relative calibration points at the file beside the example it came from.
+  void a_copy_keeps_its_calibration() {
+    QTemporaryDir tmp;
+    meshloom::Design d = meshloom::load_design(kDefault.toStdString());
+    d.calibration = "cal/some.calibration.json";
+    const QString path = tmp.filePath(QStringLiteral("template.meshloom.json"));
+    meshloom::save_design(d, path.toStdString());
+    meshloom::app::DesignDocument doc;
+    QString error;
+    QVERIFY2(doc.open_copy(path, &error), qPrintable(error));
+    QVERIFY(doc.path().isEmpty());
+    QCOMPARE(QString::fromStdString(*doc.design().calibration), QDir(tmp.path()).filePath(QStringLiteral("cal/some.calibration.json")));
+  }
+};
+
+QTEST_MAIN(PolishTest)
+#include "test_polish.moc"
