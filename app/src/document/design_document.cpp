@@ -2,6 +2,7 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <QStringList>
 #include <QUndoCommand>
 #include <QUndoStack>
 
@@ -131,8 +132,23 @@ bool DesignDocument::edit(const QString& text, const std::function<Design(const 
     return false;
   }
   if (next == design_) return true;
-  undo_->push(new DesignEditCommand(this, design_, std::move(next), text));
+  const QString said = text + side_effects(design_, next);
+  undo_->push(new DesignEditCommand(this, design_, std::move(next), said));
+  emit edited(said);
   return true;
+}
+
+QString DesignDocument::side_effects(const Design& before, const Design& after) {
+  QStringList changes;
+  if (after.world != before.world) changes << tr("world %1 → %2").arg(before.world).arg(after.world);
+  if (after.devices_per_host != before.devices_per_host) {
+    changes << tr("devices per host %1 → %2").arg(before.devices_per_host).arg(after.devices_per_host);
+  }
+  if (after.tensors.size() < before.tensors.size()) {
+    const auto n = static_cast<qsizetype>(before.tensors.size() - after.tensors.size());
+    changes << (n == 1 ? tr("1 tensor removed") : tr("%1 tensors removed").arg(n));
+  }
+  return changes.isEmpty() ? QString() : QStringLiteral("; ") + changes.join(QStringLiteral(", "));
 }
 
 void DesignDocument::set_design(Design design) {

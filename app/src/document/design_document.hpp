@@ -53,12 +53,18 @@ public:
   // the result is pushed as one undoable command named `text`. An edit that throws changes nothing and
   // returns false with the engine's message in *error; an edit that changes nothing pushes nothing and
   // returns true.
+  // The undo entry says the edit's side effects after `text`: "Resize tp to 3; world 8 → 12, devices per host 8 → 4"
+  // (side_effects), and edited() carries the same words for the status bar.
   bool edit(const QString& text, const std::function<Design(const Design&)>& edit, QString* error);
+  // What an edit changed besides what it was asked for: the world, the devices per host, tensors dropped;
+  // "; world 8 → 12, devices per host 8 → 4", or empty.
+  [[nodiscard]] static QString side_effects(const Design& before, const Design& after);
 
 signals:
   void design_changed();              // design() and mesh() hold a new value
   void path_changed(const QString&);  // after open, save as, new
   void document_replaced();           // another design took the document's place (new, open, reset), not a save
+  void edited(const QString& text);   // an edit was applied: its undo text, side effects included
   void modified_changed(bool modified);
 
 private:

@@ -133,6 +133,7 @@ MainWindow::MainWindow(QWidget* parent, const QString& autosave_dir) : QMainWind
 
   connect(doc_, &DesignDocument::path_changed, this, &MainWindow::update_title);
   connect(doc_, &DesignDocument::modified_changed, this, &MainWindow::update_title);
+  connect(doc_, &DesignDocument::edited, this, [this](const QString& text) { statusBar()->showMessage(text, 8000); });
   connect(axes_, &AxesModel::picked_changed, this, &MainWindow::refresh_slice);
   connect(autosave_, &Autosave::failed, this, [this](const QString& message) { statusBar()->showMessage(message); });
   connect(view_, &MeshView::cell_clicked, this, [this](std::optional<std::size_t> cell) {

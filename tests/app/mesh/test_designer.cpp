@@ -108,6 +108,27 @@ private slots:
     QCOMPARE(model.rowCount(), 3);
   }
 
+  // An edit says what else it changed: resizing tp of the (2,2,2) example on 8 ranks of one host to 3 makes the
+  // world 12, on hosts of 4; the undo entry and the edited() signal (the status bar) both say so.
+  void an_edit_says_its_side_effects() {
+    DesignDocument doc;
+    QString error;
+    QVERIFY2(doc.open(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/default.meshloom.json"), &error), qPrintable(error));
+    const Design before = doc.design();
+    AxesModel model(&doc);
+    QSignalSpy edited(&doc, &DesignDocument::edited);
+    QVERIFY(model.setData(model.index(model.row_of("tp"), AxesModel::Size), 3));
+    QCOMPARE(doc.design().world, before.world / 2 * 3);
+    QCOMPARE(edited.count(), 1);
+    const QString said = doc.undo_stack()->text(doc.undo_stack()->index() - 1);
+    QCOMPARE(edited.takeFirst().at(0).toString(), said);
+    QCOMPARE(said, QStringLiteral("Resize tp to 3; world 8 → 12, devices per host 8 → 4"));
+    QCOMPARE(DesignDocument::side_effects(before, doc.design()), said.mid(QStringLiteral("Resize tp to 3").size()));
+    // An edit without side effects says only what it did.
+    QVERIFY(model.setData(model.index(model.row_of("tp"), AxesModel::Name), QStringLiteral("mp")));
+    QCOMPARE(doc.undo_stack()->text(doc.undo_stack()->index() - 1), QStringLiteral("Rename tp to mp"));
+  }
+
   void a_rename_is_one_undoable_edit_and_carries_the_slice_pick() {
     DesignDocument doc;
     doc.reset(cube(), QString());
@@ -200,7 +221,7 @@ private slots:
 
     panel.select_axis("cp");
     QVERIFY(panel.remove_current());  // takes dp_cp with it
-    QCOMPARE(doc.undo_stack()->undoText(), QStringLiteral("Remove axis cp (and flattened dp_cp)"));
+    QCOMPARE(doc.undo_stack()->undoText(), QStringLiteral("Remove axis cp (and flattened dp_cp); world 16 → 8"));
     QVERIFY(doc.design().mesh.flattened.empty());
     while (doc.undo_stack()->canUndo()) doc.undo_stack()->undo();
     QCOMPARE(doc.design(), cube());
