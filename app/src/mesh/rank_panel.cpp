@@ -27,6 +27,7 @@ QString ints(const std::vector<std::int64_t>& values, int limit = 32) {
 RankPanel::RankPanel(const DesignDocument* doc, QWidget* parent) : QWidget(parent), doc_(doc) {
   title_ = new QLabel(this);
   title_->setWordWrap(true);
+  title_->setAlignment(Qt::AlignLeft | Qt::AlignTop);  // one line at the top while the table is hidden
   tree_ = new QTreeWidget(this);
   tree_->setColumnCount(3);
   tree_->setHeaderLabels({tr("Item"), tr("Value"), tr("Group")});
@@ -43,8 +44,9 @@ RankPanel::RankPanel(const DesignDocument* doc, QWidget* parent) : QWidget(paren
 void RankPanel::show_rank(std::optional<std::int64_t> rank) {
   rank_ = rank;
   tree_->clear();
+  tree_->setVisible(false);  // no empty table: the title's one line says what to do or what is wrong
   if (!rank) {
-    title_->setText(tr("Hover or click a rank on the canvas."));
+    title_->setText(tr("Hover or click a rank on the canvas to see its coordinate and groups."));
     return;
   }
   const Design& design = doc_->design();
@@ -54,6 +56,7 @@ void RankPanel::show_rank(std::optional<std::int64_t> rank) {
     return;
   }
   title_->setText(tr("<b>Rank %1</b>").arg(*rank));
+  tree_->setVisible(true);
   const std::int64_t host = *rank / design.devices_per_host;
   new QTreeWidgetItem(tree_, {tr("Host"), tr("%1 (device %2 of %3)")
                                               .arg(host)

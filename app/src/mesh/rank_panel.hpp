@@ -21,7 +21,7 @@ class RankPanel : public QWidget {
 public:
   explicit RankPanel(const DesignDocument* doc, QWidget* parent = nullptr);
 
-  // Shows `rank` (nullopt: a hint to hover or click a cell).
+  // Shows `rank` (nullopt: a one-line hint to hover or click a cell, and no table).
   void show_rank(std::optional<std::int64_t> rank);
   [[nodiscard]] std::optional<std::int64_t> rank() const noexcept { return rank_; }
   // The text of the row `item` ("Host", "Coordinate", or an axis name) in column 1; empty when absent.

@@ -86,6 +86,13 @@ int main(int argc, char** argv) {
   const QString design = args.isEmpty() ? QStringLiteral(MESHLOOM_DEFAULT_DESIGN) : args.first();
 
   MainWindow window;
+  // The layout of the last session. Screenshots keep the first-launch layout at one size, whatever the screen, so
+  // they come out the same on every machine.
+  if (parser.isSet(screenshot)) {
+    window.resize(1280, 800);
+  } else {
+    window.restore_layout();
+  }
   const bool opened = window.open_design(design);
   if (opened && parser.isSet(slice)) {
     std::vector<std::string> axes;
@@ -106,8 +113,11 @@ int main(int argc, char** argv) {
     }
     window.select_rank(rank);
   }
-  if (opened && parser.isSet(tensor) && !window.redistribution_panel()->select_tensor(parser.value(tensor))) {
-    return fail(QStringLiteral("--tensor %1: the design has no tensor of that name").arg(parser.value(tensor)));
+  if (opened && parser.isSet(tensor)) {
+    if (!window.redistribution_panel()->select_tensor(parser.value(tensor))) {
+      return fail(QStringLiteral("--tensor %1: the design has no tensor of that name").arg(parser.value(tensor)));
+    }
+    window.show_plan();
   }
   if (opened && parser.isSet(step)) {
     bool ok = false;

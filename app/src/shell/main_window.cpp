@@ -17,6 +17,8 @@
 #include <QLocale>
 #include <QMenuBar>
 #include <QPalette>
+#include <QScreen>
+#include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
 #include <QStyle>
@@ -67,6 +69,15 @@ constexpr qlonglong kMaxDrawnRanks = qlonglong{1} << 20;  // about 50 MB of cell
 constexpr int kAutosaveMs = 30'000;
 const char* const kRecentKey = "recent_files";
 
+// The layout puts the canvas in front: one side column narrow enough that the canvas keeps most of the window (the
+// Mesh dock's axes table needs about this width), the plan area hidden until something needs it.
+constexpr int kSideWidth = 340;
+constexpr double kScreenShare = 0.9;            // of the screen's available geometry, for the first window
+constexpr QSize kMaxWindowSize{1600, 1000};     // past this, the first window leaves the screen to other windows
+constexpr int kLayoutVersion = 1;               // saveState's version: a state saved by another arrangement is refused
+const char* const kGeometryKey = "window/geometry";
+const char* const kStateKey = "window/state";
+
 QString join_ints(const std::vector<std::int64_t>& values, const char* sep = " x ") {
   QStringList parts;
   for (auto v : values) parts << QString::number(v);
@@ -75,13 +86,22 @@ QString join_ints(const std::vector<std::int64_t>& values, const char* sep = " x
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
-QDockWidget* dock(QMainWindow* window, const QString& title, const QString& name, QWidget* widget,
-                  Qt::DockWidgetArea area) {
+// A dock; arrange_docks puts it in its place. The object name keys it in saveState.
+QDockWidget* dock(QMainWindow* window, const QString& title, const QString& name, QWidget* widget) {
   auto* d = new QDockWidget(title, window);
   d->setObjectName(name);
   d->setWidget(widget);
-  window->addDockWidget(area, d);
   return d;
+}
+
+// A plan-area panel inside a scroll area: the charts and tables need more height than a laptop screen has to spare
+// under the canvas, and a dock at their full minimum would push the window past the screen's edge.
+QWidget* scrolled(QWidget* panel) {
+  auto* area = new QScrollArea(panel->parentWidget());
+  area->setWidget(panel);
+  area->setWidgetResizable(true);
+  area->setFrameShape(QFrame::NoFrame);
+  return area;
 }
 
 QPalette dark_palette() {
@@ -149,7 +169,9 @@ MainWindow::MainWindow(QWidget* parent, const QString& autosave_dir) : QMainWind
                                 QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
   };
 
-  resize(1280, 820);
+  // First launch: most of the screen the window opens on, up to a size past which it only adds empty canvas.
+  if (const QScreen* s = screen()) resize((s->availableGeometry().size() * kScreenShare).boundedTo(kMaxWindowSize));
+  arrange_docks();
   rebuild_canvas();
   refresh_overview();
   refresh_slice();
@@ -182,11 +204,12 @@ const Design& MainWindow::design() const { return doc_->design(); }
 
 void MainWindow::build_docks() {
   mesh_panel_ = new MeshPanel(doc_, axes_, this);
-  QDockWidget* mesh_dock = dock(this, tr("Mesh"), QStringLiteral("mesh_dock"), mesh_panel_, Qt::LeftDockWidgetArea);
+  mesh_dock_ = dock(this, tr("Mesh"), QStringLiteral("mesh_dock"), mesh_panel_);
 
   auto* slice_widget = new QWidget(this);
   slice_summary_ = new QLabel(slice_widget);
   slice_summary_->setWordWrap(true);
+  slice_summary_->setAlignment(Qt::AlignLeft | Qt::AlignTop);  // one line at the top while the list is hidden
   slice_error_ = make_message_label(slice_widget);
   groups_ = new QListView(slice_widget);
   groups_->setModel(slice_);
@@ -196,19 +219,15 @@ void MainWindow::build_docks() {
   slice_layout->addWidget(slice_summary_);
   slice_layout->addWidget(slice_error_);
   slice_layout->addWidget(groups_, 1);
-  QDockWidget* slice_dock = dock(this, tr("Slice"), QStringLiteral("slice_dock"), slice_widget, Qt::RightDockWidgetArea);
+  slice_dock_ = dock(this, tr("Slice"), QStringLiteral("slice_dock"), slice_widget);
   connect(groups_->selectionModel(), &QItemSelectionModel::currentChanged, this, [this](const QModelIndex& current) {
     if (grid_ && !syncing_groups_) grid_->set_emphasised_group(current.isValid() ? current.row() : -1);
   });
 
   redistribution_ = new RedistributionPanel(doc_, this);
-  QDockWidget* plan_dock =
-      dock(this, tr("Redistribution"), QStringLiteral("redistribution_dock"), redistribution_, Qt::BottomDockWidgetArea);
+  plan_dock_ = dock(this, tr("Redistribution"), QStringLiteral("redistribution_dock"), scrolled(redistribution_));
   costs_ = new CostsPanel(doc_, this);
-  QDockWidget* costs_dock = dock(this, tr("Costs"), QStringLiteral("costs_dock"), costs_, Qt::BottomDockWidgetArea);
-  tabifyDockWidget(plan_dock, costs_dock);
-  plan_dock->raise();
-  resizeDocks({plan_dock}, {260}, Qt::Vertical);
+  costs_dock_ = dock(this, tr("Costs"), QStringLiteral("costs_dock"), scrolled(costs_));
   connect(costs_, &CostsPanel::apply_requested, this, [this](const QString& path) {
     if (!apply_calibration(path)) QMessageBox::warning(this, tr("Cannot apply calibration"), last_error_);
   });
@@ -218,35 +237,59 @@ void MainWindow::build_docks() {
         std::make_shared<const PredictionRecords>(costs_->prediction_chart()->records()), QFileInfo(path).fileName());
   });
   advisor_ = new AdvisorPanel(doc_, this);
-  QDockWidget* advisor_dock = dock(this, tr("Advisor"), QStringLiteral("advisor_dock"), advisor_, Qt::BottomDockWidgetArea);
-  tabifyDockWidget(costs_dock, advisor_dock);
-  plan_dock->raise();
+  advisor_dock_ = dock(this, tr("Advisor"), QStringLiteral("advisor_dock"), scrolled(advisor_));
   connect(advisor_, &AdvisorPanel::preview_requested, this, [this](const std::optional<MeshSpec>& mesh) {
     preview_layout(mesh);
   });
   connect(advisor_, &AdvisorPanel::apply_requested, this, [this](const MeshSpec& mesh) {
     if (!apply_layout(mesh)) QMessageBox::warning(this, tr("Cannot apply layout"), last_error_);
   });
-  connect(costs_, &CostsPanel::run_finished, this, [this, costs_dock](const RunOutcome& outcome) {
+  connect(costs_, &CostsPanel::run_finished, this, [this](const RunOutcome& outcome) {
     statusBar()->showMessage(outcome.status == RunOutcome::Status::Succeeded
                                  ? tr("Benchmark done: %1 results").arg(outcome.results)
                                  : outcome.message.section(QLatin1Char('\n'), 0, 0),
                              10000);
-    costs_dock->raise();
+    show_costs();
   });
 
   rank_panel_ = new RankPanel(doc_, this);
-  QDockWidget* rank_dock = dock(this, tr("Rank"), QStringLiteral("rank_dock"), rank_panel_, Qt::RightDockWidgetArea);
+  rank_dock_ = dock(this, tr("Rank"), QStringLiteral("rank_dock"), rank_panel_);
 
   overview_ = new QTreeWidget(this);
   overview_->setColumnCount(2);
   overview_->setHeaderLabels({tr("Item"), tr("Value")});
   overview_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  QDockWidget* overview_dock = dock(this, tr("Overview"), QStringLiteral("overview_dock"), overview_, Qt::RightDockWidgetArea);
-  tabifyDockWidget(rank_dock, overview_dock);
-  rank_dock->raise();
-  resizeDocks({slice_dock, rank_dock}, {320, 320}, Qt::Vertical);
-  resizeDocks({mesh_dock, slice_dock}, {470, 360}, Qt::Horizontal);
+  overview_dock_ = dock(this, tr("Overview"), QStringLiteral("overview_dock"), overview_);
+
+  // The plan area's menu check follows its docks, however they are shown or closed.
+  for (QDockWidget* d : {plan_dock_, costs_dock_, advisor_dock_}) {
+    connect(d, &QDockWidget::visibilityChanged, this, &MainWindow::sync_plan_area_action);
+  }
+}
+
+void MainWindow::arrange_docks() {
+  QDockWidget* const docks[] = {mesh_dock_, slice_dock_, rank_dock_, overview_dock_, plan_dock_, costs_dock_, advisor_dock_};
+  for (QDockWidget* d : docks) {
+    d->setFloating(false);
+    removeDockWidget(d);  // out of wherever the user put it
+  }
+  // The side column, left of the canvas: the designer over the slice over the rank (tabbed with the overview).
+  addDockWidget(Qt::LeftDockWidgetArea, mesh_dock_);
+  splitDockWidget(mesh_dock_, slice_dock_, Qt::Vertical);
+  splitDockWidget(slice_dock_, rank_dock_, Qt::Vertical);
+  tabifyDockWidget(rank_dock_, overview_dock_);
+  // The plan area, under the canvas and the column.
+  addDockWidget(Qt::BottomDockWidgetArea, plan_dock_);
+  tabifyDockWidget(plan_dock_, costs_dock_);
+  tabifyDockWidget(costs_dock_, advisor_dock_);
+  for (QDockWidget* d : docks) d->show();
+  rank_dock_->raise();
+  plan_dock_->raise();
+  const int h = height();
+  resizeDocks({mesh_dock_}, {kSideWidth}, Qt::Horizontal);
+  resizeDocks({mesh_dock_, slice_dock_, rank_dock_}, {h * 9 / 20, h / 5, h * 7 / 20}, Qt::Vertical);
+  resizeDocks({plan_dock_}, {h * 2 / 5}, Qt::Vertical);  // the height it opens at
+  set_plan_area_visible(false);
 }
 
 void MainWindow::build_menus() {
@@ -361,7 +404,17 @@ void MainWindow::build_menus() {
     });
   }
   view->addSeparator();
-  for (QDockWidget* d : findChildren<QDockWidget*>()) view->addAction(d->toggleViewAction());
+  for (QDockWidget* d : {mesh_dock_, slice_dock_, rank_dock_, overview_dock_, plan_dock_, costs_dock_, advisor_dock_}) {
+    view->addAction(d->toggleViewAction());
+  }
+  view->addSeparator();
+  plan_area_action_ = view->addAction(tr("&Plan area"));
+  plan_area_action_->setCheckable(true);
+  plan_area_action_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_J));
+  plan_area_action_->setToolTip(tr("Redistribution, Costs and Advisor, under the canvas"));
+  connect(plan_area_action_, &QAction::triggered, this, &MainWindow::set_plan_area_visible);
+  view->addAction(tr("&Reset layout"), this, &MainWindow::reset_layout)
+      ->setToolTip(tr("The docks as at first launch: the canvas in front, the plan area hidden"));
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&About Meshloom"), this, [this] {
@@ -439,6 +492,7 @@ bool MainWindow::maybe_save() {
 void MainWindow::closeEvent(QCloseEvent* event) {
   if (maybe_save()) {
     autosave_->discard();
+    save_layout();
     event->accept();
   } else {
     event->ignore();
@@ -628,6 +682,7 @@ bool MainWindow::apply_calibration(const QString& path) {
   }
   redistribution_->set_previous_calibration(before, before_label);
   (void)redistribution_->set_cost_model(RedistributionPanel::CostModelKind::Calibrated);
+  show_plan();  // the plan priced under the new calibration and the one it replaced
   last_error_.clear();
   return true;
 }
@@ -792,6 +847,7 @@ void MainWindow::refresh_slice() {
   slice_->set_slice(mesh, drawn ? axes_->picked() : std::vector<std::string>{});
   slice_summary_->setText(slice_->summary());
   show_message(slice_error_, slice_->error());
+  groups_->setVisible(slice_->rowCount() > 0);  // nothing ticked or no valid slice: the summary's one line says so
   const auto& s = slice_->slice();
   if (grid_ && (s.cell_group.empty() || s.cell_group.size() == grid_->cell_count())) {
     grid_->set_groups(s.cell_group, static_cast<std::int32_t>(s.groups.size()));
@@ -845,18 +901,57 @@ void MainWindow::refresh_overview() {
   overview_->expandAll();
 }
 
+// ---- Layout -------------------------------------------------------------------------------------------------
+
+void MainWindow::set_plan_area_visible(bool visible) {
+  for (QDockWidget* d : {plan_dock_, costs_dock_, advisor_dock_}) d->setVisible(visible);
+  sync_plan_area_action();
+}
+
+bool MainWindow::plan_area_visible() const {
+  return !plan_dock_->isHidden() || !costs_dock_->isHidden() || !advisor_dock_->isHidden();
+}
+
+void MainWindow::sync_plan_area_action() {
+  if (plan_area_action_ != nullptr) plan_area_action_->setChecked(plan_area_visible());
+}
+
+void MainWindow::show_plan() {
+  set_plan_area_visible(true);
+  plan_dock_->raise();
+}
+
 void MainWindow::show_costs() {
-  if (auto* d = findChild<QDockWidget*>(QStringLiteral("costs_dock"))) {
-    d->show();
-    d->raise();
-  }
+  set_plan_area_visible(true);
+  costs_dock_->raise();
 }
 
 void MainWindow::show_advisor() {
-  if (auto* d = findChild<QDockWidget*>(QStringLiteral("advisor_dock"))) {
-    d->show();
-    d->raise();
-  }
+  set_plan_area_visible(true);
+  advisor_dock_->raise();
+}
+
+void MainWindow::save_layout() const {
+  QSettings settings;
+  settings.setValue(QString::fromLatin1(kGeometryKey), saveGeometry());
+  settings.setValue(QString::fromLatin1(kStateKey), saveState(kLayoutVersion));
+}
+
+bool MainWindow::restore_layout() {
+  const QSettings settings;
+  const QByteArray geometry = settings.value(QString::fromLatin1(kGeometryKey)).toByteArray();
+  const QByteArray state = settings.value(QString::fromLatin1(kStateKey)).toByteArray();
+  const bool sized = !geometry.isEmpty() && restoreGeometry(geometry);
+  const bool arranged = !state.isEmpty() && restoreState(state, kLayoutVersion);
+  sync_plan_area_action();
+  return sized || arranged;
+}
+
+void MainWindow::reset_layout() {
+  QSettings settings;
+  settings.remove(QString::fromLatin1(kGeometryKey));
+  settings.remove(QString::fromLatin1(kStateKey));
+  arrange_docks();
 }
 
 // ---- Animation ----------------------------------------------------------------------------------------------
@@ -922,6 +1017,7 @@ bool MainWindow::show_plan_step(int step) {
     return false;
   }
   animation_->jump_to(step);
+  show_plan();  // the step's collectives and costs, beside the frame on the canvas
   last_error_.clear();
   return true;
 }

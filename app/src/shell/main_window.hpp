@@ -1,11 +1,13 @@
-// The main window: the canvas of the design's mesh in the middle, with the animation of the current plan under it
+// The main window: the canvas of the design's mesh in front, with the animation of the current plan under it
 // (AnimationBar: controls and caption; a BlockOverlayItem over the canvas shows what every rank holds at the frame
-// shown); docks for the mesh designer (axes table), the slice (its groups as rank lists), the rank under the mouse,
-// an overview of the design, the redistribution plans of its tensors, and the measured costs (CostsPanel: charts,
-// live benchmark runs of the launcher, recalibration). Menus:
+// shown). One narrow column of docks beside it: the mesh designer (axes table), the slice (its groups as rank
+// lists), the rank under the mouse and an overview of the design. Under the canvas, the plan area comes up on
+// demand: the redistribution plans of the design's tensors, the measured costs (CostsPanel: charts, live benchmark
+// runs of the launcher, recalibration) and the layout advisor, tabbed. Menus:
 // File (new, open, recent, save, save as, export code and canvas), Edit (undo, redo), Mesh (axis edits,
-// presets), Plan (calibration, export, playback), View (zoom, fit, theme). The window is glue: the document holds the design and its history,
-// the models and panels are views over it, and every number shown comes from the engine.
+// presets), Plan (calibration, export, playback), View (zoom, fit, theme, docks, plan area, reset layout). The
+// window and dock layout are kept in QSettings between sessions. The window is glue: the document holds the design
+// and its history, the models and panels are views over it, and every number shown comes from the engine.
 #pragma once
 
 #include <QMainWindow>
@@ -24,6 +26,8 @@
 #include "meshloom/mesh/device_mesh.hpp"
 #include "meshloom/plan/planner.hpp"
 
+class QAction;
+class QDockWidget;
 class QGraphicsScene;
 class QLabel;
 class QListView;
@@ -73,16 +77,33 @@ public:
   // the error in last_error() when the design has no tensor or the file cannot be written.
   bool export_plan(const QString& path);
   // Names `path` as the design's calibration (one undoable edit; relative to the design's folder when it is
-  // inside it) and plans with it. False with the reason in last_error() when the file does not load or was
-  // measured on another mesh; the design is unchanged then.
+  // inside it) and plans with it, showing the Redistribution dock. False with the reason in last_error() when the
+  // file does not load or was measured on another mesh; the design is unchanged then.
   bool apply_calibration(const QString& path);
-  // Shows frame `step` of the current plan's animation (0: before the first step; k: after step k), paused. False
-  // with the reason in last_error() when there is no plan to animate or the step is past its last.
+  // Shows frame `step` of the current plan's animation (0: before the first step; k: after step k), paused, with
+  // the plan area open on the Redistribution dock. False with the reason in last_error() when there is no plan to
+  // animate or the step is past its last.
   bool show_plan_step(int step);
-  // Brings the Costs dock to the front.
+  // The plan area: the Redistribution, Costs and Advisor docks, tabbed under the canvas. Hidden at first launch;
+  // View > Plan area (plan_area_action, Ctrl+J) toggles it, and what needs it shows it (show_plan, show_costs,
+  // show_advisor: a plan step asked for, a calibration applied, a benchmark run or finished, layouts ranked).
+  void set_plan_area_visible(bool visible);
+  // True while any dock of the plan area is shown.
+  [[nodiscard]] bool plan_area_visible() const;
+  [[nodiscard]] QAction* plan_area_action() const noexcept { return plan_area_action_; }
+  // Shows the plan area with the Redistribution dock in front.
+  void show_plan();
+  // Shows the plan area with the Costs dock in front.
   void show_costs();
-  // Brings the Advisor dock to the front.
+  // Shows the plan area with the Advisor dock in front.
   void show_advisor();
+  // The window's geometry and dock layout between sessions (QSettings): save_layout writes them (on close),
+  // restore_layout reads them back (the app calls it at start; false, with the layout unchanged, when nothing
+  // usable was saved), and reset_layout (View > Reset layout) puts back the first-launch layout and forgets the
+  // saved one.
+  void save_layout() const;
+  bool restore_layout();
+  void reset_layout();
   // Replaces the mesh by a preset's (one undoable edit). False with the framework's error in last_error().
   bool apply_preset(const PresetRequest& request);
   // Shows `mesh` (a layout of the design's axes, as the advisor proposes it) on the canvas without changing the
@@ -137,6 +158,8 @@ private:
   void build_menus();
   void build_docks();
   void build_canvas();
+  void arrange_docks();  // the first-launch layout: the side column beside the canvas, the plan area hidden
+  void sync_plan_area_action();
   void update_animation();  // the panel's plan into the animation
   void update_overlay();    // the animation's frame onto the canvas
   void new_dialog();
@@ -175,6 +198,14 @@ private:
   RedistributionPanel* redistribution_ = nullptr;
   CostsPanel* costs_ = nullptr;
   AdvisorPanel* advisor_ = nullptr;
+  QDockWidget* mesh_dock_ = nullptr;
+  QDockWidget* slice_dock_ = nullptr;
+  QDockWidget* rank_dock_ = nullptr;
+  QDockWidget* overview_dock_ = nullptr;
+  QDockWidget* plan_dock_ = nullptr;  // the plan area: plan_dock_, costs_dock_ and advisor_dock_, tabbed
+  QDockWidget* costs_dock_ = nullptr;
+  QDockWidget* advisor_dock_ = nullptr;
+  QAction* plan_area_action_ = nullptr;
   struct LayoutPreview {
     Design design;    // the document's design with the previewed layout
     DeviceMesh mesh;  // built from it

@@ -10,8 +10,17 @@
 #include <QtTest>
 
 #include <QCheckBox>
+#include <QListView>
 #include <QSlider>
+#include <QTreeWidget>
 #include <QToolButton>
+
+#include <QAction>
+#include <QDockWidget>
+#include <QMenu>
+#include <QMenuBar>
+#include <QScreen>
+#include <QSettings>
 
 #include "plan/animation_bar.hpp"
 #include "canvas/block_overlay_item.hpp"
@@ -23,6 +32,7 @@
 #include "meshloom/mesh/device_mesh.hpp"
 #include "canvas/mesh_geometry.hpp"
 #include "canvas/mesh_grid_item.hpp"
+#include "canvas/mesh_view.hpp"
 
 using meshloom::app::MainWindow;
 using meshloom::app::PlanAnimation;
@@ -42,13 +52,190 @@ bool overlay_shows(const MainWindow& w, int k) {
   return true;
 }
 
+// The canvas's share of the window's area (the MeshView alone, without the animation bar under it).
+double canvas_share(const MainWindow& w) {
+  const QSize canvas = w.view()->size();
+  return static_cast<double>(canvas.width()) * canvas.height() / (static_cast<double>(w.width()) * w.height());
+}
+
+QDockWidget* dock(const MainWindow& w, const char* name) {
+  return w.findChild<QDockWidget*>(QString::fromLatin1(name));
+}
+
+// The bottom plan area's docks are all shown or all hidden, as `shown` says.
+bool plan_area_is(const MainWindow& w, bool shown) {
+  for (const char* name : {"redistribution_dock", "costs_dock", "advisor_dock"}) {
+    if (dock(w, name)->isVisible() != shown) return false;
+  }
+  return w.plan_area_visible() == shown && w.plan_area_action()->isChecked() == shown;
+}
+
+// A window at `size` (the offscreen screen is smaller than the sizes tried: set explicitly), shown and laid out.
+void show_at(MainWindow& w, QSize size) {
+  w.resize(size);
+  w.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&w));
+  QCoreApplication::processEvents();
+  QCOMPARE(w.size(), size);
+}
+
+// The View menu's action labelled `text` (with its mnemonic).
+QAction* view_action(const MainWindow& w, const QString& text) {
+  for (QAction* menu : w.menuBar()->actions()) {
+    if (menu->text() != QLatin1String("&View")) continue;
+    for (QAction* a : menu->menu()->actions()) {
+      if (a->text() == text) return a;
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 class MainWindowTest : public QObject {
   Q_OBJECT
 
 private slots:
-  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }  // settings and autosaves in ~/.qttest
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);  // settings and autosaves in ~/.qttest
+    QCoreApplication::setOrganizationName(QStringLiteral("MeshloomTest"));
+    QCoreApplication::setApplicationName(QStringLiteral("MeshloomMainWindowTest"));
+    QSettings().remove(QStringLiteral("window"));  // no layout left by an earlier run
+  }
+
+  void the_canvas_takes_most_of_a_fresh_window() {
+    // The first window fits the screen it opens on.
+    {
+      MainWindow w;
+      const QSize available = w.screen()->availableGeometry().size();
+      QVERIFY2(w.width() <= available.width() && w.height() <= available.height(),
+               qPrintable(QStringLiteral("%1x%2 on %3x%4").arg(w.width()).arg(w.height()).arg(available.width()).arg(available.height())));
+    }
+    for (const QSize size : {QSize(1280, 800), QSize(1600, 1000)}) {
+      MainWindow w;
+      QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/torchtitan-4d.meshloom.json")));
+      show_at(w, size);
+      QVERIFY2(canvas_share(w) >= 0.6, qPrintable(QStringLiteral("%1x%2: canvas %3x%4, %5 of the window")
+                                                      .arg(size.width()).arg(size.height())
+                                                      .arg(w.view()->width()).arg(w.view()->height())
+                                                      .arg(canvas_share(w))));
+      QVERIFY(plan_area_is(w, false));
+      QVERIFY(dock(w, "mesh_dock")->isVisible());
+      // Nothing ticked, nothing hovered: the Slice and Rank docks say so in a line, with no empty list or table.
+      QVERIFY(!dock(w, "slice_dock")->findChild<QListView*>()->isVisible());
+      QVERIFY(!dock(w, "rank_dock")->findChild<QTreeWidget*>()->isVisible());
+      w.set_slice({"dp_shard"});
+      w.select_rank(3);
+      QVERIFY(dock(w, "slice_dock")->findChild<QListView*>()->isVisible());
+      QVERIFY(dock(w, "rank_dock")->findChild<QTreeWidget*>()->isVisible());
+    }
+  }
+
+  void the_plan_area_comes_up_on_demand() {
+    MainWindow w;
+    QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/pp-dp-tp-3d.meshloom.json")));
+    show_at(w, QSize(1280, 800));
+    const double share = canvas_share(w);
+    QAction* toggle = view_action(w, QStringLiteral("&Plan area"));
+    QVERIFY(toggle != nullptr);
+    QCOMPARE(toggle, w.plan_area_action());
+    QCOMPARE(toggle->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_J));
+    QVERIFY(plan_area_is(w, false));
+    toggle->trigger();
+    QCoreApplication::processEvents();
+    QVERIFY(plan_area_is(w, true));
+    // It opens at a useful height, under the canvas, and gives it back when toggled off.
+    QVERIFY2(dock(w, "redistribution_dock")->height() >= 200, qPrintable(QString::number(dock(w, "redistribution_dock")->height())));
+    QVERIFY(canvas_share(w) < share);
+    toggle->trigger();
+    QCoreApplication::processEvents();
+    QVERIFY(plan_area_is(w, false));
+    QCOMPARE(canvas_share(w), share);
+
+    // What needs the plan area shows it, with the right tab in front.
+    const auto in_front = [&w](const char* name) {
+      QCoreApplication::processEvents();
+      return dock(w, name)->visibleRegion().isEmpty() == false;
+    };
+    QVERIFY(w.show_plan_step(1));
+    QVERIFY(plan_area_is(w, true));
+    QVERIFY(in_front("redistribution_dock"));
+    w.set_plan_area_visible(false);
+    w.show_costs();
+    QVERIFY(plan_area_is(w, true));
+    QVERIFY(in_front("costs_dock"));
+    QVERIFY(!in_front("redistribution_dock"));
+    w.set_plan_area_visible(false);
+    w.show_advisor();
+    QVERIFY(plan_area_is(w, true));
+    QVERIFY(in_front("advisor_dock"));
+    // Closing its docks one by one unchecks the toggle with the last.
+    for (const char* name : {"redistribution_dock", "costs_dock"}) dock(w, name)->close();
+    QVERIFY(toggle->isChecked());
+    dock(w, "advisor_dock")->close();
+    QVERIFY(plan_area_is(w, false));
+  }
+
+  void reset_layout_puts_the_canvas_in_front_again() {
+    MainWindow w;
+    QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/hsdp-2d.meshloom.json")));
+    show_at(w, QSize(1280, 800));
+    const double share = canvas_share(w);
+    // The user opens the plan area, moves the Mesh dock to the right, floats the Slice dock, widens the Rank dock.
+    w.set_plan_area_visible(true);
+    w.addDockWidget(Qt::RightDockWidgetArea, dock(w, "mesh_dock"));
+    dock(w, "slice_dock")->setFloating(true);
+    w.resizeDocks({dock(w, "rank_dock")}, {520}, Qt::Horizontal);
+    QCoreApplication::processEvents();
+    QVERIFY(canvas_share(w) < 0.5);
+    w.save_layout();
+    QVERIFY(QSettings().contains(QStringLiteral("window/state")));
+
+    QAction* reset = view_action(w, QStringLiteral("&Reset layout"));
+    QVERIFY(reset != nullptr);
+    reset->trigger();
+    QCoreApplication::processEvents();
+    QCOMPARE(canvas_share(w), share);
+    QVERIFY(canvas_share(w) >= 0.6);
+    QVERIFY(plan_area_is(w, false));
+    QVERIFY(!dock(w, "slice_dock")->isFloating());
+    QCOMPARE(w.dockWidgetArea(dock(w, "mesh_dock")), Qt::LeftDockWidgetArea);
+    QVERIFY(!QSettings().contains(QStringLiteral("window/state")));  // the next session starts fresh too
+  }
+
+  void the_layout_is_restored_in_the_next_window() {
+    QSettings().remove(QStringLiteral("window"));
+    QRect geometry;
+    int rank_width = 0;
+    {
+      MainWindow first;
+      show_at(first, QSize(1400, 900));
+      first.show_costs();
+      first.addDockWidget(Qt::RightDockWidgetArea, dock(first, "rank_dock"));
+      first.resizeDocks({dock(first, "rank_dock")}, {300}, Qt::Horizontal);
+      QCoreApplication::processEvents();
+      geometry = first.geometry();
+      rank_width = dock(first, "rank_dock")->width();
+      QVERIFY(first.close());  // saves the layout
+    }
+    MainWindow second;
+    QVERIFY(plan_area_is(second, false));  // a window keeps the first-launch layout until it restores
+    QVERIFY(second.restore_layout());
+    second.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&second));
+    QCoreApplication::processEvents();
+    QCOMPARE(second.size(), geometry.size());
+    QVERIFY(plan_area_is(second, true));
+    QCOMPARE(second.dockWidgetArea(dock(second, "rank_dock")), Qt::RightDockWidgetArea);
+    QCOMPARE(dock(second, "rank_dock")->width(), rank_width);
+
+    // Nothing saved: nothing restored, the first-launch layout stays.
+    second.reset_layout();
+    MainWindow third;
+    QVERIFY(!third.restore_layout());
+    QVERIFY(plan_area_is(third, false));
+  }
+
 
   void every_example_draws_every_rank_once() {
     const QDir dir(QStringLiteral(MESHLOOM_EXAMPLES_DIR));
