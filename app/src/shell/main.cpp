@@ -1,5 +1,5 @@
 // meshloom: the desktop app. `meshloom [design]` opens a design (the bundled example by default);
-// `meshloom --screenshot out.png [design]` renders the window offscreen to a PNG and exits. --slice, --select,
+// `meshloom --screenshot out.png [--size WxH] [design]` renders the window offscreen to a PNG and exits. --slice, --select,
 // --tensor, --step, --measurements, --fit, --predictions, --advise, --preview and --theme set up what the window shows first (the docs' screenshots use them):
 // `meshloom --screenshot out.png --step 2 design` renders step 2 of the current tensor's plan (0: the layout
 // before the first step).
@@ -58,7 +58,11 @@ int main(int argc, char** argv) {
   const QCommandLineOption preview(QStringLiteral("preview"),
                                    QStringLiteral("With --advise: preview the layout ranked <n> (1: the best) on the canvas."),
                                    QStringLiteral("n"));
-  parser.addOptions({screenshot, slice, select, tensor, step, measurements, fit, predictions, advise, preview, theme});
+  const QCommandLineOption size(QStringLiteral("size"),
+                                QStringLiteral("With --screenshot: the window's <WxH> in pixels (default 1280x800)."),
+                                QStringLiteral("WxH"));
+  parser.addOptions(
+      {screenshot, size, slice, select, tensor, step, measurements, fit, predictions, advise, preview, theme});
   parser.addPositionalArgument(QStringLiteral("design"), QStringLiteral("A *.meshloom.json design to open."));
   parser.process(app);
 
@@ -89,10 +93,24 @@ int main(int argc, char** argv) {
   // The layout of the last session. Screenshots keep the first-launch layout at one size, whatever the screen, so
   // they come out the same on every machine.
   if (parser.isSet(screenshot)) {
-    window.resize(1280, 800);
+    QSize shot(1280, 800);
+    if (parser.isSet(size)) {
+      const QStringList wh = parser.value(size).split(QLatin1Char('x'));
+      bool ok_w = false;
+      bool ok_h = false;
+      if (wh.size() == 2) shot = QSize(wh[0].toInt(&ok_w), wh[1].toInt(&ok_h));
+      if (!ok_w || !ok_h || shot.width() < 320 || shot.height() < 240 || shot.width() > 8192 || shot.height() > 8192) {
+        return fail(QStringLiteral("--size %1: expected WxH in pixels, 320x240 to 8192x8192").arg(parser.value(size)));
+      }
+    }
+    window.resize(shot);
+  } else if (parser.isSet(size)) {
+    return fail(QStringLiteral("--size needs --screenshot"));
   } else {
     window.restore_layout();
   }
+  // Shown before the options below set it up: a dock raised in a hidden window does not stay raised.
+  window.show();
   const bool opened = window.open_design(design);
   if (opened && parser.isSet(slice)) {
     std::vector<std::string> axes;
@@ -168,13 +186,11 @@ int main(int argc, char** argv) {
   }
   if (parser.isSet(screenshot)) {
     if (!opened) return fail(window.last_error());
-    window.show();
     QApplication::processEvents();
     const QString out = parser.value(screenshot);
     if (!window.grab().save(out)) return fail(QStringLiteral("cannot write screenshot %1").arg(out));
     return 0;
   }
-  window.show();
   if (!opened) std::fprintf(stderr, "meshloom: %s\n", qPrintable(window.last_error()));
   window.offer_recovery();
   return QApplication::exec();

@@ -835,7 +835,10 @@ void MainWindow::rebuild_canvas() {
   }
   rank_panel_->show_rank(selected_rank_);
   const std::int64_t hosts_used = (mesh.size() + design.devices_per_host - 1) / design.devices_per_host;
-  statusBar()->showMessage(tr("%1 ranks on %2 host(s) of %3 devices").arg(mesh.size()).arg(hosts_used).arg(design.devices_per_host));
+  const QString ranks = mesh.size() == 1 ? tr("1 rank") : tr("%1 ranks").arg(mesh.size());
+  const QString on_hosts = hosts_used == 1 ? tr("1 host") : tr("%1 hosts").arg(hosts_used);
+  const QString devices = design.devices_per_host == 1 ? tr("1 device") : tr("%1 devices").arg(design.devices_per_host);
+  statusBar()->showMessage(tr("%1 on %2 of %3").arg(ranks, on_hosts, devices));
   view_->fit();
 }
 
