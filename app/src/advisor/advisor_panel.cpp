@@ -200,7 +200,7 @@ void AdvisorPanel::update_availability() {
                                 "(calibrate again to key its curves by group shape).").arg(q(*d.calibration));
       }
     } catch (const std::exception& e) {
-      calibrated_reason_ = tr("The calibration file does not load: %1").arg(QString::fromUtf8(e.what()));
+      calibrated_reason_ = tr("The calibration file does not load: %1").arg(error_text(e));
     }
   }
   auto* items = qobject_cast<QStandardItemModel*>(model_box_->model());
@@ -264,7 +264,7 @@ CostModelFactory AdvisorPanel::make_factory(QString* error) const {
       return calibrated;
     };
   } catch (const std::exception& e) {
-    *error = QString::fromUtf8(e.what());
+    *error = error_text(e);
     return {};
   }
 }
@@ -302,7 +302,7 @@ bool AdvisorPanel::rank() {
     try {
       outcome->first = advise(*design, factory, options);
     } catch (const std::exception& e) {
-      outcome->second = QString::fromUtf8(e.what());
+      outcome->second = error_text(e);
     }
   });
   thread->setParent(this);

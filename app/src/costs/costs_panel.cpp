@@ -376,7 +376,7 @@ bool CostsPanel::start_run(RunSettings settings) {
   try {
     save_design(doc_->design(), design_path.toStdString());
   } catch (const std::exception& e) {
-    show_message(tr("Cannot write the design for the run: %1").arg(QString::fromUtf8(e.what())), true);
+    show_message(tr("Cannot write the design for the run: %1").arg(error_text(e)), true);
     return false;
   }
   QString error;

@@ -14,6 +14,7 @@
 
 #include "document/design_document.hpp"
 #include "meshloom/design/design.hpp"
+#include "shell/inline_message.hpp"
 
 namespace meshloom::app {
 
@@ -66,7 +67,7 @@ bool Autosave::write_now(QString* error) {
   try {
     text = to_json_text(doc_->design());
   } catch (const std::exception& e) {
-    return fail(QString::fromUtf8(e.what()));
+    return fail(error_text(e));
   }
   for (const auto& [path, bytes] : {std::pair{copy_path(), QByteArray::fromStdString(text)},
                                     std::pair{sibling(copy_path(), QStringLiteral(".origin")), doc_->path().toUtf8()}}) {

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "meshloom/error.hpp"
+#include "shell/inline_message.hpp"
 
 namespace meshloom::app {
 
@@ -65,7 +66,7 @@ bool DesignDocument::open(const QString& path, QString* error) {
     reset(std::move(design), path);
     return true;
   } catch (const std::exception& e) {
-    if (error) *error = QString::fromUtf8(e.what());
+    if (error) *error = error_text(e);
     return false;
   }
 }
@@ -83,7 +84,7 @@ bool DesignDocument::open_copy(const QString& path, QString* error) {
     emit path_changed(path_);  // the name shown changed
     return true;
   } catch (const std::exception& e) {
-    if (error) *error = QString::fromUtf8(e.what());
+    if (error) *error = error_text(e);
     return false;
   }
 }
@@ -111,7 +112,7 @@ bool DesignDocument::save(const QString& path, QString* error) {
   try {
     save_design(design_, path.toStdString());
   } catch (const std::exception& e) {
-    if (error) *error = QString::fromUtf8(e.what());
+    if (error) *error = error_text(e);
     return false;
   }
   const bool renamed = path != path_;
@@ -128,7 +129,7 @@ bool DesignDocument::edit(const QString& text, const std::function<Design(const 
     next = edit(design_);
     (void)build_mesh(next.mesh, next.world);  // the edits validate; this only proves the mesh builds
   } catch (const std::exception& e) {
-    if (error) *error = QString::fromUtf8(e.what());
+    if (error) *error = error_text(e);
     return false;
   }
   if (next == design_) return true;

@@ -67,7 +67,7 @@ std::optional<MeshSpec> build_request(const PresetRequest& request, QString* err
   try {
     return build_preset(request.name, request.degrees);
   } catch (const std::exception& e) {
-    if (error) *error = QString::fromUtf8(e.what());
+    if (error) *error = error_text(e);
     return std::nullopt;
   }
 }

@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "canvas/mesh_grid_item.hpp"
+#include "shell/inline_message.hpp"
 
 namespace meshloom::app {
 
@@ -78,7 +79,7 @@ void SliceModel::set_slice(const DeviceMesh& root, const std::vector<std::string
     try {
       slice_ = slice_groups(root, axes);
     } catch (const std::exception& e) {
-      const QString message = QString::fromUtf8(e.what());
+      const QString message = error_text(e);
       const QString rule = slice_rule(message);
       error_ = rule.isEmpty() ? message : message + QLatin1Char('\n') + rule;
     }

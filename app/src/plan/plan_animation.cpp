@@ -10,6 +10,7 @@
 #include <utility>
 
 #include <QStringList>
+#include "shell/inline_message.hpp"
 
 namespace meshloom::app {
 
@@ -324,7 +325,7 @@ bool PlanAnimation::set_plan(const PlanRequest& request, const Plan& plan, const
   } catch (const std::exception& e) {
     frames_.clear();
     captions_.clear();
-    error_ = QString::fromUtf8(e.what());
+    error_ = error_text(e);
     emit plan_changed();
     emit frame_changed(0);
     return false;

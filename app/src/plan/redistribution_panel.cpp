@@ -438,7 +438,7 @@ void RedistributionPanel::update_calibration() {
           s.reset(std::make_unique<CalibratedCostModel>(std::move(c), d.mesh.names), key);
         }
       } catch (const std::exception& e) {
-        reason = tr("The calibration file does not load: %1").arg(QString::fromUtf8(e.what()));
+        reason = tr("The calibration file does not load: %1").arg(error_text(e));
         s.reset(nullptr, {});  // not remembered: the next design change tries again
       }
     }
@@ -487,7 +487,7 @@ RedistributionPanel::Outcome RedistributionPanel::plan_with(ModelSlot& s, const 
   } catch (const std::exception& e) {
     // PlanCache keeps no errors: remember them, so a redraw does not search a refused request again.
     if (s.failures.size() >= kRememberedFailures) s.failures.erase(s.failures.begin());
-    s.failures.emplace_back(request, QString::fromUtf8(e.what()));
+    s.failures.emplace_back(request, error_text(e));
     return {nullptr, s.failures.back().second};
   }
 }
@@ -714,7 +714,7 @@ bool RedistributionPanel::set_state(bool source, const QString& text) {
     state = parse_state(text.toStdString());
     check_state(state, d.mesh.shape.size(), static_cast<std::int64_t>(t.shape.size()));
   } catch (const std::exception& e) {
-    show_message(label, about_text(text, QString::fromUtf8(e.what())));
+    show_message(label, about_text(text, error_text(e)));
     return false;
   }
   if (state == (source ? t.src : t.dst)) {

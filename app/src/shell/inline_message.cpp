@@ -9,6 +9,8 @@
 
 #include <cmath>
 
+#include "meshloom/error.hpp"
+
 namespace meshloom::app {
 
 namespace {
@@ -85,8 +87,18 @@ void show_message(QLabel* label, const QString& text, bool error) {
 
 void show_message(QLabel* label, const QString& text) { show_message(label, text, true); }
 
+QString error_text(const std::exception& e) {
+  const auto* error = dynamic_cast<const Error*>(&e);
+  return capitalized(QString::fromStdString(error != nullptr ? error->message() : std::string(e.what())));
+}
+
 QString capitalized(const QString& text) {
-  if (text.isEmpty() || !text.front().isLower()) return text;
+  // Only a word: a message that starts with a field path or a name ("tensors[0].dst = ...", "dp_shard ...") keeps it.
+  qsizetype end = 0;
+  while (end < text.size() && text[end].isLetter()) ++end;
+  const bool word = end > 0 && (end == text.size() || text[end] == QLatin1Char(' ') || text[end] == QLatin1Char(':') ||
+                                text[end] == QLatin1Char(','));
+  if (!word || !text.front().isLower()) return text;
   return text.front().toUpper() + text.mid(1);
 }
 

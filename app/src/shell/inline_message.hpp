@@ -6,6 +6,8 @@
 #include <QColor>
 #include <QString>
 
+#include <exception>
+
 class QLabel;
 class QPalette;
 class QWidget;
@@ -26,7 +28,11 @@ void mark_error(QWidget* widget, bool error);
 [[nodiscard]] QColor error_colour(const QPalette& palette);
 // WCAG 2 contrast ratio of two colours, from 1 (equal luminance) to 21 (black on white).
 [[nodiscard]] double contrast_ratio(const QColor& a, const QColor& b);
-// "the calibration ..." -> "The calibration ...": messages from the engine start lower case.
+// What the app shows for an exception: the engine's message without its kind ("ValueError: " and the like are for
+// scripts, not for people), capitalized. Example: Error(ValueError, "size 0 of axis tp ...") -> "Size 0 of axis tp ...".
+[[nodiscard]] QString error_text(const std::exception& e);
+// "the calibration ..." -> "The calibration ...": messages from the engine start lower case. A message that starts
+// with a field path or a name keeps it ("tensors[0].dst = ...", "dp_shard has ...").
 [[nodiscard]] QString capitalized(const QString& text);
 
 }  // namespace meshloom::app

@@ -18,6 +18,7 @@
 #include "costs/costs_panel.hpp"
 #include "shell/main_window.hpp"
 #include "plan/redistribution_panel.hpp"
+#include "shell/inline_message.hpp"
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
@@ -163,7 +164,7 @@ int main(int argc, char** argv) {
     try {
       search = meshloom::advisor_search_from_string(parser.value(advise).toStdString());
     } catch (const std::exception& e) {
-      return fail(QStringLiteral("--advise: %1").arg(QString::fromUtf8(e.what())));
+      return fail(QStringLiteral("--advise: %1").arg(meshloom::app::error_text(e)));
     }
     meshloom::app::AdvisorPanel* advisor = window.advisor_panel();
     advisor->set_search(search);

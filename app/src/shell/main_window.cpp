@@ -556,7 +556,7 @@ bool MainWindow::recover(const Autosave::Recovery& recovery) {
   try {
     copy = load_design(recovery.copy.toStdString());
   } catch (const std::exception& e) {
-    fail(tr("cannot recover %1: %2").arg(recovery.copy, QString::fromUtf8(e.what())));
+    fail(tr("cannot recover %1: %2").arg(recovery.copy, error_text(e)));
     return false;
   }
   QString why;
@@ -605,7 +605,7 @@ bool MainWindow::export_code(CodeKind kind, const QString& path) {
     const std::string code = kind == CodeKind::PyTorch ? export_pytorch(doc_->design()) : export_jax(doc_->design());
     write_file_atomically(path.toStdString(), code);
   } catch (const std::exception& e) {
-    fail(QString::fromUtf8(e.what()));
+    fail(error_text(e));
     return false;
   }
   last_error_.clear();
@@ -636,7 +636,7 @@ bool MainWindow::export_plan(const QString& path) {
   try {
     write_file_atomically(path.toStdString(), markdown);
   } catch (const std::exception& e) {
-    fail(QString::fromUtf8(e.what()));
+    fail(error_text(e));
     return false;
   }
   last_error_.clear();
@@ -654,7 +654,7 @@ bool MainWindow::apply_calibration(const QString& path) {
       return false;
     }
   } catch (const std::exception& e) {
-    fail(QString::fromUtf8(e.what()));
+    fail(error_text(e));
     return false;
   }
   // Relative to the design's folder when the file is inside it, so the pair moves together.
@@ -740,7 +740,7 @@ void MainWindow::preview_layout(const std::optional<MeshSpec>& mesh) {
       preview_.reset();  // the design's own mesh again, not an older preview
       rebuild_canvas();
       refresh_slice();
-      fail(QString::fromUtf8(e.what()));
+      fail(error_text(e));
       return;
     }
   }

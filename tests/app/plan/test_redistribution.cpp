@@ -37,6 +37,7 @@
 #include "plan/placement_picker.hpp"
 #include "plan/plan_model.hpp"
 #include "plan/redistribution_panel.hpp"
+#include "shell/inline_message.hpp"
 
 using namespace meshloom;
 using namespace meshloom::app;
@@ -81,7 +82,7 @@ Expected engine_plan(const PlanRequest& r, const CostModel& model) {
   try {
     return {plan_redistribution(r, model), QString()};
   } catch (const std::exception& e) {
-    return {std::nullopt, QString::fromUtf8(e.what())};
+    return {std::nullopt, meshloom::app::error_text(e)};  // as the app shows it: the message without its kind
   }
 }
 
@@ -343,7 +344,7 @@ private slots:
         request_for(doc.design(), doc.design().tensors[0], PlannerKind::Graph, 3),
         CommCostModel(doc.design().mesh.shape, doc.design().devices_per_host));
     QVERIFY(!over.plan);
-    QVERIFY2(over.error.startsWith(QStringLiteral("RuntimeError")), qPrintable(over.error));
+    QVERIFY2(over.error.contains(QStringLiteral("budget")), qPrintable(over.error));
     QCOMPARE(panel.message(QStringLiteral("graph")), over.error);
     QCOMPARE(panel.graph_model()->rowCount(), 0);
     panel.set_state_budget(RedistributionPanel::kStateBudget);
@@ -636,7 +637,7 @@ private slots:
     panel.placement_picker(true, 1)->setCurrentIndex(s1);
     const QString message = panel.message(QStringLiteral("source"));
     QVERIFY2(message.contains(QStringLiteral("tensors[0].dst")), qPrintable(message));
-    QVERIFY2(message.contains(QStringLiteral("ValueError")), qPrintable(message));
+    QVERIFY2(!message.contains(QStringLiteral("ValueError")), qPrintable(message));  // no exception names
     QCOMPARE(doc.design(), before);
     QCOMPARE(doc.undo_stack()->count(), commands);
     QCOMPARE(changed.count(), 0);
@@ -785,12 +786,13 @@ private slots:
       QVERIFY(!panel.set_source(text));
       const QString message = panel.message(QStringLiteral("source"));
       QVERIFY2(message.contains(QStringLiteral("\"%1\"").arg(text)), qPrintable(message));
-      QVERIFY2(message.contains(QStringLiteral("Error")), qPrintable(message));
+      QVERIFY2(!message.contains(QStringLiteral("Error:")), qPrintable(message));  // the reason, not an exception name
       QCOMPARE(doc.design(), before);
       QCOMPARE(doc.undo_stack()->count(), commands);
     }
     QVERIFY(!panel.set_target(QStringLiteral("X")));
-    QVERIFY(panel.message(QStringLiteral("target")).contains(QStringLiteral("cannot parse state \"X\"")));
+    QVERIFY2(panel.message(QStringLiteral("target")).contains(QStringLiteral("Cannot parse state \"X\"")),
+             qPrintable(panel.message(QStringLiteral("target"))));
     QCOMPARE(changed.count(), 0);
     // The field keeps the refused text to fix it; the plan still shows the design's states.
     panel.source_field()->setText(QStringLiteral("S(9)R"));

@@ -16,8 +16,11 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <stdexcept>
+
 #include "document/design_document.hpp"
 #include "meshloom/design/design.hpp"
+#include "meshloom/error.hpp"
 #include "plan/animation_bar.hpp"
 #include "shell/inline_message.hpp"
 #include "shell/main_window.hpp"
@@ -133,6 +136,25 @@ private slots:
     // The formula itself: black on white is 21:1, a colour on itself 1:1.
     QCOMPARE(meshloom::app::contrast_ratio(Qt::black, Qt::white), 21.0);
     QCOMPARE(meshloom::app::contrast_ratio(QColor(0x2b, 0x2d, 0x31), QColor(0x2b, 0x2d, 0x31)), 1.0);
+  }
+
+  // Messages start with a capital letter and name no exception kind; field paths and names keep their case.
+  void messages_start_with_a_capital_and_name_no_exception() {
+    using meshloom::app::capitalized;
+    using meshloom::app::error_text;
+    QCOMPARE(error_text(meshloom::Error(meshloom::ErrorKind::ValueError, "size 0 of axis tp must be >= 1")),
+             QStringLiteral("Size 0 of axis tp must be >= 1"));
+    QCOMPARE(error_text(std::runtime_error("disk full")), QStringLiteral("Disk full"));
+    QCOMPARE(capitalized(QStringLiteral("tensors[0].dst = \"S(5)\": no such dim")),
+             QStringLiteral("tensors[0].dst = \"S(5)\": no such dim"));
+    QCOMPARE(capitalized(QStringLiteral("dp_shard is not an axis")), QStringLiteral("dp_shard is not an axis"));
+    QCOMPARE(capitalized(QStringLiteral("mesh: world = 8")), QStringLiteral("Mesh: world = 8"));
+    QCOMPARE(capitalized(QString()), QString());
+    // In the window: a refused open names the file and the reason, not the engine's exception kind.
+    MainWindow w;
+    QVERIFY(!w.open_design(QStringLiteral("/nonexistent/x.meshloom.json")));
+    QVERIFY2(!w.last_error().contains(QLatin1String("Error:")), qPrintable(w.last_error()));
+    QVERIFY2(w.last_error().contains(QLatin1String("x.meshloom.json")), qPrintable(w.last_error()));
   }
 
   // A bundled example opens as an untitled copy (Save asks for a new file; the tracked example is never written
