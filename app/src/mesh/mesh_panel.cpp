@@ -2,7 +2,6 @@
 
 #include <QAction>
 #include <QDialog>
-#include <QDialogButtonBox>
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QHBoxLayout>
@@ -17,10 +16,13 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <limits>
+#include <memory>
 
 #include "mesh/axes_model.hpp"
 #include "document/design_document.hpp"
+#include "mesh/edit_dialog.hpp"
 #include "shell/inline_message.hpp"
 #include "meshloom/design/edit.hpp"
 
@@ -272,10 +274,7 @@ bool MeshPanel::set_devices_per_host(std::int64_t devices) {
 }
 
 bool MeshPanel::add_axis(const std::string& name, std::int64_t size) {
-  const QModelIndex cur = table_->currentIndex();
-  const std::size_t ndim = doc_->design().mesh.names.size();
-  const std::size_t at =
-      cur.isValid() && static_cast<std::size_t>(cur.row()) < ndim ? static_cast<std::size_t>(cur.row()) + 1 : ndim;
+  const std::size_t at = insert_index();
   QString error;
   const bool ok = doc_->edit(tr("Add axis %1 of size %2").arg(q(name)).arg(size),
                              [&](const Design& d) { return meshloom::add_axis(d, at, name, size); }, &error);
@@ -361,25 +360,40 @@ bool MeshPanel::unflatten_current(const QString& sizes_text, const QString& name
   return ok;
 }
 
-void MeshPanel::add_dialog() {
+std::size_t MeshPanel::insert_index() const {
+  const QModelIndex cur = table_->currentIndex();
+  const std::size_t ndim = doc_->design().mesh.names.size();
+  return cur.isValid() && static_cast<std::size_t>(cur.row()) < ndim ? static_cast<std::size_t>(cur.row()) + 1 : ndim;
+}
+
+std::unique_ptr<EditDialog> MeshPanel::make_add_dialog() {
   // A free name like axis2 and size 2 as the suggestion.
   int n = static_cast<int>(doc_->design().mesh.names.size());
   std::string suggestion;
   do {
     suggestion = "axis" + std::to_string(n++);
   } while (axes_->row_of(suggestion) >= 0);
-  bool ok = false;
-  const QString text = QInputDialog::getText(this, tr("Add axis"), tr("Name and size (e.g. cp 2):"), QLineEdit::Normal,
-                                             q(suggestion) + QStringLiteral(" 2"), &ok);
-  if (!ok) return;
-  const QStringList parts = text.split(QRegularExpression(QStringLiteral("[\\s,=:]+")), Qt::SkipEmptyParts);
-  bool is_int = false;
-  const qlonglong size = parts.size() == 2 ? parts[1].toLongLong(&is_int) : 0;
-  if (parts.size() != 2 || !is_int) {
-    show_message(axes_message_, tr("\"%1\": give a name and a size, e.g. cp 2").arg(text));
-    return;
-  }
-  (void)add_axis(parts[0].toStdString(), size);
+  const std::size_t at = insert_index();
+  const EditDialog::Check check = [this, at](const std::vector<QString>& t) -> EditDialog::Outcome {
+    bool is_int = false;
+    const qlonglong size = t[1].trimmed().toLongLong(&is_int);
+    if (!is_int) return {std::nullopt, tr("Size \"%1\" is not a whole number").arg(t[1])};
+    try {
+      return {meshloom::add_axis(doc_->design(), at, t[0].trimmed().toStdString(), size), QString()};
+    } catch (const std::exception& e) {
+      return {std::nullopt, error_text(e)};
+    }
+  };
+  return std::make_unique<EditDialog>(
+      tr("Add axis"),
+      std::vector<std::vector<QString>>{{tr("&Name"), q(suggestion), tr("e.g. cp")}, {tr("&Size"), QStringLiteral("2"), tr("e.g. 2")}},
+      doc_->design(), check, this);
+}
+
+void MeshPanel::add_dialog() {
+  const std::unique_ptr<EditDialog> dialog = make_add_dialog();
+  if (dialog->exec() != QDialog::Accepted) return;
+  (void)add_axis(dialog->field(0)->text().trimmed().toStdString(), dialog->field(1)->text().trimmed().toLongLong());
 }
 
 void MeshPanel::flatten_dialog() {
@@ -395,23 +409,35 @@ void MeshPanel::flatten_dialog() {
   if (ok) (void)flatten_picked(name);
 }
 
-void MeshPanel::unflatten_dialog() {
+std::unique_ptr<EditDialog> MeshPanel::make_unflatten_dialog() {
   const std::string axis = current_axis();
-  if (axis.empty()) return;
-  QDialog dialog(this);
-  dialog.setWindowTitle(tr("Unflatten %1").arg(q(axis)));
-  auto* sizes = new QLineEdit(&dialog);
-  auto* names = new QLineEdit(&dialog);
-  sizes->setPlaceholderText(tr("e.g. 2, 4 (their product is the axis size, %1)").arg(doc_->mesh().size(AxisRef{axis})));
-  names->setPlaceholderText(tr("e.g. %1_outer, %1_inner").arg(q(axis)));
-  auto* form = new QFormLayout(&dialog);
-  form->addRow(tr("&Sizes"), sizes);
-  form->addRow(tr("&Names"), names);
-  auto* box = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
-  form->addRow(box);
-  connect(box, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
-  connect(box, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
-  if (dialog.exec() == QDialog::Accepted) (void)unflatten_current(sizes->text(), names->text());
+  if (axis.empty() || axes_->is_flattened(axes_->row_of(axis))) return nullptr;
+  const EditDialog::Check check = [this, axis](const std::vector<QString>& t) -> EditDialog::Outcome {
+    std::vector<std::int64_t> sizes;
+    QString error;
+    if (!parse_sizes(t[0], &sizes, &error)) return {std::nullopt, error};
+    try {
+      return {unflatten_axis(doc_->design(), axis, sizes, parse_names(t[1])), QString()};
+    } catch (const std::exception& e) {
+      return {std::nullopt, error_text(e)};
+    }
+  };
+  const std::int64_t size = doc_->mesh().size(AxisRef{axis});
+  return std::make_unique<EditDialog>(
+      tr("Unflatten %1").arg(q(axis)),
+      std::vector<std::vector<QString>>{
+          {tr("&Sizes"), QString(), tr("e.g. 2, %1 (their product is the axis size, %2)").arg(std::max<std::int64_t>(size / 2, 1)).arg(size)},
+          {tr("&Names"), QString(), tr("e.g. %1_outer, %1_inner").arg(q(axis))}},
+      doc_->design(), check, this);
+}
+
+void MeshPanel::unflatten_dialog() {
+  const std::unique_ptr<EditDialog> dialog = make_unflatten_dialog();
+  if (!dialog) {
+    show_message(axes_message_, tr("Select the mesh axis to unflatten."));
+    return;
+  }
+  if (dialog->exec() == QDialog::Accepted) (void)unflatten_current(dialog->field(0)->text(), dialog->field(1)->text());
 }
 
 }  // namespace meshloom::app

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@ namespace meshloom::app {
 
 class AxesModel;
 class DesignDocument;
+class EditDialog;
 
 class MeshPanel : public QWidget {
   Q_OBJECT
@@ -53,6 +55,10 @@ public:
   [[nodiscard]] QTableView* table() const noexcept { return table_; }
   // The inline message currently shown (empty when none): field is "name", "world", "devices", "axes".
   [[nodiscard]] QString message(const QString& field) const;
+  // The Add axis and Unflatten dialogs, not yet shown (the actions exec them): fields validated by the engine as
+  // they are typed, with a preview of the edit. The unflatten dialog is null when no mesh axis is selected.
+  [[nodiscard]] std::unique_ptr<EditDialog> make_add_dialog();
+  [[nodiscard]] std::unique_ptr<EditDialog> make_unflatten_dialog();
 
 private:
   void sync_fields();
@@ -60,6 +66,7 @@ private:
   // Runs one edit of a form field; on refusal shows the message under it and puts the design's value back.
   bool edit_field(QLabel* message, const QString& text, const std::function<Design(const Design&)>& edit);
   void clear_messages();
+  [[nodiscard]] std::size_t insert_index() const;  // where Add axis inserts: after the current row, else at the end
   void add_dialog();
   void flatten_dialog();
   void unflatten_dialog();

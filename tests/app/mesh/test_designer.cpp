@@ -3,6 +3,7 @@
 // presets, documents (save, reopen, unsaved prompt, recent files), autosave and recovery after a crash.
 #include <QAbstractItemModelTester>
 #include <QFile>
+#include <QLineEdit>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -16,6 +17,7 @@
 #include "document/design_document.hpp"
 #include "shell/main_window.hpp"
 #include "canvas/mesh_grid_item.hpp"
+#include "mesh/edit_dialog.hpp"
 #include "mesh/mesh_panel.hpp"
 #include "canvas/mesh_view.hpp"
 #include "meshloom/design/edit.hpp"
@@ -176,6 +178,50 @@ private slots:
     QVERIFY(!panel.set_design_name(QString()));
     QVERIFY(!panel.message(QStringLiteral("name")).isEmpty());
     QCOMPARE(doc.design().world, 16);
+  }
+
+  // The Add axis and Unflatten dialogs check what is typed as it is typed: a bad value says why under the fields,
+  // OK stays disabled and the text stays; a good one previews the edit (the mesh and what else changes).
+  void edit_dialogs_validate_inline_and_preview() {
+    DesignDocument doc;
+    doc.reset(cube(), QString());
+    const Design before = doc.design();
+    AxesModel model(&doc);
+    MeshPanel panel(&doc, &model);
+    panel.select_axis("dp");
+    const auto add = panel.make_add_dialog();
+    QVERIFY(add->minimumWidth() >= 480);
+    QVERIFY(add->can_accept());  // the suggestion (a free name, size 2) is an edit the engine takes
+    add->field(0)->setText(QStringLiteral("pp"));
+    add->field(1)->setText(QStringLiteral("two"));
+    QVERIFY(!add->can_accept());
+    QCOMPARE(add->error(), QStringLiteral("Size \"two\" is not a whole number"));
+    QCOMPARE(add->field(1)->text(), QStringLiteral("two"));  // what was typed stays
+    add->field(1)->setText(QStringLiteral("0"));
+    QVERIFY(!add->can_accept());
+    QVERIFY2(add->error().contains(QLatin1String("0")), qPrintable(add->error()));
+    add->field(0)->setText(QStringLiteral("tp"));  // in use
+    add->field(1)->setText(QStringLiteral("2"));
+    QVERIFY(!add->can_accept());
+    QVERIFY2(add->error().contains(QLatin1String("tp")), qPrintable(add->error()));
+    add->field(0)->setText(QStringLiteral("pp"));
+    QVERIFY(add->can_accept());
+    QVERIFY(add->error().isEmpty());
+    QCOMPARE(add->preview(), QStringLiteral("Mesh (dp 2, pp 2, cp 2, tp 2); world 8 → 16"));
+    QCOMPARE(doc.design(), before);  // nothing happens before OK
+
+    panel.select_axis("tp");
+    const auto split = panel.make_unflatten_dialog();
+    QVERIFY(split != nullptr);
+    QVERIFY(!split->can_accept());  // nothing typed yet
+    split->field(0)->setText(QStringLiteral("3, 1"));
+    split->field(1)->setText(QStringLiteral("tp_a, tp_b"));
+    QVERIFY(!split->can_accept());
+    QVERIFY2(!split->error().isEmpty(), "a product that is not the axis size is refused");
+    split->field(0)->setText(QStringLiteral("2, 1"));
+    QVERIFY2(split->can_accept(), qPrintable(split->error()));
+    QCOMPARE(split->preview(), QStringLiteral("Mesh (dp 2, cp 2, tp_a 2, tp_b 1)"));
+    QCOMPARE(doc.design(), before);
   }
 
   void the_panel_adds_moves_flattens_unflattens_and_removes_through_the_engine() {
