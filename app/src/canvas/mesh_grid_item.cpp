@@ -260,21 +260,37 @@ void MeshGridItem::ensure_number_font() {
 
 std::int32_t MeshGridItem::bucket_of(std::size_t cell) const {
   const std::int32_t g = cell_group_.empty() ? -1 : cell_group_[cell];
-  if (g >= 0) return 2 + g;
+  if (g >= 0 && group_paint_ == GroupPaint::Fill) return 2 + g;
   return hosts_.empty() ? 0 : static_cast<std::int32_t>(hosts_[cell] & 1);
 }
 
 QColor MeshGridItem::bucket_color(std::int32_t bucket, const QPalette& palette) const {
-  const QColor base = palette.color(QPalette::Base);
-  if (bucket < 2) return mix(base, palette.color(QPalette::Text), bucket == 0 ? 0.09 : 0.17);
-  const std::int32_t g = bucket - 2;
-  const QColor color = group_color(g, group_count_, is_dark(palette));
-  return emphasised_ >= 0 && g != emphasised_ ? mix(color, base, 0.6) : color;
+  if (bucket < 2) return mix(palette.color(QPalette::Base), palette.color(QPalette::Text), bucket == 0 ? 0.09 : 0.17);
+  return shown_group_color(bucket - 2, palette);
+}
+
+QColor MeshGridItem::shown_group_color(std::int32_t group, const QPalette& palette) const {
+  const QColor color = group_color(group, group_count_, is_dark(palette));
+  return emphasised_ >= 0 && group != emphasised_ ? mix(color, palette.color(QPalette::Base), 0.6) : color;
 }
 
 QColor MeshGridItem::cell_fill(std::size_t cell, const QPalette& palette) const {
   if (cell >= geometry_.cells.size()) throw std::out_of_range("MeshGridItem::cell_fill: no cell " + std::to_string(cell));
   return bucket_color(bucket_of(cell), palette);
+}
+
+QColor MeshGridItem::cell_outline(std::size_t cell, const QPalette& palette) const {
+  if (cell >= geometry_.cells.size()) {
+    throw std::out_of_range("MeshGridItem::cell_outline: no cell " + std::to_string(cell));
+  }
+  const std::int32_t g = group_of_cell(cell);
+  return group_paint_ == GroupPaint::Outline && g >= 0 ? shown_group_color(g, palette) : QColor();
+}
+
+void MeshGridItem::set_group_paint(GroupPaint paint) {
+  if (paint == group_paint_) return;
+  group_paint_ = paint;
+  update();
 }
 
 QColor MeshGridItem::group_color(std::int32_t group, std::int32_t count, bool dark_palette) {
@@ -363,12 +379,19 @@ void MeshGridItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opti
   const auto buckets = static_cast<std::size_t>(2 + group_count_);
   if (bucket_rects_.size() < buckets) bucket_rects_.resize(buckets);
   for (std::size_t b = 0; b < buckets; ++b) bucket_rects_[b].clear();
+  const bool outline_groups = group_paint_ == GroupPaint::Outline && group_count_ > 0;
+  if (outline_groups) {
+    const auto groups = static_cast<std::size_t>(group_count_);
+    if (group_rects_.size() < groups) group_rects_.resize(groups);
+    for (auto& rects : group_rects_) rects.clear();
+  }
   visible_.clear();
   // Below a pixel the small gaps only alias (uneven stripes): close them, so grids read as solid blocks.
   const double close = lod * kGap < 1.0 ? kGap / 2.0 : 0.0;
   for (std::size_t i = 0; i < cells.size(); ++i) {
     if (!everything && !exposed.intersects(cells[i])) continue;
     bucket_rects_[static_cast<std::size_t>(bucket_of(i))].push_back(cells[i].adjusted(-close, -close, close, close));
+    if (outline_groups && cell_group_[i] >= 0) group_rects_[static_cast<std::size_t>(cell_group_[i])].push_back(cells[i]);
     if (numbers) visible_.push_back(i);
   }
   painter->setPen(cell_px >= kBordersPx ? cosmetic(mix(base, text, 0.32), 0) : QPen(Qt::NoPen));
@@ -396,9 +419,21 @@ void MeshGridItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opti
     if (count > 0) painter->drawLines(lines, static_cast<int>(count));
   }
 
+  // Under GroupPaint::Outline, every group's cells outlined in its colour (thicker once the cells are large).
+  if (outline_groups) {
+    const double width = cell_px >= 24.0 ? 3.0 : cell_px >= 8.0 ? 2.0 : 1.0;
+    for (std::size_t g = 0; g < static_cast<std::size_t>(group_count_); ++g) {
+      const auto& rects = group_rects_[g];
+      if (rects.empty()) continue;
+      painter->setPen(cosmetic(shown_group_color(static_cast<std::int32_t>(g), palette), width));
+      painter->drawRects(rects.data(), static_cast<int>(rects.size()));
+    }
+  }
+
   // The emphasised group: its cells outlined.
   if (emphasised_ >= 0) {
-    const auto& rects = bucket_rects_[static_cast<std::size_t>(2 + emphasised_)];
+    const auto& rects = outline_groups ? group_rects_[static_cast<std::size_t>(emphasised_)]
+                                       : bucket_rects_[static_cast<std::size_t>(2 + emphasised_)];
     if (!rects.empty()) {
       painter->setPen(cosmetic(text, 2.0));
       painter->drawRects(rects.data(), static_cast<int>(rects.size()));

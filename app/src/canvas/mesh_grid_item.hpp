@@ -60,13 +60,21 @@ public:
   static constexpr double kNumberBand = 0.3;
   void set_numbers_in_band(bool band);
   [[nodiscard]] bool numbers_in_band() const noexcept { return numbers_in_band_; }
+  // How the slice groups are painted: Fill (each cell filled with its group's colour) or Outline (each cell keeps
+  // the plain host shading and is outlined in its group's colour), so that a second colour system drawn over the
+  // cells (the block overlay) is the only fill. MainWindow outlines the groups while the blocks are shown.
+  enum class GroupPaint { Fill, Outline };
+  void set_group_paint(GroupPaint paint);
+  [[nodiscard]] GroupPaint group_paint() const noexcept { return group_paint_; }
   void set_selected_cell(std::optional<std::size_t> cell);  // outlined in the palette's Highlight; a bad cell: none
   void set_hovered_cell(std::optional<std::size_t> cell);   // outlined lighter
   [[nodiscard]] std::int32_t group_of_cell(std::size_t cell) const;  // -1 when not coloured
   [[nodiscard]] std::int32_t emphasised_group() const noexcept { return emphasised_; }
   [[nodiscard]] std::optional<std::size_t> selected_cell() const noexcept { return selected_; }
-  // The fill colour the cell is painted with under `palette` (what paint() uses; tests check it).
+  // The fill colour the cell is painted with under `palette` (what paint() uses; tests check it), and the colour
+  // of its group outline (an invalid QColor under GroupPaint::Fill and for a cell in no group).
   [[nodiscard]] QColor cell_fill(std::size_t cell, const QPalette& palette) const;
+  [[nodiscard]] QColor cell_outline(std::size_t cell, const QPalette& palette) const;
 
   // Distinct colours for groups 0..count-1 (hue by golden angle; lighter on a light palette, deeper on a dark).
   // An invalid QColor for a group outside [0, count). The item takes a palette as dark when its Window colour
@@ -93,9 +101,12 @@ private:
   void build_host_lines();
   void build_header();
   void ensure_number_font();
-  // Cells are painted in buckets of one fill: 0 and 1 plain (even and odd host), 2 + g the cells of group g.
+  // Cells are painted in buckets of one fill: 0 and 1 plain (even and odd host), 2 + g the cells of group g
+  // (under GroupPaint::Fill; under Outline every cell is in a plain bucket and group g's cells are outlined).
   [[nodiscard]] std::int32_t bucket_of(std::size_t cell) const;
   [[nodiscard]] QColor bucket_color(std::int32_t bucket, const QPalette& palette) const;
+  // Group g's colour, faded when another group is emphasised.
+  [[nodiscard]] QColor shown_group_color(std::int32_t group, const QPalette& palette) const;
   [[nodiscard]] QRectF cell_update_rect(std::size_t cell) const;
 
   MeshGeometry geometry_;
@@ -105,6 +116,7 @@ private:
   std::vector<std::int32_t> cell_group_;
   std::int32_t group_count_ = 0;
   std::int32_t emphasised_ = -1;
+  GroupPaint group_paint_ = GroupPaint::Fill;
   std::optional<std::size_t> selected_;
   std::optional<std::size_t> hovered_;
 
@@ -129,6 +141,7 @@ private:
 
   // Per-frame scratch, kept to avoid reallocating on every paint.
   std::vector<std::vector<QRectF>> bucket_rects_;
+  std::vector<std::vector<QRectF>> group_rects_;  // under GroupPaint::Outline: the visible cells of each group
   std::vector<QRectF> scratch_rects_;
   std::vector<QLineF> scratch_lines_;
   std::vector<std::size_t> visible_;

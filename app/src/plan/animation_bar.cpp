@@ -2,6 +2,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QFont>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QSignalBlocker>
@@ -106,6 +107,13 @@ void AnimationBar::set_idle_text(const QString& text) {
 
 QString AnimationBar::caption() const { return caption_->text(); }
 QString AnimationBar::position_text() const { return position_->text(); }
+void AnimationBar::set_large_caption(bool large) {
+  QFont f = font();
+  if (large) f.setPointSizeF(f.pointSizeF() * kLargeCaption);
+  caption_->setFont(f);
+  caption_->setMinimumHeight(caption_->fontMetrics().lineSpacing() * 3);
+}
+
 bool AnimationBar::blocks_shown() const { return blocks_->isChecked(); }
 void AnimationBar::set_blocks_shown(bool shown) { blocks_->setChecked(shown); }
 

@@ -38,6 +38,10 @@ public:
   void set_idle_text(const QString& text);
   [[nodiscard]] QString caption() const;
   [[nodiscard]] QString position_text() const;  // "Step 0 of 3" (before the first), "Step 2 of 3"; "" without frames
+  // The caption in a large font (kLargeCaption times the normal size: presentation mode), or the normal one.
+  static constexpr double kLargeCaption = 2.0;
+  void set_large_caption(bool large);
+  [[nodiscard]] const QLabel* caption_label() const noexcept { return caption_; }
   [[nodiscard]] bool blocks_shown() const;
   void set_blocks_shown(bool shown);
 

@@ -137,7 +137,7 @@ QVariant PlanModel::data(const QModelIndex& index, int role) const {
       }
     case Qt::DisplayRole:
       switch (index.column()) {
-        case StepColumn: return index.row();
+        case StepColumn: return index.row() + 1;  // step k leads to the animation's frame k
         case AxisColumn: return axis_text(index.row());
         case CollectiveColumn: return q(to_string(step.collective));
         case FromToColumn:

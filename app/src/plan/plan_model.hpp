@@ -1,7 +1,8 @@
 // PlanModel: one redistribution plan of the engine (meshloom/plan/plan.hpp) as a table, one row per step.
 //
 // Columns:
-//   Step        the step's index in the plan
+//   Step        the step's number, 1..n (row r is step r + 1), as the animation's bar and captions count: step k
+//               leads from frame k - 1 to frame k, and frame 0 is the layout before step 1
 //   Axis        the mesh axis the step runs on, by the design's name; a step merged on a flattened group shows
 //               the flattened axis' name and its axes, "dp (dp_replicate, dp_shard)"
 //   Collective  the engine's name: all_gather, all_to_all, all_reduce, reduce_scatter, chunk,

@@ -6,6 +6,7 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QItemSelectionModel>
 #include <QLabel>
 #include <QLineEdit>
 #include <QSignalBlocker>
@@ -576,7 +577,27 @@ void RedistributionPanel::replan() {
   }
   compare_->setText(verdict);
   compare_->setVisible(!verdict.isEmpty());
+  show_step(step_);  // the models were reset: select the step's rows again
   emit plans_changed();
+}
+
+void RedistributionPanel::show_step(int step) {
+  step_ = std::max(0, step);
+  const auto follow = [this](QTableView* table, const PlanModel* model) {
+    const bool animated = model == plan_model_ || (model->has_plan() && plan_model_->has_plan() &&
+                                                   trace(*model->plan()) == trace(*plan_model_->plan()));
+    const int row = step_ - 1;
+    if (!animated || row < 0 || row >= model->rowCount()) {
+      table->selectionModel()->clear();
+      return;
+    }
+    const QModelIndex at = model->index(row, PlanModel::StepColumn);
+    table->selectionModel()->setCurrentIndex(at, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    table->scrollTo(at);
+  };
+  follow(plan_table_, plan_model_);
+  follow(graph_table_, graph_model_);
+  follow(greedy_table_, greedy_model_);
 }
 
 // ---- Old calibration against new -------------------------------------------------------------------------------

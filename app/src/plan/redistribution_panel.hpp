@@ -95,6 +95,13 @@ public:
   // that line; nullptr: none.
   void set_step_measurements(std::shared_ptr<const PredictionRecords> records, const QString& label);
 
+  // The step the plan animation shows: frame k is the layout after step k, so step k (1..n) is highlighted, as
+  // the selected and current row k - 1 of the plan table, and of the graph or greedy table when its plan is the
+  // one animated (the same steps); 0 (frame 0, before step 1) highlights no row. Kept when the plans are planned
+  // again (the rows are reselected; MainWindow sets it from PlanAnimation::frame_changed).
+  void show_step(int step);
+  [[nodiscard]] int shown_step() const noexcept { return step_; }
+
   // What the panel asks the engine for the current tensor with `kind` (auto stays auto); nullopt without one.
   [[nodiscard]] std::optional<PlanRequest> request(PlannerKind kind) const;
 
@@ -158,6 +165,7 @@ private:
 
   DesignDocument* doc_;
   std::size_t budget_ = kStateBudget;
+  int step_ = 0;  // show_step
   std::vector<std::unique_ptr<ModelSlot>> slots_;  // one per CostModelKind
   QString calibrated_reason_;
 

@@ -44,6 +44,7 @@
 #include "advisor/advisor_model.hpp"
 #include "advisor/advisor_panel.hpp"
 #include "plan/animation_bar.hpp"
+#include "plan/animation_export.hpp"
 #include "canvas/block_overlay_item.hpp"
 #include "plan/plan_animation.hpp"
 #include "plan/plan_model.hpp"
@@ -150,6 +151,10 @@ MainWindow::MainWindow(QWidget* parent, const QString& autosave_dir) : QMainWind
   build_docks();
   build_menus();
   connect(redistribution_, &RedistributionPanel::plans_changed, this, &MainWindow::update_animation);
+  // The plan tables highlight the step the animation shows (frame k: step k).
+  connect(animation_, &PlanAnimation::frame_changed, redistribution_, &RedistributionPanel::show_step);
+  connect(animation_, &PlanAnimation::plan_changed, redistribution_,
+          [this] { redistribution_->show_step(animation_->current()); });
 
   connect(doc_, &DesignDocument::path_changed, this, &MainWindow::update_title);
   connect(doc_, &DesignDocument::modified_changed, this, &MainWindow::update_title);
@@ -315,6 +320,12 @@ void MainWindow::build_menus() {
   export_menu->addSeparator();
   export_menu->addAction(tr("Plan as &Markdown..."), this, &MainWindow::export_plan_dialog)
       ->setToolTip(tr("The current tensor's graph and greedy plans: steps, bytes, costs"));
+  export_menu->addAction(tr("Plan animation as P&DF handout..."), this,
+                         [this] { export_animation_dialog(AnimationKind::PdfHandout); })
+      ->setToolTip(tr("One page per step: the canvas with the blocks at that step, and its caption"));
+  export_menu->addAction(tr("Plan animation as PNG &frames..."), this,
+                         [this] { export_animation_dialog(AnimationKind::PngFrames); })
+      ->setToolTip(tr("One image of the canvas per step, <tensor>_step<k>.png in a folder"));
   file->addSeparator();
   file->addAction(tr("&Quit"), this, &QWidget::close)->setShortcut(QKeySequence::Quit);
 
@@ -415,6 +426,19 @@ void MainWindow::build_menus() {
   connect(plan_area_action_, &QAction::triggered, this, &MainWindow::set_plan_area_visible);
   view->addAction(tr("&Reset layout"), this, &MainWindow::reset_layout)
       ->setToolTip(tr("The docks as at first launch: the canvas in front, the plan area hidden"));
+  view->addSeparator();
+  presentation_action_ = view->addAction(tr("Pre&sentation mode"));
+  presentation_action_->setCheckable(true);
+  presentation_action_->setShortcut(QKeySequence(Qt::Key_F5));
+  presentation_action_->setToolTip(tr("The canvas full screen with large captions; arrows step, Space plays, Esc "
+                                      "leaves"));
+  connect(presentation_action_, &QAction::triggered, this, &MainWindow::set_presentation_mode);
+  addAction(presentation_action_);  // F5 also while the menu bar is hidden
+  leave_presentation_action_ = new QAction(tr("Leave presentation mode"), this);
+  leave_presentation_action_->setShortcut(QKeySequence(Qt::Key_Escape));
+  leave_presentation_action_->setEnabled(false);
+  connect(leave_presentation_action_, &QAction::triggered, this, [this] { set_presentation_mode(false); });
+  addAction(leave_presentation_action_);
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&About Meshloom"), this, [this] {
@@ -492,6 +516,7 @@ bool MainWindow::maybe_save() {
 void MainWindow::closeEvent(QCloseEvent* event) {
   if (maybe_save()) {
     autosave_->discard();
+    set_presentation_mode(false);  // the layout kept is the one presentation mode restores
     save_layout();
     event->accept();
   } else {
@@ -702,6 +727,48 @@ void MainWindow::export_plan_dialog() {
                                                     tr("Markdown (*.md)"));
   if (path.isEmpty()) return;
   if (!export_plan(path)) QMessageBox::warning(this, tr("Cannot export"), last_error_);
+}
+
+bool MainWindow::export_animation(AnimationKind kind, const QString& path) {
+  if (overlay_ == nullptr || grid_ == nullptr || preview_ || !animation_->has_plan()) {
+    fail(preview_ ? tr("Cannot export the animation while a layout is previewed")
+         : animation_->error().isEmpty()
+             ? tr("No plan to animate for tensor '%1'").arg(redistribution_->current_tensor())
+             : tr("Cannot animate the plan: %1").arg(animation_->error()));
+    return false;
+  }
+  // Every frame with its blocks, whatever the Blocks box says; update_overlay puts the canvas back.
+  grid_->set_numbers_in_band(true);
+  grid_->set_group_paint(MeshGridItem::GroupPaint::Outline);
+  const QString tensor = redistribution_->current_tensor();
+  QString error;
+  const bool ok =
+      kind == AnimationKind::PdfHandout
+          ? export_animation_pdf(*animation_, *overlay_,
+                                 tr("%1: tensor %2").arg(q(doc_->design().name), tensor), path, &error)
+          : export_animation_pngs(*animation_, *overlay_, path, tensor, 2.0, &error);
+  overlay_frame_ = -1;
+  update_overlay();
+  if (!ok) {
+    fail(error);
+    return false;
+  }
+  last_error_.clear();
+  statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+  return true;
+}
+
+void MainWindow::export_animation_dialog(AnimationKind kind) {
+  commit_pending();
+  const QString dir = doc_->path().isEmpty() ? QString() : QFileInfo(doc_->path()).absolutePath();
+  const QString path =
+      kind == AnimationKind::PdfHandout
+          ? QFileDialog::getSaveFileName(this, tr("Export plan animation"),
+                                         QDir(dir).filePath(redistribution_->current_tensor() + "_animation.pdf"),
+                                         tr("PDF (*.pdf)"))
+          : QFileDialog::getExistingDirectory(this, tr("Export plan animation frames into"), dir);
+  if (path.isEmpty()) return;
+  if (!export_animation(kind, path)) QMessageBox::warning(this, tr("Cannot export"), last_error_);
 }
 
 void MainWindow::export_code_dialog(CodeKind kind) {
@@ -957,6 +1024,36 @@ void MainWindow::reset_layout() {
   arrange_docks();
 }
 
+// ---- Presentation mode -------------------------------------------------------------------------------------
+
+void MainWindow::set_presentation_mode(bool on) {
+  if (on == presenting()) {
+    presentation_action_->setChecked(on);
+    return;
+  }
+  if (on) {
+    presentation_ = Presentation{saveState(kLayoutVersion), windowState()};
+    for (QDockWidget* d : findChildren<QDockWidget*>()) d->hide();
+    menuBar()->hide();
+    statusBar()->hide();
+    animation_bar_->set_large_caption(true);
+    showFullScreen();
+    view_->setFocus();  // the playback keys act on the canvas
+  } else {
+    const Presentation before = *presentation_;
+    presentation_.reset();
+    animation_bar_->set_large_caption(false);
+    menuBar()->show();
+    statusBar()->show();
+    setWindowState(before.window_state);
+    restoreState(before.dock_state, kLayoutVersion);
+    sync_plan_area_action();
+  }
+  presentation_action_->setChecked(on);
+  leave_presentation_action_->setEnabled(on);
+  view_->fit();
+}
+
 // ---- Animation ----------------------------------------------------------------------------------------------
 
 void MainWindow::update_animation() {
@@ -992,6 +1089,8 @@ void MainWindow::update_overlay() {
   const bool shown = !preview_ && animation_bar_->blocks_shown() && animation_->has_plan() &&
                      animation_->frame(animation_->current()).ranks == overlay_->cell_count();
   grid_->set_numbers_in_band(shown);
+  // One colour system at a time: while the blocks fill the cells, the slice groups are only outlined.
+  grid_->set_group_paint(shown ? MeshGridItem::GroupPaint::Outline : MeshGridItem::GroupPaint::Fill);
   if (!shown) {
     if (overlay_->has_frame()) overlay_->clear();
     overlay_frame_ = -1;

@@ -4,12 +4,14 @@
 // lists), the rank under the mouse and an overview of the design. Under the canvas, the plan area comes up on
 // demand: the redistribution plans of the design's tensors, the measured costs (CostsPanel: charts, live benchmark
 // runs of the launcher, recalibration) and the layout advisor, tabbed. Menus:
-// File (new, open, recent, save, save as, export code and canvas), Edit (undo, redo), Mesh (axis edits,
-// presets), Plan (calibration, export, playback), View (zoom, fit, theme, docks, plan area, reset layout). The
+// File (new, open, recent, save, save as, export code, canvas, plan and its animation), Edit (undo, redo), Mesh
+// (axis edits, presets), Plan (calibration, export, playback), View (zoom, fit, theme, docks, plan area, reset
+// layout, presentation mode). The
 // window and dock layout are kept in QSettings between sessions. The window is glue: the document holds the design
 // and its history, the models and panels are views over it, and every number shown comes from the engine.
 #pragma once
 
+#include <QByteArray>
 #include <QMainWindow>
 #include <QMessageBox>
 #include <QString>
@@ -76,6 +78,20 @@ public:
   // The current tensor's plans as Markdown (RedistributionPanel::markdown), written atomically. False with
   // the error in last_error() when the design has no tensor or the file cannot be written.
   bool export_plan(const QString& path);
+  // The current plan's animation, with the block overlay at every frame (frame k: the layout after step k): a PDF
+  // handout at `path` (one page per frame, its caption as text), or PNG frames in the folder `path`
+  // (<tensor>_step<k>.png); see plan/animation_export.hpp. Atomic: a failure leaves no partial file or set. False
+  // with the error in last_error() when there is no plan to animate (or a layout is previewed) or the files cannot
+  // be written. The canvas shows the animation's own frame again afterwards.
+  enum class AnimationKind { PdfHandout, PngFrames };
+  bool export_animation(AnimationKind kind, const QString& path);
+  // Presentation mode (View > Presentation mode, F5; Esc leaves): the canvas full screen with its animation bar
+  // and a large caption, the docks, menu bar and status bar hidden; Left and Right step, Space plays or pauses.
+  // Leaving restores the docks (saveState/restoreState) and the window state (maximized, full screen, normal) as
+  // they were on entering.
+  void set_presentation_mode(bool on);
+  [[nodiscard]] bool presenting() const noexcept { return presentation_.has_value(); }
+  [[nodiscard]] QAction* presentation_action() const noexcept { return presentation_action_; }
   // Names `path` as the design's calibration (one undoable edit; relative to the design's folder when it is
   // inside it) and plans with it, showing the Redistribution dock. False with the reason in last_error() when the
   // file does not load or was measured on another mesh; the design is unchanged then.
@@ -168,6 +184,7 @@ private:
   void export_code_dialog(CodeKind kind);
   void export_canvas_dialog(ImageKind kind);
   void export_plan_dialog();
+  void export_animation_dialog(AnimationKind kind);
   void calibration_dialog();
   void preset_dialog(const QString& preset);
   void remember_recent(const QString& path);
@@ -206,6 +223,13 @@ private:
   QDockWidget* costs_dock_ = nullptr;
   QDockWidget* advisor_dock_ = nullptr;
   QAction* plan_area_action_ = nullptr;
+  QAction* presentation_action_ = nullptr;
+  QAction* leave_presentation_action_ = nullptr;  // Esc, enabled while presenting
+  struct Presentation {
+    QByteArray dock_state;         // saveState() on entering
+    Qt::WindowStates window_state;  // windowState() on entering
+  };
+  std::optional<Presentation> presentation_;  // set while presenting
   struct LayoutPreview {
     Design design;    // the document's design with the previewed layout
     DeviceMesh mesh;  // built from it

@@ -104,7 +104,7 @@ QString differs(const PlanModel& model, const Expected& want, const Design& d) {
     const PlanStep& s = p.steps[static_cast<std::size_t>(row)];
     const auto at = [&](int column, int role) { return model.data(model.index(row, column), role); };
     const QString where = QStringLiteral("step %1: ").arg(row);
-    if (at(PlanModel::StepColumn, Qt::DisplayRole).toInt() != row) return where + QStringLiteral("index");
+    if (at(PlanModel::StepColumn, Qt::DisplayRole).toInt() != row + 1) return where + QStringLiteral("index");
     if (at(PlanModel::CollectiveColumn, Qt::DisplayRole).toString() != QString::fromUtf8(to_string(s.collective).data()))
       return where + QStringLiteral("collective %1").arg(at(PlanModel::CollectiveColumn, Qt::DisplayRole).toString());
     QVariantList axes;

@@ -12,7 +12,11 @@
 #include <QCheckBox>
 #include <QListView>
 #include <QSlider>
+#include <QTableView>
 #include <QTreeWidget>
+#include <QRegularExpression>
+#include <QItemSelectionModel>
+#include <QLabel>
 #include <QToolButton>
 
 #include <QAction>
@@ -36,6 +40,7 @@
 
 using meshloom::app::MainWindow;
 using meshloom::app::PlanAnimation;
+using meshloom::app::PlanModel;
 
 namespace {
 
@@ -68,6 +73,13 @@ bool plan_area_is(const MainWindow& w, bool shown) {
     if (dock(w, name)->isVisible() != shown) return false;
   }
   return w.plan_area_visible() == shown && w.plan_area_action()->isChecked() == shown;
+}
+
+// Gives the current tensor (of a 3-axis mesh) a plan of two steps or more: sharded on two axes, gathered on all.
+bool show_a_multi_step_plan(MainWindow& w) {
+  auto* panel = w.redistribution_panel();
+  return panel->set_source(QStringLiteral("S(0)S(1)R")) && panel->set_target(QStringLiteral("RRR")) &&
+         w.animation()->step_count() >= 2;
 }
 
 // A window at `size` (the offscreen screen is smaller than the sizes tried: set explicitly), shown and laid out.
@@ -402,6 +414,174 @@ private slots:
     QVERIFY(anim->has_plan());
     QCOMPARE(w.overlay()->cell_count(), w.grid()->cell_count());
     QVERIFY(overlay_shows(w, 0));
+  }
+
+  void the_plan_tables_highlight_the_step_shown() {
+    MainWindow w(nullptr, QDir::tempPath() + QStringLiteral("/meshloom-test-autosave"));
+    QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/pp-dp-tp-3d.meshloom.json")));
+    auto* panel = w.redistribution_panel();
+    auto* anim = w.animation();
+    auto* bar = w.animation_bar();
+    QVERIFY2(show_a_multi_step_plan(w), "a tensor of the example has a plan of two steps or more");
+    const QTableView* table = panel->plan_table();
+    const PlanModel* model = panel->plan_model();
+    // Frame 0 is the layout before step 1: no row.
+    QCOMPARE(anim->current(), 0);
+    QVERIFY(!table->selectionModel()->hasSelection());
+    QVERIFY(anim->caption(0).startsWith(QStringLiteral("Before step 1 of %1").arg(anim->step_count())));
+    // Frame k: step k everywhere (the table's Step column, the bar's label, the caption) and its row selected.
+    const auto agrees = [&](int k) {
+      if (anim->current() != k || panel->shown_step() != k) return QStringLiteral("frame %1 shown as %2").arg(k).arg(anim->current());
+      const QModelIndexList rows = table->selectionModel()->selectedRows();
+      if (rows.size() != 1 || rows.front().row() != k - 1 || table->currentIndex().row() != k - 1) {
+        return QStringLiteral("frame %1: row %2 current").arg(k).arg(table->currentIndex().row());
+      }
+      const int step = model->data(model->index(k - 1, PlanModel::StepColumn)).toInt();
+      const QString label = QStringLiteral("Step %1 of %2").arg(step).arg(anim->step_count());
+      if (step != k || bar->position_text() != label || !bar->caption().startsWith(label + QLatin1Char(':'))) {
+        return QStringLiteral("frame %1: table step %2, label '%3', caption '%4'").arg(k).arg(step).arg(bar->position_text(), bar->caption());
+      }
+      return QString();
+    };
+    for (int k = 1; k <= anim->step_count(); ++k) {
+      bar->forward_button()->click();
+      const QString why = agrees(k);
+      QVERIFY2(why.isEmpty(), qPrintable(why));
+    }
+    bar->back_button()->click();
+    QVERIFY2(agrees(anim->step_count() - 1).isEmpty(), qPrintable(agrees(anim->step_count() - 1)));
+    // The graph or greedy table whose plan is the one animated follows too; a replan keeps the row.
+    const bool graph_same = panel->graph_model()->has_plan() &&
+                            meshloom::trace(*panel->graph_model()->plan()) == meshloom::trace(*model->plan());
+    if (graph_same) QCOMPARE(panel->graph_table()->currentIndex().row(), anim->current() - 1);
+    panel->refresh();
+    QVERIFY2(agrees(anim->current()).isEmpty(), qPrintable(agrees(anim->current())));
+    // Playback moves the row with the frame.
+    bar->first_button()->click();
+    QVERIFY(!table->selectionModel()->hasSelection());
+    anim->set_speed(PlanAnimation::kMaxSpeed);
+    anim->play();
+    QTRY_COMPARE_WITH_TIMEOUT(anim->current(), 1, 5000);
+    QCOMPARE(table->currentIndex().row(), 0);
+    anim->pause();
+  }
+
+  void slice_groups_are_outlined_while_blocks_show() {
+    using meshloom::app::MeshGridItem;
+    MainWindow w(nullptr, QDir::tempPath() + QStringLiteral("/meshloom-test-autosave"));
+    QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/pp-dp-tp-3d.meshloom.json")));
+    w.set_slice({"tp"});
+    const MeshGridItem* grid = w.grid();
+    QVERIFY(grid->group_of_cell(0) >= 0);
+    const QPalette palette;
+    // Blocks shown (the default with a plan): the groups are outlines, the cells keep their plain fill.
+    QVERIFY(w.overlay()->has_frame());
+    QCOMPARE(grid->group_paint(), MeshGridItem::GroupPaint::Outline);
+    QVERIFY(grid->cell_outline(0, palette).isValid());
+    const QColor outlined_fill = grid->cell_fill(0, palette);
+    // Blocks hidden: the groups fill their cells again, and nothing is outlined.
+    w.animation_bar()->set_blocks_shown(false);
+    QCOMPARE(grid->group_paint(), MeshGridItem::GroupPaint::Fill);
+    QVERIFY(!grid->cell_outline(0, palette).isValid());
+    QVERIFY(grid->cell_fill(0, palette) != outlined_fill);
+    w.animation_bar()->set_blocks_shown(true);
+    QCOMPARE(grid->group_paint(), MeshGridItem::GroupPaint::Outline);
+  }
+
+  void the_animation_exports_a_pdf_handout_and_png_frames() {
+    MainWindow w(nullptr, QDir::tempPath() + QStringLiteral("/meshloom-test-autosave"));
+    QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/pp-dp-tp-3d.meshloom.json")));
+    auto* anim = w.animation();
+    QVERIFY(anim->has_plan());
+    QVERIFY(w.show_plan_step(1));
+    QTemporaryDir tmp;
+
+    // The handout: one page per frame.
+    const QString pdf = tmp.filePath(QStringLiteral("handout.pdf"));
+    QVERIFY2(w.export_animation(MainWindow::AnimationKind::PdfHandout, pdf), qPrintable(w.last_error()));
+    QFile file(pdf);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QByteArray bytes = file.readAll();
+    QVERIFY(bytes.startsWith("%PDF"));
+    qsizetype pages = 0;  // page objects ("/Type /Page"), not the page tree ("/Type /Pages")
+    auto it = QRegularExpression(QStringLiteral("/Type\\s*/Page(?!s)")).globalMatch(QString::fromLatin1(bytes));
+    while (it.hasNext()) {
+      (void)it.next();
+      ++pages;
+    }
+    QCOMPARE(pages, static_cast<qsizetype>(anim->frame_count()));
+    // The canvas shows the animation's own frame again.
+    QCOMPARE(anim->current(), 1);
+    QVERIFY(overlay_shows(w, 1));
+
+    // The frames: <tensor>_step<k>.png for k = 0..n, real images.
+    const QString tensor = w.redistribution_panel()->current_tensor();
+    QVERIFY2(w.export_animation(MainWindow::AnimationKind::PngFrames, tmp.path()), qPrintable(w.last_error()));
+    for (int k = 0; k < anim->frame_count(); ++k) {
+      const QString png = tmp.filePath(QStringLiteral("%1_step%2.png").arg(tensor).arg(k));
+      QVERIFY2(QFileInfo(png).size() > 1000, qPrintable(png));
+      QVERIFY(!QImage(png).isNull());
+    }
+    QVERIFY(!QFileInfo::exists(tmp.filePath(QStringLiteral("%1_step%2.png").arg(tensor).arg(anim->frame_count()))));
+
+    // A folder that is not there: refused by name, nothing written.
+    const QString missing = tmp.filePath(QStringLiteral("no/such/folder"));
+    QVERIFY(!w.export_animation(MainWindow::AnimationKind::PngFrames, missing));
+    QVERIFY2(w.last_error().contains(missing), qPrintable(w.last_error()));
+    QVERIFY(!QFileInfo::exists(tmp.filePath(QStringLiteral("no"))));
+    // A frame that cannot be written (a folder in its place): the frames written before it are removed again.
+    QTemporaryDir frames;
+    QVERIFY(QDir(frames.path()).mkdir(QStringLiteral("%1_step1.png").arg(tensor)));
+    QVERIFY(!w.export_animation(MainWindow::AnimationKind::PngFrames, frames.path()));
+    QVERIFY2(w.last_error().contains(QStringLiteral("%1_step1.png").arg(tensor)), qPrintable(w.last_error()));
+    QVERIFY(!QFileInfo::exists(QDir(frames.path()).filePath(QStringLiteral("%1_step0.png").arg(tensor))));
+    QCOMPARE(QDir(frames.path()).entryList(QDir::Files).size(), 0);
+  }
+
+  void presentation_mode_shows_the_canvas_alone_and_restores_the_layout() {
+    MainWindow w(nullptr, QDir::tempPath() + QStringLiteral("/meshloom-test-autosave"));
+    QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/pp-dp-tp-3d.meshloom.json")));
+    QVERIFY(show_a_multi_step_plan(w));
+    show_at(w, QSize(1400, 900));
+    w.show_plan();
+    w.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&w));
+    const QList<QDockWidget*> docks = w.findChildren<QDockWidget*>();
+    QMap<QString, bool> before;
+    for (QDockWidget* d : docks) before[d->objectName()] = d->isVisible();
+    QVERIFY(before.value(QStringLiteral("redistribution_dock")));
+    const double normal = w.animation_bar()->caption_label()->font().pointSizeF();
+
+    w.presentation_action()->trigger();
+    QVERIFY(w.presenting());
+    QVERIFY(w.windowState().testFlag(Qt::WindowFullScreen));
+    for (QDockWidget* d : docks) QVERIFY2(!d->isVisible(), qPrintable(d->objectName()));
+    QVERIFY(!w.menuBar()->isVisible());
+    QVERIFY(w.animation_bar()->caption_label()->font().pointSizeF() > normal * 1.5);
+
+    // The keys: Right and Left step, Space plays and pauses.
+    auto* anim = w.animation();
+    QCOMPARE(anim->current(), 0);
+    QTest::keyClick(w.view(), Qt::Key_Right);
+    QCOMPARE(anim->current(), 1);
+    QTest::keyClick(w.view(), Qt::Key_Right);
+    QCOMPARE(anim->current(), 2);
+    QTest::keyClick(w.view(), Qt::Key_Left);
+    QCOMPARE(anim->current(), 1);
+    QTest::keyClick(w.view(), Qt::Key_Space);
+    QVERIFY(anim->playing());
+    QTest::keyClick(w.view(), Qt::Key_Space);
+    QVERIFY(!anim->playing());
+
+    // Esc: the layout as it was.
+    QTest::keyClick(w.view(), Qt::Key_Escape);
+    QVERIFY(!w.presenting());
+    QVERIFY(!w.presentation_action()->isChecked());
+    QVERIFY(!w.windowState().testFlag(Qt::WindowFullScreen));
+    QTRY_VERIFY(w.menuBar()->isVisible());
+    for (QDockWidget* d : docks) QCOMPARE(d->isVisible(), before.value(d->objectName()));
+    QCOMPARE(w.animation_bar()->caption_label()->font().pointSizeF(), normal);
+    QVERIFY(w.plan_area_action()->isChecked());
   }
 
   void step_option_renders_a_step_and_names_what_it_refuses() {
