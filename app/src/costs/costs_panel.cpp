@@ -107,6 +107,19 @@ void RunSettings::save() const {
 std::optional<LaunchCommand> RunSettings::command(QString* error) const {
   const QStringList args = bench_arguments(bench);
   if (where == Where::Local) {
+    // A path must name a program; a bare name must be on PATH: refused here, before the settings are kept.
+    const QFileInfo program(mpirun);
+    const bool found = mpirun.contains(QLatin1Char('/')) ? program.isFile() && program.isExecutable()
+                                                         : !QStandardPaths::findExecutable(mpirun).isEmpty();
+    if (mpirun.isEmpty() || !found) {
+      if (error) {
+        *error = mpirun.isEmpty() ? QCoreApplication::translate("RunSettings", "Name the mpirun program.")
+                                  : QCoreApplication::translate("RunSettings", "mpirun \"%1\" is not a program on this "
+                                                                               "machine (no such file, or not executable)")
+                                        .arg(mpirun);
+      }
+      return std::nullopt;
+    }
     LaunchCommand c = local_command(mpirun, launcher, bench.world, args);
     if (::geteuid() == 0) c.arguments.prepend(QStringLiteral("--allow-run-as-root"));  // Open MPI refuses root otherwise
     return c;
@@ -360,19 +373,24 @@ QString CostsPanel::open_predictions(const QString& path) {
   return {};
 }
 
-bool CostsPanel::start_run(RunSettings settings) {
+QString CostsPanel::new_run_dir() const {
+  const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"));
+  return QDir(runs_root_).filePath(stamp);
+}
+
+bool CostsPanel::start_run(RunSettings settings) { return start_run(std::move(settings), new_run_dir()); }
+
+bool CostsPanel::start_run(RunSettings settings, const QString& dir) {
   if (run_->running()) {
     show_message(tr("A run is under way: cancel it first."), true);
     return false;
   }
   // The run's own folder: the design as run, its records, its calibration.
-  const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"));
-  const QString dir = QDir(runs_root_).filePath(stamp);
   if (!QDir().mkpath(dir)) {
     show_message(tr("Cannot create the run folder %1").arg(dir), true);
     return false;
   }
-  const QString design_path = QDir(dir).filePath(QStringLiteral("design.meshloom.json"));
+  const QString design_path = run_design_path(dir);
   try {
     save_design(doc_->design(), design_path.toStdString());
   } catch (const std::exception& e) {
@@ -477,11 +495,17 @@ bool CostsPanel::fit_calibration() {
 }
 
 void CostsPanel::open_run_dialog() {
-  RunDialog dialog(RunSettings::load(static_cast<int>(doc_->design().world)), doc_->path(), this);
+  // The folder is chosen first, so the dialog previews the command that runs: on the design's copy in it.
+  const QString dir = new_run_dir();
+  RunDialog dialog(RunSettings::load(static_cast<int>(doc_->design().world)), run_design_path(dir), this);
   if (dialog.exec() != QDialog::Accepted) return;
   const RunSettings settings = dialog.settings();
   settings.save();
-  (void)start_run(settings);
+  (void)start_run(settings, dir);
+}
+
+QString CostsPanel::run_design_path(const QString& dir) {
+  return QDir(dir).filePath(QStringLiteral("design.meshloom.json"));
 }
 
 void CostsPanel::open_dialog() {

@@ -85,6 +85,12 @@ public:
   // Starts a benchmark of the design's mesh with `settings` (the design is saved into the run's folder first).
   // False with the reason in message() when it cannot start (a run under way, a bad template, no folder).
   bool start_run(RunSettings settings);
+  // The same in the run folder `dir` (new_run_dir(): the Run dialog previews its command with the design copy there).
+  bool start_run(RunSettings settings, const QString& dir);
+  // A new run's folder under the runs root (a time stamp), not yet created.
+  [[nodiscard]] QString new_run_dir() const;
+  // The design's copy a run in `dir` runs on.
+  [[nodiscard]] static QString run_design_path(const QString& dir);
   // Asks for the settings (RunDialog) and starts the run.
   void open_run_dialog();
   void cancel_run();

@@ -48,6 +48,7 @@ RunDialog::RunDialog(RunSettings settings, const QString& design_path, QWidget* 
   launcher_ = new QLineEdit(base_.launcher, this);
   auto* browse = new QPushButton(tr("Browse..."), this);
   mpirun_ = new QLineEdit(base_.mpirun, this);
+  mpirun_->setObjectName(QStringLiteral("mpirun"));
   template_ = new QLineEdit(base_.command_template, this);
   template_->setPlaceholderText(QStringLiteral("srun -n {world} {launcher} {args}"));
   template_->setToolTip(tr("One command line, split into arguments like a shell would (quotes respected) but never run "

@@ -9,10 +9,12 @@
 // arrive, and a fit by calibrate --from. With the label mpi (app_live_run_mpi): the Costs panel runs the default
 // design for real (`mpirun -np 8 meshloom-launch bench --jsonl -` through LauncherRun), then calibrate on its records,
 // loaded by the engine. The loop in the window: fit, apply, and the plan's price changes.
+#include <QDialogButtonBox>
 #include <QDir>
 #include <QFileInfo>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QLineEdit>
 #include <QRegularExpression>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -34,6 +36,7 @@
 #include "costs/costs_panel.hpp"
 #include "document/design_document.hpp"
 #include "live/launcher_run.hpp"
+#include "live/run_dialog.hpp"
 #include "shell/main_window.hpp"
 #include "meshloom/design/design.hpp"
 #include "meshloom/dtype.hpp"
@@ -496,6 +499,42 @@ private slots:
     apply_button->click();
     QCOMPARE(apply.count(), 1);
     QCOMPARE(apply.takeFirst().at(0).toString(), path);
+  }
+
+  // The Run dialog previews the command that runs, on the design's copy in the run's folder, and refuses an mpirun
+  // that is not a program here before the settings are kept (OK disabled, the reason naming the path).
+  void the_run_dialog_previews_the_exact_command() {
+    QTemporaryDir tmp;
+    RunSettings s;
+    s.where = RunSettings::Where::Local;
+    s.launcher = kLauncher;
+    s.mpirun = QStringLiteral("/nonexistent/mpirun");
+    s.bench.world = 8;
+    const QString dir = QDir(tmp.path()).filePath(QStringLiteral("run1"));
+    RunDialog dialog(s, CostsPanel::run_design_path(dir));
+    auto* ok = dialog.findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok);
+    QVERIFY(!ok->isEnabled());
+    QVERIFY2(dialog.preview_error().contains(QLatin1String("/nonexistent/mpirun")), qPrintable(dialog.preview_error()));
+    QVERIFY(dialog.preview().isEmpty());
+    dialog.findChild<QLineEdit*>(QStringLiteral("mpirun"))->setText(QStringLiteral("/bin/sh"));
+    QCOMPARE(dialog.settings().mpirun, QStringLiteral("/bin/sh"));
+    QVERIFY2(ok->isEnabled(), qPrintable(dialog.preview_error()));
+    QVERIFY2(dialog.preview().contains(QDir(dir).filePath(QStringLiteral("design.meshloom.json"))),
+             qPrintable(dialog.preview()));
+
+    // The run then uses that folder.
+    DesignDocument doc;
+    CostsPanel panel(&doc);
+    RunSettings t;
+    t.where = RunSettings::Where::Template;
+    t.launcher = QStringLiteral("/nonexistent/meshloom-launch");
+    t.command_template = QStringLiteral("{launcher} {args}");
+    t.bench.world = 8;
+    QSignalSpy finished(&panel, &CostsPanel::run_finished);
+    QVERIFY2(panel.start_run(t, dir), qPrintable(panel.message()));
+    QCOMPARE(panel.run_dir(), dir);
+    QVERIFY(QFile::exists(CostsPanel::run_design_path(dir)));
+    QVERIFY(finished.wait(10000));
   }
 
   // Measurements and calibrations belong to the design they were made for: records of another world are refused
