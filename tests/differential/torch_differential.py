@@ -777,7 +777,7 @@ def explain_plan_difference(case, ours, theirs, diffs):
     """A documented, deliberate difference between Meshloom and this torch version, or None."""
     our_steps = ours.get("steps", []) if ours.get("ok") else []
     torch_steps = theirs.get("steps", []) if theirs.get("ok") else []
-    if only_unit_axis_differences(case, ours, theirs, diffs):
+    if not theirs.get("used_graph", True) and only_unit_axis_differences(case, ours, theirs, diffs):
         return ("torch's greedy plan differs only on axes of size 1: it ends in the target up to where a size-1 axis "
                 "sits in a shard order (the same layout), which Meshloom names as the target, or it takes a "
                 "size-1 axis' logical shape from the source placements (the step moves nothing; "

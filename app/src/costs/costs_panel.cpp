@@ -273,6 +273,7 @@ QString CostsPanel::apply_refusal() const {
 
 void CostsPanel::forget_document() {
   if (run_->running()) return;  // a run under way keeps its records; they were made for the design it saved
+  clear_on_first_record_ = false;
   chart_->clear();
   chart_->set_calibration(std::nullopt);
   prediction_chart_->clear();
@@ -404,6 +405,8 @@ bool CostsPanel::start_run(RunSettings settings, const QString& dir) {
     show_message(error, true);
     return false;
   }
+  // The chart shown stays until the run's first record, and with it what it was read from (Fit fits those).
+  shown_before_run_ = {records_path_, run_dir_};
   run_dir_ = dir;
   records_path_ = QDir(dir).filePath(QStringLiteral("bench.jsonl"));
   launcher_ = settings.launcher;
@@ -428,6 +431,11 @@ void CostsPanel::cancel_run() {
 
 void CostsPanel::on_finished(const RunOutcome& outcome) {
   const int results = outcome.results;
+  if (clear_on_first_record_) {  // no record arrived: the chart is still the one before, and so are its files
+    clear_on_first_record_ = false;
+    records_path_ = shown_before_run_.first;
+    run_dir_ = shown_before_run_.second;
+  }
   if (progress_->maximum() == 0) {  // no config record arrived: stop the busy indicator
     progress_->setRange(0, 1);
     progress_->setValue(0);

@@ -21,6 +21,7 @@
 #include <QWidget>
 
 #include <memory>
+#include <utility>
 #include <optional>
 
 #include "live/launcher_run.hpp"
@@ -98,6 +99,8 @@ public:
   // Fits a calibration to the last run's records (meshloom-launch calibrate --from). False with the reason in
   // message() when there is nothing to fit or the launcher cannot start; the outcome arrives as calibrated().
   bool fit_calibration();
+  // The bench records the chart shows, which Fit calibration fits; empty when none.
+  [[nodiscard]] const QString& records_path() const noexcept { return records_path_; }
   // The calibration file fitted last (or loaded), for Apply; empty when none.
   [[nodiscard]] const QString& calibration_path() const noexcept { return calibration_path_; }
   // The folder of the last run; empty before the first.
@@ -151,6 +154,7 @@ private:
   QString predictions_path_;
   QString launcher_;  // the launcher of the last run (calibrate uses the same)
   bool clear_on_first_record_ = false;  // a run started: its first record replaces the chart shown
+  std::pair<QString, QString> shown_before_run_;  // records_path_ and run_dir_ of that chart, kept if none arrives
 
   QPushButton* run_button_ = nullptr;
   QPushButton* cancel_button_ = nullptr;

@@ -434,7 +434,9 @@ std::unique_ptr<EditDialog> MeshPanel::make_unflatten_dialog() {
 void MeshPanel::unflatten_dialog() {
   const std::unique_ptr<EditDialog> dialog = make_unflatten_dialog();
   if (!dialog) {
-    show_message(axes_message_, tr("Select the mesh axis to unflatten."));
+    const std::string axis = current_axis();
+    show_message(axes_message_, axis.empty() ? tr("Select the mesh axis to unflatten.")
+                                             : tr("%1 is a flattened axis: unflatten splits mesh axes only.").arg(q(axis)));
     return;
   }
   if (dialog->exec() == QDialog::Accepted) (void)unflatten_current(dialog->field(0)->text(), dialog->field(1)->text());

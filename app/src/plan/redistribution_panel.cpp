@@ -657,7 +657,7 @@ std::pair<QString, QString> RedistributionPanel::calibrations_text(const PlanReq
       if (!communicates(step.collective)) continue;
       ++communicating;
       const StepMatch m = measured_->match(step);
-      QString row = tr("step %1 %2: old %3, new %4").arg(i).arg(q(to_string(step.collective)), us(before[i]), us(after[i]));
+      QString row = tr("step %1 %2: old %3, new %4").arg(i + 1).arg(q(to_string(step.collective)), us(before[i]), us(after[i]));
       if (m.count > 0) {
         ++matched;
         measured_total += m.measured_us;

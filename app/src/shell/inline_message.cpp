@@ -4,6 +4,7 @@
 #include <QLabel>
 #include <QObject>
 #include <QPalette>
+#include <QStringList>
 #include <QVariant>
 #include <QWidget>
 
@@ -93,12 +94,23 @@ QString error_text(const std::exception& e) {
 }
 
 QString capitalized(const QString& text) {
-  // Only a word: a message that starts with a field path or a name ("tensors[0].dst = ...", "dp_shard ...") keeps it.
+  // Only an English word that messages open with: a message may start with a name the user chose ("fsdp already
+  // exists ...", as PyTorch says it) or a field path ("tensors[0].dst = ..."), and those keep their case.
+  static const QStringList kWords{
+      QStringLiteral("a"),        QStringLiteral("an"),          QStringLiteral("the"),         QStringLiteral("cannot"),
+      QStringLiteral("no"),       QStringLiteral("not"),         QStringLiteral("unknown"),     QStringLiteral("invalid"),
+      QStringLiteral("duplicate"), QStringLiteral("size"),       QStringLiteral("sizes"),       QStringLiteral("state"),
+      QStringLiteral("world"),    QStringLiteral("mesh"),        QStringLiteral("axis"),        QStringLiteral("rank"),
+      QStringLiteral("shard"),    QStringLiteral("send"),        QStringLiteral("search"),      QStringLiteral("plan"),
+      QStringLiteral("planning"), QStringLiteral("redistribute"), QStringLiteral("redistribution"),
+      QStringLiteral("design"),   QStringLiteral("dim"),         QStringLiteral("flattened"),   QStringLiteral("coordinate"),
+      QStringLiteral("layout"),   QStringLiteral("number"),      QStringLiteral("preset"),      QStringLiteral("parallelism"),
+      QStringLiteral("calibration"), QStringLiteral("file"),     QStringLiteral("slicing"),     QStringLiteral("expected")};
   qsizetype end = 0;
   while (end < text.size() && text[end].isLetter()) ++end;
   const bool word = end > 0 && (end == text.size() || text[end] == QLatin1Char(' ') || text[end] == QLatin1Char(':') ||
                                 text[end] == QLatin1Char(','));
-  if (!word || !text.front().isLower()) return text;
+  if (!word || !kWords.contains(text.left(end))) return text;
   return text.front().toUpper() + text.mid(1);
 }
 

@@ -31,8 +31,9 @@ void mark_error(QWidget* widget, bool error);
 // What the app shows for an exception: the engine's message without its kind ("ValueError: " and the like are for
 // scripts, not for people), capitalized. Example: Error(ValueError, "size 0 of axis tp ...") -> "Size 0 of axis tp ...".
 [[nodiscard]] QString error_text(const std::exception& e);
-// "the calibration ..." -> "The calibration ...": messages from the engine start lower case. A message that starts
-// with a field path or a name keeps it ("tensors[0].dst = ...", "dp_shard has ...").
+// "the calibration ..." -> "The calibration ...": messages from the engine start lower case. Only English words
+// that messages open with are capitalized: a message that starts with a field path or a name keeps it
+// ("tensors[0].dst = ...", "fsdp already exists ...").
 [[nodiscard]] QString capitalized(const QString& text);
 
 }  // namespace meshloom::app

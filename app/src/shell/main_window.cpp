@@ -974,6 +974,7 @@ void MainWindow::refresh_overview() {
 // ---- Layout -------------------------------------------------------------------------------------------------
 
 void MainWindow::set_plan_area_visible(bool visible) {
+  if (presenting()) return;  // the canvas alone until the presentation ends (a run finishing must not pop docks)
   for (QDockWidget* d : {plan_dock_, costs_dock_, advisor_dock_}) d->setVisible(visible);
   sync_plan_area_action();
 }

@@ -371,12 +371,7 @@ const CalibratedCostModel::AxisPricing& CalibratedCostModel::pricing_of(const st
   auto key = std::make_pair(mesh_shape, axis);
   if (const auto it = shapes_.find(key); it != shapes_.end()) return *(memo.axes[axis] = &it->second);
   AxisPricing pricing;
-  std::int64_t ranks = 1;
-  bool fits = true;
-  for (const std::int64_t s : mesh_shape) fits = fits && !__builtin_mul_overflow(ranks, s, &ranks);
-  fits = fits && ranks <= kMaxEnumeratedRanks &&
-         (ranks <= static_cast<std::int64_t>(calibration_.rank_hosts.size()) || options_.extrapolate);
-  if (fits) pricing.shapes = axis_group_shapes(mesh_shape, axis, calibration_.rank_hosts, options_.extrapolate);
+  if (placeable(mesh_shape)) pricing.shapes = axis_group_shapes(mesh_shape, axis, calibration_.rank_hosts, options_.extrapolate);
   constexpr std::array<Collective, 4> kPlanned{Collective::AllGather, Collective::AllReduce, Collective::ReduceScatter,
                                                Collective::AllToAll};
   for (const Collective c : kPlanned) {
@@ -404,12 +399,10 @@ const std::vector<GroupShape>& CalibratedCostModel::pair_shapes_of(const std::ve
   const auto key = std::make_pair(mesh_shape, axis);
   if (const auto it = pair_shapes_.find(key); it != pair_shapes_.end()) return it->second;
   std::vector<GroupShape> shapes;
-  std::int64_t ranks = 1;
-  bool fits = true;
-  for (const std::int64_t s : mesh_shape) fits = fits && s >= 1 && !__builtin_mul_overflow(ranks, s, &ranks);
   const auto world = static_cast<std::int64_t>(calibration_.rank_hosts.size());
-  fits = fits && world > 0 && ranks <= kMaxEnumeratedRanks && (ranks <= world || options_.extrapolate);
-  if (fits) {
+  if (placeable(mesh_shape)) {
+    std::int64_t ranks = 1;
+    for (const std::int64_t s : mesh_shape) ranks *= s;
     std::int64_t host_count = 0;
     for (const std::int64_t h : calibration_.rank_hosts) host_count = std::max(host_count, h + 1);
     const auto host_of = [&](std::int64_t r) {
@@ -476,17 +469,21 @@ double CalibratedCostModel::step_cost(const StepCostInput& step) const {
   return cost;
 }
 
+bool CalibratedCostModel::placeable(const std::vector<std::int64_t>& mesh_shape) const {
+  std::int64_t ranks = 1;
+  for (const std::int64_t s : mesh_shape) {
+    if (s < 1 || __builtin_mul_overflow(ranks, s, &ranks)) return false;
+  }
+  const auto world = static_cast<std::int64_t>(calibration_.rank_hosts.size());
+  return world > 0 && ranks <= kMaxEnumeratedRanks && (ranks <= world || options_.extrapolate);
+}
+
 std::optional<double> CalibratedCostModel::flattened_step_cost(const StepCostInput& step,
                                                                const std::vector<std::size_t>& axes) const {
   if (calibration_.groups.empty()) return std::nullopt;
   if (!communicates(step.collective)) return 0.0;
   const std::vector<std::int64_t>& mesh = *step.mesh_shape;
-  std::int64_t ranks = 1;
-  bool fits = true;
-  for (const std::int64_t s : mesh) fits = fits && s >= 1 && !__builtin_mul_overflow(ranks, s, &ranks);
-  fits = fits && ranks <= kMaxEnumeratedRanks &&
-         (ranks <= static_cast<std::int64_t>(calibration_.rank_hosts.size()) || options_.extrapolate);
-  if (!fits) return kInfinity;
+  if (!placeable(mesh)) return kInfinity;
   std::int64_t n = 1;
   for (const std::size_t a : axes) n *= mesh.at(a);
   if (n == 1) return 0.0;

@@ -573,6 +573,8 @@ private slots:
     QSignalSpy finished(&panel, &CostsPanel::run_finished);
     if (panel.start_run(s)) QVERIFY(finished.wait(10000));
     QCOMPARE(panel.chart()->measurements().point_count(), points);
+    // ... and so do the files it was read from: Fit would fit those points.
+    QCOMPARE(QFileInfo(records).canonicalFilePath(), QFileInfo(panel.records_path()).canonicalFilePath());
 
     // Another design: the dock forgets the last one's records and calibration.
     doc.new_design();

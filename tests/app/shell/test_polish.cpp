@@ -11,6 +11,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QRegularExpression>
+#include <QSettings>
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -43,7 +44,12 @@ class PolishTest : public QObject {
   Q_OBJECT
 
 private slots:
-  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }  // settings and autosaves in ~/.qttest
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);  // settings and autosaves in ~/.qttest
+    QCoreApplication::setOrganizationName(QStringLiteral("MeshloomTest"));
+    QCoreApplication::setApplicationName(QStringLiteral("MeshloomPolishTest"));
+    QSettings().clear();
+  }
   void cleanup() { MainWindow::apply_theme(MainWindow::Theme::System); }
 
   // Tab moves focus out of every table (arrows move between cells): no view of the window keeps Tab for itself,
@@ -144,7 +150,8 @@ private slots:
     using meshloom::app::error_text;
     QCOMPARE(error_text(meshloom::Error(meshloom::ErrorKind::ValueError, "size 0 of axis tp must be >= 1")),
              QStringLiteral("Size 0 of axis tp must be >= 1"));
-    QCOMPARE(error_text(std::runtime_error("disk full")), QStringLiteral("Disk full"));
+    QCOMPARE(error_text(std::runtime_error("cannot write x")), QStringLiteral("Cannot write x"));
+    QCOMPARE(capitalized(QStringLiteral("fsdp already exists for submesh")), QStringLiteral("fsdp already exists for submesh"));
     QCOMPARE(capitalized(QStringLiteral("tensors[0].dst = \"S(5)\": no such dim")),
              QStringLiteral("tensors[0].dst = \"S(5)\": no such dim"));
     QCOMPARE(capitalized(QStringLiteral("dp_shard is not an axis")), QStringLiteral("dp_shard is not an axis"));

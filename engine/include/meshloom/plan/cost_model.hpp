@@ -240,9 +240,10 @@ struct Calibration {
 [[nodiscard]] Calibration load_calibration(const std::filesystem::path& path);
 [[nodiscard]] std::string to_json_text(const Calibration& calibration);
 
-// Why `calibration` cannot price a mesh of `mesh_shape`, or nullopt when it can. Per-axis fits (no curves) price
-// only the mesh they were measured on; curves by group shape price any mesh of at most the calibrated job's ranks
-// (any mesh when `extrapolate`). Examples: fits from (2) for (2, 4): "the calibration was measured on a (2) mesh and
+// Why `calibration` cannot price a mesh of `mesh_shape` at all, or nullopt when it can. Per-axis fits (no curves)
+// price only the mesh they were measured on; curves by group shape can price any mesh of at most the calibrated
+// job's ranks (any mesh when `extrapolate`), each step by the curve of its group's shape: a shape never measured
+// still costs +infinity there (CalibratedCostModel::gaps lists them). Examples: fits from (2) for (2, 4): "the calibration was measured on a (2) mesh and
 // holds per-axis fits only, which price that mesh alone, not (2, 4)"; curves from 2 ranks for (2, 4): "the
 // calibration's job placed 2 ranks and this mesh holds 8: calibrate on at least 8 ranks, or extrapolate".
 [[nodiscard]] std::optional<std::string> calibration_mismatch(const Calibration& calibration,
@@ -303,6 +304,9 @@ private:
   // shape's; nullptr when there is none.
   [[nodiscard]] const GroupCurve* pricing_curve(std::string_view collective, const GroupShape& shape) const;
   [[nodiscard]] double axis_fit_cost(const StepCostInput& step, double size) const;
+  // Whether the groups of a mesh of `mesh_shape` can be placed on the calibrated job's hosts: a mesh (every size >=
+  // 1, no overflow) of at most kMaxEnumeratedRanks ranks, and at most the job's ranks unless extrapolating.
+  [[nodiscard]] bool placeable(const std::vector<std::int64_t>& mesh_shape) const;
   // One group shape's curve for one collective, as predict_us uses it: time(bytes) * factor / curve_factor when
   // extrapolated from another shape (scaled), time(bytes) otherwise.
   struct ResolvedCurve {
