@@ -36,6 +36,7 @@
 #include "canvas/canvas_export.hpp"
 #include "costs/costs_panel.hpp"
 #include "document/design_document.hpp"
+#include "shell/code_dialog.hpp"
 #include "shell/inline_message.hpp"
 #include "canvas/mesh_geometry.hpp"
 #include "canvas/mesh_grid_item.hpp"
@@ -771,16 +772,36 @@ void MainWindow::export_animation_dialog(AnimationKind kind) {
   if (!export_animation(kind, path)) QMessageBox::warning(this, tr("Cannot export"), last_error_);
 }
 
-void MainWindow::export_code_dialog(CodeKind kind) {
+std::unique_ptr<CodeDialog> MainWindow::make_code_dialog(CodeKind kind) {
   commit_pending();
-  const QString dir = doc_->path().isEmpty() ? QString() : QFileInfo(doc_->path()).absolutePath();
-  const QString suggested =
-      QDir(dir).filePath(q(doc_->design().name) + (kind == CodeKind::PyTorch ? "_mesh.py" : "_jax_mesh.py"));
-  const QString path = QFileDialog::getSaveFileName(
-      this, kind == CodeKind::PyTorch ? tr("Export PyTorch code") : tr("Export JAX code"), suggested,
-      tr("Python (*.py)"));
-  if (path.isEmpty()) return;
-  if (!export_code(kind, path)) QMessageBox::warning(this, tr("Cannot export"), last_error_);
+  QString code;
+  try {
+    code = q(kind == CodeKind::PyTorch ? export_pytorch(doc_->design()) : export_jax(doc_->design()));
+  } catch (const std::exception& e) {
+    fail(error_text(e));
+    return nullptr;
+  }
+  const QString title = kind == CodeKind::PyTorch ? tr("PyTorch code") : tr("JAX code");
+  const auto save = [this, kind, title] {
+    const QString dir = doc_->path().isEmpty() ? QString() : QFileInfo(doc_->path()).absolutePath();
+    const QString suggested =
+        QDir(dir).filePath(q(doc_->design().name) + (kind == CodeKind::PyTorch ? "_mesh.py" : "_jax_mesh.py"));
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save %1").arg(title), suggested, tr("Python (*.py)"));
+    if (path.isEmpty()) return false;
+    if (export_code(kind, path)) return true;
+    QMessageBox::warning(this, tr("Cannot export"), last_error_);
+    return false;
+  };
+  return std::make_unique<CodeDialog>(tr("%1 for %2").arg(title, q(doc_->design().name)), code, save, this);
+}
+
+void MainWindow::export_code_dialog(CodeKind kind) {
+  const std::unique_ptr<CodeDialog> dialog = make_code_dialog(kind);
+  if (!dialog) {
+    QMessageBox::warning(this, tr("Cannot export"), last_error_);
+    return;
+  }
+  dialog->exec();
 }
 
 void MainWindow::export_canvas_dialog(ImageKind kind) {

@@ -42,6 +42,7 @@ class AdvisorPanel;
 class AnimationBar;
 class AxesModel;
 class BlockOverlayItem;
+class CodeDialog;
 class CostsPanel;
 class DesignDocument;
 class MeshGridItem;
@@ -72,6 +73,9 @@ public:
   // The design's mesh as code (the engine's export_pytorch / export_jax), written atomically to `path`.
   enum class CodeKind { PyTorch, Jax };
   bool export_code(CodeKind kind, const QString& path);
+  // The code's preview (File > Export > PyTorch / JAX code...): Copy and Save...; null with last_error() when the
+  // engine cannot write code for the design.
+  [[nodiscard]] std::unique_ptr<CodeDialog> make_code_dialog(CodeKind kind);
   // The canvas as an image (PNG at 2 px per scene unit, or SVG), written atomically.
   enum class ImageKind { Png, Svg };
   bool export_canvas(ImageKind kind, const QString& path);

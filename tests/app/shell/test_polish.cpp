@@ -3,6 +3,7 @@
 // Runs on the offscreen platform.
 #include <QAbstractButton>
 #include <QAbstractItemView>
+#include <QClipboard>
 #include <QApplication>
 #include <QDir>
 #include <QFile>
@@ -10,6 +11,8 @@
 #include <QMap>
 #include <QMenu>
 #include <QMenuBar>
+#include <QPlainTextEdit>
+#include <QPushButton>
 #include <QRegularExpression>
 #include <QSettings>
 #include <QStandardPaths>
@@ -21,8 +24,10 @@
 
 #include "document/design_document.hpp"
 #include "meshloom/design/design.hpp"
+#include "meshloom/design/export.hpp"
 #include "meshloom/error.hpp"
 #include "plan/animation_bar.hpp"
+#include "shell/code_dialog.hpp"
 #include "shell/inline_message.hpp"
 #include "shell/main_window.hpp"
 
@@ -162,6 +167,24 @@ private slots:
     QVERIFY(!w.open_design(QStringLiteral("/nonexistent/x.meshloom.json")));
     QVERIFY2(!w.last_error().contains(QLatin1String("Error:")), qPrintable(w.last_error()));
     QVERIFY2(w.last_error().contains(QLatin1String("x.meshloom.json")), qPrintable(w.last_error()));
+  }
+
+  // File > Export > PyTorch code shows the code before anything is written: read-only, Copy puts it on the clipboard.
+  void code_export_previews_and_copies() {
+    MainWindow w;
+    QVERIFY2(w.open_design(kDefault), qPrintable(w.last_error()));
+    const auto dialog = w.make_code_dialog(MainWindow::CodeKind::PyTorch);
+    QVERIFY(dialog != nullptr);
+    QCOMPARE(dialog->code(), QString::fromStdString(meshloom::export_pytorch(w.design())));
+    QVERIFY(dialog->code().contains(QLatin1String("init_device_mesh")));
+    QVERIFY(dialog->findChild<QPlainTextEdit*>()->isReadOnly());
+    const auto jax = w.make_code_dialog(MainWindow::CodeKind::Jax);
+    QVERIFY(jax != nullptr && jax->code().contains(QLatin1String("Mesh(")));
+    QApplication::clipboard()->setText(QStringLiteral("probe"));
+    if (QApplication::clipboard()->text() != QLatin1String("probe")) QSKIP("this platform has no clipboard");
+    dialog->copy_button()->click();
+    QCOMPARE(QApplication::clipboard()->text(), dialog->code());
+    QCOMPARE(dialog->copy_button()->text(), QStringLiteral("Copied"));
   }
 
   // A bundled example opens as an untitled copy (Save asks for a new file; the tracked example is never written
