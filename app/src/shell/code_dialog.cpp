@@ -6,6 +6,7 @@
 #include <QFontDatabase>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include <utility>
@@ -40,8 +41,7 @@ QString CodeDialog::code() const { return text_->toPlainText(); }
 void CodeDialog::copy() {
   QApplication::clipboard()->setText(code());
   copy_->setText(tr("Copied"));
-  connect(QApplication::clipboard(), &QClipboard::dataChanged, copy_, [this] { copy_->setText(tr("&Copy")); },
-          Qt::SingleShotConnection);
+  QTimer::singleShot(1500, copy_, [this] { copy_->setText(tr("&Copy")); });
 }
 
 }  // namespace meshloom::app

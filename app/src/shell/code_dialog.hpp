@@ -21,7 +21,7 @@ public:
   CodeDialog(const QString& title, const QString& code, std::function<bool()> save, QWidget* parent = nullptr);
 
   [[nodiscard]] QString code() const;
-  // Puts the code on the clipboard; the button says "Copied" until the text changes hands again.
+  // Puts the code on the clipboard; the button says "Copied" for a moment.
   void copy();
   [[nodiscard]] QPushButton* copy_button() const noexcept { return copy_; }
 
