@@ -27,6 +27,8 @@
 #include <QUndoStack>
 #include <QVBoxLayout>
 
+#include <algorithm>
+#include <array>
 #include <exception>
 #include <functional>
 #include <stdexcept>
@@ -268,13 +270,13 @@ void MainWindow::build_docks() {
   overview_dock_ = dock(this, tr("Overview"), QStringLiteral("overview_dock"), overview_);
 
   // The plan area's menu check follows its docks, however they are shown or closed.
-  for (QDockWidget* d : {plan_dock_, costs_dock_, advisor_dock_}) {
+  for (QDockWidget* d : plan_area_docks()) {
     connect(d, &QDockWidget::visibilityChanged, this, &MainWindow::sync_plan_area_action);
   }
 }
 
 void MainWindow::arrange_docks() {
-  QDockWidget* const docks[] = {mesh_dock_, slice_dock_, rank_dock_, overview_dock_, plan_dock_, costs_dock_, advisor_dock_};
+  const std::array<QDockWidget*, 7> docks = all_docks();
   for (QDockWidget* d : docks) {
     d->setFloating(false);
     removeDockWidget(d);  // out of wherever the user put it
@@ -416,9 +418,7 @@ void MainWindow::build_menus() {
     });
   }
   view->addSeparator();
-  for (QDockWidget* d : {mesh_dock_, slice_dock_, rank_dock_, overview_dock_, plan_dock_, costs_dock_, advisor_dock_}) {
-    view->addAction(d->toggleViewAction());
-  }
+  for (QDockWidget* d : all_docks()) view->addAction(d->toggleViewAction());
   view->addSeparator();
   plan_area_action_ = view->addAction(tr("&Plan area"));
   plan_area_action_->setCheckable(true);
@@ -532,7 +532,7 @@ void MainWindow::new_dialog() {
 
 void MainWindow::open_dialog() {
   if (!maybe_save()) return;
-  const QString dir = doc_->path().isEmpty() ? QString() : QFileInfo(doc_->path()).absolutePath();
+  const QString dir = document_dir();
   const QString path = QFileDialog::getOpenFileName(this, tr("Open design"), dir,
                                                     tr("Meshloom designs (*.meshloom.json);;JSON (*.json)"));
   if (path.isEmpty()) return;
@@ -714,7 +714,7 @@ bool MainWindow::apply_calibration(const QString& path) {
 }
 
 void MainWindow::calibration_dialog() {
-  const QString dir = doc_->path().isEmpty() ? QString() : QFileInfo(doc_->path()).absolutePath();
+  const QString dir = document_dir();
   const QString path = QFileDialog::getOpenFileName(this, tr("Apply calibration"), dir,
                                                     tr("Meshloom calibrations (*.json)"));
   if (path.isEmpty()) return;
@@ -722,7 +722,7 @@ void MainWindow::calibration_dialog() {
 }
 
 void MainWindow::export_plan_dialog() {
-  const QString dir = doc_->path().isEmpty() ? QString() : QFileInfo(doc_->path()).absolutePath();
+  const QString dir = document_dir();
   const QString path = QFileDialog::getSaveFileName(this, tr("Export plan"),
                                                     QDir(dir).filePath(redistribution_->current_tensor() + "_plan.md"),
                                                     tr("Markdown (*.md)"));
@@ -761,7 +761,7 @@ bool MainWindow::export_animation(AnimationKind kind, const QString& path) {
 
 void MainWindow::export_animation_dialog(AnimationKind kind) {
   commit_pending();
-  const QString dir = doc_->path().isEmpty() ? QString() : QFileInfo(doc_->path()).absolutePath();
+  const QString dir = document_dir();
   const QString path =
       kind == AnimationKind::PdfHandout
           ? QFileDialog::getSaveFileName(this, tr("Export plan animation"),
@@ -783,7 +783,7 @@ std::unique_ptr<CodeDialog> MainWindow::make_code_dialog(CodeKind kind) {
   }
   const QString title = kind == CodeKind::PyTorch ? tr("PyTorch code") : tr("JAX code");
   const auto save = [this, kind, title] {
-    const QString dir = doc_->path().isEmpty() ? QString() : QFileInfo(doc_->path()).absolutePath();
+    const QString dir = document_dir();
     const QString suggested =
         QDir(dir).filePath(q(doc_->design().name) + (kind == CodeKind::PyTorch ? "_mesh.py" : "_jax_mesh.py"));
     const QString path = QFileDialog::getSaveFileName(this, tr("Save %1").arg(title), suggested, tr("Python (*.py)"));
@@ -805,7 +805,7 @@ void MainWindow::export_code_dialog(CodeKind kind) {
 }
 
 void MainWindow::export_canvas_dialog(ImageKind kind) {
-  const QString dir = doc_->path().isEmpty() ? QString() : QFileInfo(doc_->path()).absolutePath();
+  const QString dir = document_dir();
   const QString suggested = QDir(dir).filePath(q(doc_->design().name) + (kind == ImageKind::Png ? ".png" : ".svg"));
   const QString path = QFileDialog::getSaveFileName(this, tr("Export canvas"), suggested,
                                                     kind == ImageKind::Png ? tr("PNG image (*.png)") : tr("SVG (*.svg)"));
@@ -996,32 +996,39 @@ void MainWindow::refresh_overview() {
 
 void MainWindow::set_plan_area_visible(bool visible) {
   if (presenting()) return;  // the canvas alone until the presentation ends (a run finishing must not pop docks)
-  for (QDockWidget* d : {plan_dock_, costs_dock_, advisor_dock_}) d->setVisible(visible);
+  for (QDockWidget* d : plan_area_docks()) d->setVisible(visible);
   sync_plan_area_action();
 }
 
 bool MainWindow::plan_area_visible() const {
-  return !plan_dock_->isHidden() || !costs_dock_->isHidden() || !advisor_dock_->isHidden();
+  const auto docks = plan_area_docks();
+  return std::any_of(docks.begin(), docks.end(), [](const QDockWidget* d) { return !d->isHidden(); });
+}
+
+std::array<QDockWidget*, 3> MainWindow::plan_area_docks() const { return {plan_dock_, costs_dock_, advisor_dock_}; }
+
+std::array<QDockWidget*, 7> MainWindow::all_docks() const {
+  return {mesh_dock_, slice_dock_, rank_dock_, overview_dock_, plan_dock_, costs_dock_, advisor_dock_};
+}
+
+QString MainWindow::document_dir() const {
+  return doc_->path().isEmpty() ? QString() : QFileInfo(doc_->path()).absolutePath();
 }
 
 void MainWindow::sync_plan_area_action() {
   if (plan_area_action_ != nullptr) plan_area_action_->setChecked(plan_area_visible());
 }
 
-void MainWindow::show_plan() {
+void MainWindow::show_in_plan_area(QDockWidget* dock) {
   set_plan_area_visible(true);
-  plan_dock_->raise();
+  dock->raise();
 }
 
-void MainWindow::show_costs() {
-  set_plan_area_visible(true);
-  costs_dock_->raise();
-}
+void MainWindow::show_plan() { show_in_plan_area(plan_dock_); }
 
-void MainWindow::show_advisor() {
-  set_plan_area_visible(true);
-  advisor_dock_->raise();
-}
+void MainWindow::show_costs() { show_in_plan_area(costs_dock_); }
+
+void MainWindow::show_advisor() { show_in_plan_area(advisor_dock_); }
 
 void MainWindow::save_layout() const {
   QSettings settings;

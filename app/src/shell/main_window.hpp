@@ -16,6 +16,7 @@
 #include <QMessageBox>
 #include <QString>
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -180,6 +181,10 @@ private:
   void build_canvas();
   void arrange_docks();  // the first-launch layout: the side column beside the canvas, the plan area hidden
   void sync_plan_area_action();
+  void show_in_plan_area(QDockWidget* dock);  // opens the plan area with `dock` in front
+  [[nodiscard]] std::array<QDockWidget*, 3> plan_area_docks() const;  // Redistribution, Costs, Advisor
+  [[nodiscard]] std::array<QDockWidget*, 7> all_docks() const;        // the side column's, then the plan area's
+  [[nodiscard]] QString document_dir() const;  // the design file's folder (file dialogs start there); empty if none
   void update_animation();  // the panel's plan into the animation
   void update_overlay();    // the animation's frame onto the canvas
   void new_dialog();
