@@ -3,6 +3,8 @@
 #include <QFontMetricsF>
 #include <QGlyphRun>
 #include <QGraphicsScene>
+#include <QLocale>
+#include <QObject>
 #include <QPaintEngine>
 #include <QPainter>
 #include <QPalette>
@@ -83,10 +85,13 @@ MeshGridItem::MeshGridItem(MeshGeometry geometry, std::vector<std::int64_t> rank
   bounding_ = geometry_.bounds.adjusted(-kGap, -kGap, kGap, kGap);
   build_frames();
   build_host_lines();
+  build_host_blocks();
   build_header();
 }
 
 QRectF MeshGridItem::boundingRect() const { return bounding_; }
+
+QString MeshGridItem::axis_label(std::size_t axis) const { return axis_name(axis_names_, axis); }
 
 void MeshGridItem::build_frames() {
   const auto& g = geometry_;
@@ -190,6 +195,105 @@ void MeshGridItem::build_host_lines() {
   }
   merge_into(vertical, true, host_lines_);
   merge_into(horizontal, false, host_lines_);
+}
+
+void MeshGridItem::build_host_blocks() {
+  if (hosts_.empty()) return;
+  const auto& cells = geometry_.cells;
+  // Host blocks in order of first appearance; each the bounding rect of its cells.
+  std::map<std::int64_t, std::int32_t> block_of_host;
+  std::vector<QRectF> rects;
+  std::vector<std::int64_t> counts;
+  cell_host_block_.resize(cells.size());
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const auto [it, added] = block_of_host.try_emplace(hosts_[i], static_cast<std::int32_t>(rects.size()));
+    if (added) {
+      rects.push_back(cells[i]);
+      counts.push_back(0);
+    }
+    const auto b = static_cast<std::size_t>(it->second);
+    rects[b] |= cells[i];
+    ++counts[b];
+    cell_host_block_[i] = it->second;
+  }
+  // One host, or one cell per host: nothing to aggregate.
+  if (rects.size() <= 1 || rects.size() == cells.size()) {
+    cell_host_block_.clear();
+    return;
+  }
+  // Every host must be a solid rectangle: its cells, and no other's, on a contiguous run of the mesh's distinct
+  // columns and rows of cells (so the block hides no cell of another host and no hole).
+  std::vector<double> xs;
+  std::vector<double> ys;
+  xs.reserve(cells.size());
+  ys.reserve(cells.size());
+  for (const auto& c : cells) {
+    xs.push_back(c.left());
+    ys.push_back(c.top());
+  }
+  const auto distinct = [](std::vector<double>& v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  };
+  distinct(xs);
+  distinct(ys);
+  const auto index_in = [](const std::vector<double>& v, double x) {
+    return static_cast<std::int64_t>(std::lower_bound(v.begin(), v.end(), x - 1e-6) - v.begin());
+  };
+  for (std::size_t b = 0; b < rects.size(); ++b) {
+    const QRectF& r = rects[b];
+    const std::int64_t cols = index_in(xs, r.right() - kCell) - index_in(xs, r.left()) + 1;
+    const std::int64_t rows = index_in(ys, r.bottom() - kCell) - index_in(ys, r.top()) + 1;
+    if (cols * rows != counts[b]) {
+      cell_host_block_.clear();
+      return;
+    }
+    ranks_per_host_ = std::max(ranks_per_host_, counts[b]);
+  }
+  host_rects_ = std::move(rects);
+}
+
+std::int32_t MeshGridItem::host_block_of(std::size_t cell) const {
+  if (cell >= geometry_.cells.size()) throw std::out_of_range("MeshGridItem: no cell " + std::to_string(cell));
+  return cell_host_block_.empty() ? -1 : cell_host_block_[cell];
+}
+
+std::int32_t MeshGridItem::span_group() const {
+  if (group_hosts_.empty()) return -1;
+  const auto crosses = [this](std::int32_t g) { return group_hosts_[static_cast<std::size_t>(g)].size() > 1; };
+  if (emphasised_ >= 0) return crosses(emphasised_) ? emphasised_ : -1;
+  for (std::int32_t g = 0; g < group_count_; ++g) {
+    if (crosses(g)) return g;
+  }
+  return -1;
+}
+
+QString MeshGridItem::aggregate_legend() const {
+  if (!aggregates_hosts()) return {};
+  QString text = ranks_per_host_ == 1 ? QObject::tr("One block per host (1 rank).")
+                                      : QObject::tr("One block per host (up to %1 ranks); zoom in for ranks.")
+                                            .arg(ranks_per_host_);
+  if (group_hosts_.empty()) return text;
+  std::size_t fewest = group_hosts_.front().size();
+  std::size_t most = fewest;
+  std::size_t local = 0;
+  for (const auto& hosts : group_hosts_) {
+    const std::size_t n = hosts.size();
+    fewest = std::min(fewest, n);
+    most = std::max(most, n);
+    if (n == 1) ++local;
+  }
+  const QString groups = QLocale().toString(static_cast<qlonglong>(group_hosts_.size()));
+  if (local == group_hosts_.size()) {
+    return text + QLatin1Char(' ') +
+           (group_hosts_.size() == 1 ? QObject::tr("The slice's group lies inside one host.")
+                                     : QObject::tr("Each of the slice's %1 groups lies inside one host.").arg(groups));
+  }
+  const QString span = fewest == most ? QString::number(most) : QStringLiteral("%1\u2013%2").arg(fewest).arg(most);
+  const std::int32_t shown = span_group();
+  text += QLatin1Char(' ') + QObject::tr("The slice's %1 groups span %2 hosts each").arg(groups, span);
+  if (shown >= 0) text += QObject::tr("; group %1 is drawn joining its hosts").arg(shown);
+  return text + QLatin1Char('.');
 }
 
 void MeshGridItem::build_header() {
@@ -331,7 +435,47 @@ void MeshGridItem::set_groups(std::vector<std::int32_t> cell_group, std::int32_t
   cell_group_ = std::move(cell_group);
   group_count_ = std::max(0, group_count);
   if (emphasised_ >= group_count_) emphasised_ = -1;
+  build_group_hosts();
   update();
+}
+
+void MeshGridItem::build_group_hosts() {
+  group_hosts_.clear();
+  host_local_.clear();
+  if (cell_group_.empty() || !aggregates_hosts()) return;
+  // (group, host, first cell): sorted by group and host to keep each pair once, at its first cell; then by group
+  // and first cell, so that a group's hosts come in the order of its ranks.
+  struct Touch {
+    std::int32_t group;
+    std::int32_t host;
+    std::size_t cell;
+  };
+  std::vector<Touch> touches;
+  touches.reserve(cell_group_.size());
+  for (std::size_t i = 0; i < cell_group_.size(); ++i) {
+    if (cell_group_[i] >= 0) touches.push_back({cell_group_[i], cell_host_block_[i], i});
+  }
+  std::sort(touches.begin(), touches.end(), [](const Touch& a, const Touch& b) {
+    return std::tie(a.group, a.host, a.cell) < std::tie(b.group, b.host, b.cell);
+  });
+  touches.erase(std::unique(touches.begin(), touches.end(),
+                            [](const Touch& a, const Touch& b) { return a.group == b.group && a.host == b.host; }),
+                touches.end());
+  std::sort(touches.begin(), touches.end(),
+            [](const Touch& a, const Touch& b) { return std::tie(a.group, a.cell) < std::tie(b.group, b.cell); });
+  group_hosts_.assign(static_cast<std::size_t>(group_count_), {});
+  for (const auto& t : touches) group_hosts_[static_cast<std::size_t>(t.group)].push_back(t.host);
+  // A host is local when every group with a cell on it lies on it alone (and it has some group).
+  std::vector<char> seen(host_rects_.size(), 0);
+  std::vector<char> crossing(host_rects_.size(), 0);
+  for (const auto& hosts : group_hosts_) {
+    for (const auto h : hosts) {
+      seen[static_cast<std::size_t>(h)] = 1;
+      if (hosts.size() > 1) crossing[static_cast<std::size_t>(h)] = 1;
+    }
+  }
+  host_local_.resize(host_rects_.size());
+  for (std::size_t h = 0; h < host_rects_.size(); ++h) host_local_[h] = seen[h] != 0 && crossing[h] == 0;
 }
 
 void MeshGridItem::set_emphasised_group(std::int32_t group) {
@@ -372,71 +516,76 @@ void MeshGridItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opti
   const QColor base = palette.color(QPalette::Base);
   const QColor text = palette.color(QPalette::Text);
   const double cell_px = lod * kCell;
-  const bool numbers = cell_px >= kNumbersPx;
+  const bool aggregated = aggregated_at(lod);
+  const bool numbers = cell_px >= kNumbersPx && !aggregated;
   const auto& cells = geometry_.cells;
 
-  // Cells, batched by fill: one drawRects per colour.
-  const auto buckets = static_cast<std::size_t>(2 + group_count_);
-  if (bucket_rects_.size() < buckets) bucket_rects_.resize(buckets);
-  for (std::size_t b = 0; b < buckets; ++b) bucket_rects_[b].clear();
-  const bool outline_groups = group_paint_ == GroupPaint::Outline && group_count_ > 0;
-  if (outline_groups) {
-    const auto groups = static_cast<std::size_t>(group_count_);
-    if (group_rects_.size() < groups) group_rects_.resize(groups);
-    for (auto& rects : group_rects_) rects.clear();
-  }
   visible_.clear();
-  // Below a pixel the small gaps only alias (uneven stripes): close them, so grids read as solid blocks.
-  const double close = lod * kGap < 1.0 ? kGap / 2.0 : 0.0;
-  for (std::size_t i = 0; i < cells.size(); ++i) {
-    if (!everything && !exposed.intersects(cells[i])) continue;
-    bucket_rects_[static_cast<std::size_t>(bucket_of(i))].push_back(cells[i].adjusted(-close, -close, close, close));
-    if (outline_groups && cell_group_[i] >= 0) group_rects_[static_cast<std::size_t>(cell_group_[i])].push_back(cells[i]);
-    if (numbers) visible_.push_back(i);
-  }
-  painter->setPen(cell_px >= kBordersPx ? cosmetic(mix(base, text, 0.32), 0) : QPen(Qt::NoPen));
-  for (std::size_t b = 0; b < buckets; ++b) {
-    const auto& rects = bucket_rects_[b];
-    if (rects.empty()) continue;
-    painter->setBrush(bucket_color(static_cast<std::int32_t>(b), palette));
-    painter->drawRects(rects.data(), static_cast<int>(rects.size()));
-  }
-  painter->setBrush(Qt::NoBrush);
-
-  // Hosts, outlined in the gaps around their cells.
-  if (!host_lines_.empty() && lod * kGap >= kHostLinesPx) {
-    painter->setPen(cosmetic(mix(base, text, 0.62), lod * kGap >= 3.0 ? 2.0 : 1.0));
-    const QLineF* lines = host_lines_.data();
-    std::size_t count = host_lines_.size();
-    if (!everything) {
-      scratch_lines_.clear();
-      for (const auto& l : host_lines_) {
-        if (exposed.intersects(QRectF(l.p1(), l.p2()).normalized().adjusted(-1, -1, 1, 1))) scratch_lines_.push_back(l);
-      }
-      lines = scratch_lines_.data();
-      count = scratch_lines_.size();
+  if (aggregated) {
+    paint_aggregated(painter, exposed, lod, palette);
+  } else {
+    // Cells, batched by fill: one drawRects per colour.
+    const auto buckets = static_cast<std::size_t>(2 + group_count_);
+    if (bucket_rects_.size() < buckets) bucket_rects_.resize(buckets);
+    for (std::size_t b = 0; b < buckets; ++b) bucket_rects_[b].clear();
+    const bool outline_groups = group_paint_ == GroupPaint::Outline && group_count_ > 0;
+    if (outline_groups) {
+      const auto groups = static_cast<std::size_t>(group_count_);
+      if (group_rects_.size() < groups) group_rects_.resize(groups);
+      for (auto& rects : group_rects_) rects.clear();
     }
-    if (count > 0) painter->drawLines(lines, static_cast<int>(count));
-  }
-
-  // Under GroupPaint::Outline, every group's cells outlined in its colour (thicker once the cells are large).
-  if (outline_groups) {
-    const double width = cell_px >= 24.0 ? 3.0 : cell_px >= 8.0 ? 2.0 : 1.0;
-    for (std::size_t g = 0; g < static_cast<std::size_t>(group_count_); ++g) {
-      const auto& rects = group_rects_[g];
+    // Below a pixel the small gaps only alias (uneven stripes): close them, so grids read as solid blocks.
+    const double close = lod * kGap < 1.0 ? kGap / 2.0 : 0.0;
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      if (!everything && !exposed.intersects(cells[i])) continue;
+      bucket_rects_[static_cast<std::size_t>(bucket_of(i))].push_back(cells[i].adjusted(-close, -close, close, close));
+      if (outline_groups && cell_group_[i] >= 0) group_rects_[static_cast<std::size_t>(cell_group_[i])].push_back(cells[i]);
+      if (numbers) visible_.push_back(i);
+    }
+    painter->setPen(cell_px >= kBordersPx ? cosmetic(mix(base, text, 0.32), 0) : QPen(Qt::NoPen));
+    for (std::size_t b = 0; b < buckets; ++b) {
+      const auto& rects = bucket_rects_[b];
       if (rects.empty()) continue;
-      painter->setPen(cosmetic(shown_group_color(static_cast<std::int32_t>(g), palette), width));
+      painter->setBrush(bucket_color(static_cast<std::int32_t>(b), palette));
       painter->drawRects(rects.data(), static_cast<int>(rects.size()));
     }
-  }
+    painter->setBrush(Qt::NoBrush);
 
-  // The emphasised group: its cells outlined.
-  if (emphasised_ >= 0) {
-    const auto& rects = outline_groups ? group_rects_[static_cast<std::size_t>(emphasised_)]
-                                       : bucket_rects_[static_cast<std::size_t>(2 + emphasised_)];
-    if (!rects.empty()) {
-      painter->setPen(cosmetic(text, 2.0));
-      painter->drawRects(rects.data(), static_cast<int>(rects.size()));
+    // Hosts, outlined in the gaps around their cells.
+    if (!host_lines_.empty() && lod * kGap >= kHostLinesPx) {
+      painter->setPen(cosmetic(mix(base, text, 0.62), lod * kGap >= 3.0 ? 2.0 : 1.0));
+      const QLineF* lines = host_lines_.data();
+      std::size_t count = host_lines_.size();
+      if (!everything) {
+        scratch_lines_.clear();
+        for (const auto& l : host_lines_) {
+          if (exposed.intersects(QRectF(l.p1(), l.p2()).normalized().adjusted(-1, -1, 1, 1))) scratch_lines_.push_back(l);
+        }
+        lines = scratch_lines_.data();
+        count = scratch_lines_.size();
+      }
+      if (count > 0) painter->drawLines(lines, static_cast<int>(count));
+    }
+
+    // Under GroupPaint::Outline, every group's cells outlined in its colour (thicker once the cells are large).
+    if (outline_groups) {
+      const double width = cell_px >= 24.0 ? 3.0 : cell_px >= 8.0 ? 2.0 : 1.0;
+      for (std::size_t g = 0; g < static_cast<std::size_t>(group_count_); ++g) {
+        const auto& rects = group_rects_[g];
+        if (rects.empty()) continue;
+        painter->setPen(cosmetic(shown_group_color(static_cast<std::int32_t>(g), palette), width));
+        painter->drawRects(rects.data(), static_cast<int>(rects.size()));
+      }
+    }
+
+    // The emphasised group: its cells outlined.
+    if (emphasised_ >= 0) {
+      const auto& rects = outline_groups ? group_rects_[static_cast<std::size_t>(emphasised_)]
+                                         : bucket_rects_[static_cast<std::size_t>(2 + emphasised_)];
+      if (!rects.empty()) {
+        painter->setPen(cosmetic(text, 2.0));
+        painter->drawRects(rects.data(), static_cast<int>(rects.size()));
+      }
     }
   }
 
@@ -537,6 +686,63 @@ void MeshGridItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opti
   if (selected_ && exposed.intersects(cell_update_rect(*selected_))) {
     painter->setPen(cosmetic(highlight, 3.0));
     painter->drawRect(cells[*selected_]);
+  }
+}
+
+void MeshGridItem::paint_aggregated(QPainter* painter, const QRectF& exposed, double lod, const QPalette& palette) {
+  const QColor base = palette.color(QPalette::Base);
+  const QColor text = palette.color(QPalette::Text);
+  // Host blocks: the gaps inside a host closed, half a device pixel left open on every side so neighbours part.
+  const double inset = 0.5 / std::max(lod, 1e-6) - kGap / 2.0;
+  const std::int32_t span = span_group();
+  const bool sliced = !group_hosts_.empty();
+  // Buckets: 0 and 1 plain (even and odd host), 2 local (every group on it inside it), 3 the span group's hosts.
+  constexpr std::size_t kBuckets = 4;
+  if (bucket_rects_.size() < kBuckets) bucket_rects_.resize(kBuckets);
+  for (std::size_t b = 0; b < kBuckets; ++b) bucket_rects_[b].clear();
+  std::vector<char>& on_span = span_mark_;
+  on_span.assign(host_rects_.size(), 0);
+  if (span >= 0) {
+    for (const auto h : group_hosts_[static_cast<std::size_t>(span)]) on_span[static_cast<std::size_t>(h)] = 1;
+  }
+  for (std::size_t h = 0; h < host_rects_.size(); ++h) {
+    const QRectF& r = host_rects_[h];
+    if (!exposed.intersects(r)) continue;
+    std::size_t bucket = h & 1U;
+    if (sliced && on_span[h] != 0) {
+      bucket = 3;
+    } else if (sliced && host_local_[h]) {
+      bucket = 2;
+    }
+    bucket_rects_[bucket].push_back(r.adjusted(inset, inset, -inset, -inset));
+  }
+  painter->setPen(Qt::NoPen);
+  const QColor local = mix(base, palette.color(QPalette::Highlight), is_dark(palette) ? 0.45 : 0.3);
+  const QColor colours[kBuckets] = {mix(base, text, 0.09), mix(base, text, 0.17), local,
+                                    span >= 0 ? group_color(span, group_count_, is_dark(palette)) : local};
+  for (std::size_t b = 0; b < kBuckets; ++b) {
+    if (bucket_rects_[b].empty()) continue;
+    painter->setBrush(colours[b]);
+    painter->drawRects(bucket_rects_[b].data(), static_cast<int>(bucket_rects_[b].size()));
+  }
+  painter->setBrush(Qt::NoBrush);
+  // The span: the group's hosts joined in the order of its ranks.
+  if (span >= 0) {
+    const auto& hosts = group_hosts_[static_cast<std::size_t>(span)];
+    scratch_points_.clear();
+    for (const auto h : hosts) scratch_points_.push_back(host_rects_[static_cast<std::size_t>(h)].center());
+    painter->setPen(cosmetic(mix(colours[3], text, 0.45), 1.0));
+    painter->drawPolyline(scratch_points_.data(), static_cast<int>(scratch_points_.size()));
+  }
+  // The emphasised group's hosts outlined.
+  if (emphasised_ >= 0 && sliced) {
+    scratch_rects_.clear();
+    for (const auto h : group_hosts_[static_cast<std::size_t>(emphasised_)]) {
+      const QRectF& r = host_rects_[static_cast<std::size_t>(h)];
+      if (exposed.intersects(r)) scratch_rects_.push_back(r.adjusted(inset, inset, -inset, -inset));
+    }
+    painter->setPen(cosmetic(text, 2.0));
+    if (!scratch_rects_.empty()) painter->drawRects(scratch_rects_.data(), static_cast<int>(scratch_rects_.size()));
   }
 }
 

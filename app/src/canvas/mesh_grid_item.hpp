@@ -1,8 +1,9 @@
 // MeshGridItem: one scene item that renders every rank cell of a mesh. It only renders the state it is given:
 // the cell geometry (with the frames of the nested grids), the global rank and host of each cell, the axis
 // names, and the view state set from outside (the slice colouring, the emphasised group, the selected and
-// hovered cells). Level of detail: at low zoom plain cells; borders, rank numbers and frame labels appear as
-// the view zooms in, so 16,384 ranks stay fluid. Everything per cell (frames, labels, host outlines) is
+// hovered cells). Level of detail (semantic zoom): below kAggregatePx per cell each host is one block (when every
+// host's cells form one rectangle of the grid) and the slice is drawn by how its groups sit on hosts; above it plain
+// cells; borders, rank numbers and frame labels appear as the view zooms in, so 131,072 ranks stay fluid. Everything per cell (frames, labels, host outlines) is
 // precomputed in the constructor; paint() only culls to the exposed rect and batches rects of one colour.
 // Colours come from the widget's palette (the scene's when rendered without a widget: exports), pens are
 // cosmetic.
@@ -45,6 +46,8 @@ public:
   // The axis legend drawn above the mesh: each axis's name, size and direction ("dp 128 ↵ 16 per row   pp 16 ↓
   // cp 1   tp 8 →": across, down, or wrapped with so many blocks to a row).
   [[nodiscard]] const QString& legend() const noexcept { return header_; }
+  // The name of an axis as drawn ("d<i>" where it has none).
+  [[nodiscard]] QString axis_label(std::size_t axis) const;
   // The cell under a point in item coordinates, or nullopt (gaps and outside). O(ndim), not a scan.
   [[nodiscard]] std::optional<std::size_t> cell_at(QPointF point) const;
 
@@ -76,6 +79,26 @@ public:
   [[nodiscard]] QColor cell_fill(std::size_t cell, const QPalette& palette) const;
   [[nodiscard]] QColor cell_outline(std::size_t cell, const QPalette& palette) const;
 
+  // Semantic zoom. Below kAggregatePx (8) device pixels per cell side, every host is drawn as one block (its cells and
+  // the gaps between them; a device pixel apart from the next host), provided every host's cells form one solid
+  // rectangle of the grid (aggregates_hosts(); a mesh whose hosts do not, or of one rank per host, keeps its cells).
+  // A slice is then drawn by how its groups sit on hosts: hosts whose groups each lie inside that host are tinted
+  // one colour (the emphasised group's host outlined); a group that crosses hosts is drawn as a span: its hosts in
+  // its colour, joined in the order of its ranks (the emphasised group, or group 0 when none is).
+  static constexpr double kAggregatePx = 8.0;
+  [[nodiscard]] bool aggregates_hosts() const noexcept { return !host_rects_.empty(); }
+  [[nodiscard]] bool aggregated_at(double lod) const noexcept {
+    return aggregates_hosts() && lod * MeshGeometry::kCell < kAggregatePx;
+  }
+  // The host blocks of the aggregated view (item coordinates), one per host in order of first appearance, and the
+  // block of a cell's host.
+  [[nodiscard]] const std::vector<QRectF>& host_blocks() const noexcept { return host_rects_; }
+  [[nodiscard]] std::int32_t host_block_of(std::size_t cell) const;
+  // The group drawn as a span in the aggregated view, or -1 (no slice, or every group inside one host).
+  [[nodiscard]] std::int32_t span_group() const;
+  // What one block of the aggregated view is, and how the slice's groups sit on hosts, in a sentence or two.
+  [[nodiscard]] QString aggregate_legend() const;
+
   // Distinct colours for groups 0..count-1 (hue by golden angle; lighter on a light palette, deeper on a dark).
   // An invalid QColor for a group outside [0, count). The item takes a palette as dark when its Window colour
   // has lightness < 128.
@@ -100,6 +123,9 @@ private:
   void build_frames();
   void build_host_lines();
   void build_header();
+  void build_host_blocks();
+  void build_group_hosts();  // group_hosts_ and host_local_ from cell_group_
+  void paint_aggregated(QPainter* painter, const QRectF& exposed, double lod, const QPalette& palette);
   void ensure_number_font();
   // Cells are painted in buckets of one fill: 0 and 1 plain (even and odd host), 2 + g the cells of group g
   // (under GroupPaint::Fill; under Outline every cell is in a plain bucket and group g's cells are outlined).
@@ -125,6 +151,13 @@ private:
   std::vector<FrameSet> frame_sets_;
   std::vector<Label> labels_;
   std::vector<QLineF> host_lines_;  // host outlines, in the gaps around each host's cells of a grid
+  std::vector<QRectF> host_rects_;  // the aggregated view's host blocks (empty: cells at every zoom)
+  std::vector<std::int32_t> cell_host_block_;  // per cell, its host block
+  std::int64_t ranks_per_host_ = 0;            // the most cells of one host
+  // Per slice group, the host blocks it touches in the order of its first cell on each, and per
+  // host block whether every group with a cell there lies inside that host alone.
+  std::vector<std::vector<std::int32_t>> group_hosts_;
+  std::vector<bool> host_local_;
   QString header_;                  // the axis legend above the mesh: "dp 128 ↵ 16 per row   pp 16 ↓   tp 8 →"
   QRectF header_box_;
   int header_px_ = 0;
@@ -144,6 +177,8 @@ private:
   std::vector<std::vector<QRectF>> group_rects_;  // under GroupPaint::Outline: the visible cells of each group
   std::vector<QRectF> scratch_rects_;
   std::vector<QLineF> scratch_lines_;
+  std::vector<QPointF> scratch_points_;
+  std::vector<char> span_mark_;
   std::vector<std::size_t> visible_;
   std::vector<quint32> glyphs_;
   std::vector<QPointF> glyph_positions_;

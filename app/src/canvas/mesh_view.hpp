@@ -1,9 +1,19 @@
 // MeshView: the canvas. Keeps the mesh fitted to the window until the user zooms (wheel or shortcuts), pans
-// by dragging, zooms under the mouse, and reports the cell under the mouse (hover) and the cell clicked (a
-// press and release without a drag). It holds no state of the mesh; the window owns the grid item.
+// by dragging, zooms under the mouse, and reports the cell under the mouse (hover) and the cell chosen (a
+// press and release without a drag, or the arrow keys). Around it: rulers along the top and left edges (the axes'
+// coordinates, CanvasRuler), a minimap while the view shows part of the mesh (Minimap), and while the grid draws
+// hosts as blocks (semantic zoom) a legend saying what a block is. It holds no state of the mesh; the window owns
+// the grid item.
+//
+// Keys, while a cell is selected: the arrows choose the next cell that way (step_cell: along the innermost axis
+// drawn that way, into the next block at its end), with Shift one block of the next axis out. The arrows are the
+// view's own only while a cell is selected and keyboard navigation is on; otherwise window shortcuts get them.
 #pragma once
 
 #include <QGraphicsView>
+
+class QKeyEvent;
+class QLabel;
 
 #include <cstddef>
 #include <optional>
@@ -11,6 +21,8 @@
 namespace meshloom::app {
 
 class MeshGridItem;
+class CanvasRuler;
+class Minimap;
 
 class MeshView : public QGraphicsView {
   Q_OBJECT
@@ -23,6 +35,16 @@ public:
   void set_grid(MeshGridItem* grid);
   void fit();                         // fit the whole scene (at most 4x) and keep fitting on resize
   void zoom(double factor);           // zoom by factor and stop auto-fitting
+  // Centre a cell, zoomed in until its rank number shows (at least kCentreCellPx per side), and stop auto-fitting.
+  static constexpr double kCentreCellPx = 48.0;
+  void centre_on_cell(std::size_t cell);
+  // Whether the arrow keys move the selection (off in presentation mode, where they step the animation).
+  void set_keyboard_navigation(bool on) { keyboard_navigation_ = on; }
+
+  [[nodiscard]] CanvasRuler* top_ruler() const noexcept { return top_ruler_; }
+  [[nodiscard]] CanvasRuler* left_ruler() const noexcept { return left_ruler_; }
+  [[nodiscard]] Minimap* minimap() const noexcept { return minimap_; }
+  [[nodiscard]] QLabel* zoom_legend() const noexcept { return legend_; }
 
 signals:
   void cell_hovered(std::optional<std::size_t> cell);  // nullopt when the mouse leaves every cell
@@ -36,11 +58,23 @@ protected:
   void mouseReleaseEvent(QMouseEvent* event) override;
   void leaveEvent(QEvent* event) override;
   bool viewportEvent(QEvent* event) override;  // the viewport's Leave clears the hover
+  bool event(QEvent* event) override;          // ShortcutOverride: the arrows while a cell is selected
+  void keyPressEvent(QKeyEvent* event) override;
+  void scrollContentsBy(int dx, int dy) override;
 
 private:
   [[nodiscard]] MeshGridItem* live_grid() const;  // grid_ while it is still an item of the scene
   [[nodiscard]] std::optional<std::size_t> cell_under(QPoint viewport_pos) const;
   void update_hover(std::optional<std::size_t> cell);  // sets the grid's hovered cell, emits on a change
+  [[nodiscard]] std::optional<std::size_t> arrow_target(const QKeyEvent* event) const;  // nullopt: not ours
+  void layout_overlays();   // rulers in the viewport margins, minimap and legend in the viewport's corners
+  void update_overlays();   // after a zoom, a scroll or a scene change
+
+  CanvasRuler* top_ruler_ = nullptr;
+  CanvasRuler* left_ruler_ = nullptr;
+  Minimap* minimap_ = nullptr;
+  QLabel* legend_ = nullptr;
+  bool keyboard_navigation_ = true;
 
   bool auto_fit_ = true;
   MeshGridItem* grid_ = nullptr;

@@ -127,10 +127,10 @@ MeshPanel::MeshPanel(DesignDocument* doc, AxesModel* axes, QWidget* parent)
                       QKeySequence(Qt::ALT | Qt::Key_Down));
   flatten_ = make_action(this, tr("&Flatten ticked axes..."),
                          tr("mesh[ticked axes]._flatten(name): one axis over the ticked axes"),
-                         QKeySequence(Qt::CTRL | Qt::Key_G));
+                         QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F));
   unflatten_ = make_action(this, tr("&Unflatten axis..."),
                            tr("mesh._unflatten(axis, sizes, names): split the selected axis into several"),
-                           QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_G));
+                           QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_U));
   clear_picks_ = make_action(this, tr("&Clear slice"), tr("Untick every axis"), QKeySequence(Qt::Key_Escape));
   clear_picks_->setShortcutContext(Qt::WindowShortcut);
   connect(add_, &QAction::triggered, this, &MeshPanel::add_dialog);

@@ -1,5 +1,5 @@
 // meshloom: the desktop app. `meshloom [design]` opens a design (the bundled example by default);
-// `meshloom --screenshot out.png [--size WxH] [design]` renders the window offscreen to a PNG and exits. --slice, --select,
+// `meshloom --screenshot out.png [--size WxH] [design]` renders the window offscreen to a PNG and exits. --slice, --select, --go-to,
 // --tensor, --step, --measurements, --fit, --predictions, --advise, --preview and --theme set up what the window shows first (the docs' screenshots use them):
 // `meshloom --screenshot out.png --step 2 design` renders step 2 of the current tensor's plan (0: the layout
 // before the first step).
@@ -36,6 +36,9 @@ int main(int argc, char** argv) {
                                  QStringLiteral("Slice by <axes> (comma separated), as mesh[axes] in PyTorch."),
                                  QStringLiteral("axes"));
   const QCommandLineOption select(QStringLiteral("select"), QStringLiteral("Select rank <rank>."), QStringLiteral("rank"));
+  const QCommandLineOption go_to(QStringLiteral("go-to"),
+                                 QStringLiteral("Select rank <rank> and centre the canvas on it (View > Go to rank)."),
+                                 QStringLiteral("rank"));
   const QCommandLineOption theme(QStringLiteral("theme"), QStringLiteral("system, light or dark."), QStringLiteral("theme"));
   const QCommandLineOption tensor(QStringLiteral("tensor"), QStringLiteral("Show the plan of tensor <name>."),
                                   QStringLiteral("name"));
@@ -63,7 +66,7 @@ int main(int argc, char** argv) {
                                 QStringLiteral("With --screenshot: the window's <WxH> in pixels (default 1280x800)."),
                                 QStringLiteral("WxH"));
   parser.addOptions(
-      {screenshot, size, slice, select, tensor, step, measurements, fit, predictions, advise, preview, theme});
+      {screenshot, size, slice, select, go_to, tensor, step, measurements, fit, predictions, advise, preview, theme});
   parser.addPositionalArgument(QStringLiteral("design"), QStringLiteral("A *.meshloom.json design to open."));
   parser.process(app);
 
@@ -131,6 +134,14 @@ int main(int argc, char** argv) {
       return fail(QStringLiteral("--select %1: not a rank of the mesh").arg(parser.value(select)));
     }
     window.select_rank(rank);
+  }
+  if (opened && parser.isSet(go_to)) {
+    bool ok = false;
+    const qlonglong rank = parser.value(go_to).toLongLong(&ok);
+    if (!ok || !window.go_to_rank(rank)) {
+      return fail(QStringLiteral("--go-to %1: %2")
+                      .arg(parser.value(go_to), ok ? window.last_error() : QStringLiteral("not a number")));
+    }
   }
   if (opened && parser.isSet(tensor)) {
     if (!window.redistribution_panel()->select_tensor(parser.value(tensor))) {

@@ -11,6 +11,7 @@
 #include <QGraphicsScene>
 #include <QHeaderView>
 #include <QItemSelectionModel>
+#include <QInputDialog>
 #include <QKeySequence>
 #include <QLabel>
 #include <QListView>
@@ -401,6 +402,9 @@ void MainWindow::build_menus() {
   view->addAction(tr("&Fit to window"), view_, &MeshView::fit)->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
   view->addAction(tr("Zoom &in"), this, [this] { view_->zoom(1.25); })->setShortcut(QKeySequence::ZoomIn);
   view->addAction(tr("Zoom &out"), this, [this] { view_->zoom(0.8); })->setShortcut(QKeySequence::ZoomOut);
+  QAction* go_to = view->addAction(tr("&Go to rank..."), this, &MainWindow::go_to_rank_dialog);
+  go_to->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_G));
+  go_to->setToolTip(tr("Select a rank and centre the canvas on it; then the arrow keys move along its axes"));
   view->addSeparator();
   QMenu* theme = view->addMenu(tr("&Theme"));
   auto* themes = new QActionGroup(this);
@@ -971,6 +975,31 @@ void MainWindow::select_rank(std::optional<std::int64_t> rank) {
   syncing_groups_ = false;
 }
 
+bool MainWindow::go_to_rank(std::int64_t rank) {
+  const DeviceMesh& mesh = preview_ ? preview_->mesh : doc_->mesh();
+  if (!mesh.contains(rank)) {
+    last_error_ = tr("Rank %1 is not in the mesh (its ranks are 0 to %2).").arg(rank).arg(mesh.size() - 1);
+    return false;
+  }
+  if (!grid_) {
+    last_error_ = tr("The canvas does not draw this mesh (%1 ranks).").arg(mesh.size());
+    return false;
+  }
+  select_rank(rank);
+  if (const auto cell = grid_->selected_cell()) view_->centre_on_cell(*cell);
+  view_->setFocus();  // the arrow keys go on from here
+  return true;
+}
+
+void MainWindow::go_to_rank_dialog() {
+  const DeviceMesh& mesh = preview_ ? preview_->mesh : doc_->mesh();
+  bool ok = false;
+  const int rank = QInputDialog::getInt(this, tr("Go to rank"), tr("Rank (0 to %1):").arg(mesh.size() - 1),
+                                        static_cast<int>(selected_rank_.value_or(0)), 0,
+                                        static_cast<int>(std::max<std::int64_t>(mesh.size() - 1, 0)), 1, &ok);
+  if (ok && !go_to_rank(rank)) QMessageBox::warning(this, tr("Go to rank"), last_error_);
+}
+
 void MainWindow::refresh_overview() {
   const Design& design = doc_->design();
   const DeviceMesh& mesh = doc_->mesh();
@@ -1067,11 +1096,13 @@ void MainWindow::set_presentation_mode(bool on) {
     statusBar()->hide();
     animation_bar_->set_large_caption(true);
     showFullScreen();
+    view_->set_keyboard_navigation(false);  // the arrows step the animation
     view_->setFocus();  // the playback keys act on the canvas
   } else {
     const Presentation before = *presentation_;
     presentation_.reset();
     animation_bar_->set_large_caption(false);
+    view_->set_keyboard_navigation(true);
     menuBar()->show();
     statusBar()->show();
     setWindowState(before.window_state);

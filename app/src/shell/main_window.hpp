@@ -138,6 +138,9 @@ public:
   void set_slice(const std::vector<std::string>& axes);
   // Selects a rank (its info in the rank dock, its slice group emphasised); nullopt clears.
   void select_rank(std::optional<std::int64_t> rank);
+  // View > Go to rank (Ctrl+G): selects `rank` and centres the canvas on it, zoomed in until its number shows.
+  // False with the reason in last_error() for a rank the mesh does not have (or a mesh too large to draw).
+  bool go_to_rank(std::int64_t rank);
   // Opens an autosaved copy: on top of its original file as one undoable edit when that still loads, else
   // as an unsaved design. The copy is removed once it is open.
   bool recover(const Autosave::Recovery& recovery);
@@ -176,6 +179,7 @@ protected:
   void closeEvent(QCloseEvent* event) override;
 
 private:
+  void go_to_rank_dialog();
   void build_menus();
   void build_docks();
   void build_canvas();

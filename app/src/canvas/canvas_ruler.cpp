@@ -1,0 +1,158 @@
+#include "canvas/canvas_ruler.hpp"
+
+#include <QFontMetricsF>
+#include <QGraphicsView>
+#include <QPaintEvent>
+#include <QPainter>
+#include <QPalette>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "canvas/canvas_paint.hpp"
+
+namespace meshloom::app {
+
+namespace {
+constexpr double kPad = 4.0;  // pixels around a label
+}  // namespace
+
+CanvasRuler::CanvasRuler(QGraphicsView* view, Qt::Orientation orientation, QWidget* parent)
+    : QWidget(parent), view_(view), orientation_(orientation) {
+  QFont small = font();
+  small.setPointSizeF(std::max(7.0, small.pointSizeF() * 0.85));
+  setFont(small);
+  setAttribute(Qt::WA_OpaquePaintEvent);
+  setToolTip(orientation == Qt::Horizontal ? tr("The axes drawn across, outermost at the top: each block labelled "
+                                                "with its coordinate")
+                                           : tr("The axes drawn down, outermost at the left: each block labelled "
+                                                "with its coordinate"));
+}
+
+void CanvasRuler::set_bands(std::vector<RulerBand> bands, std::vector<QString> names) {
+  bands_ = std::move(bands);
+  names_ = std::move(names);
+  names_.resize(bands_.size());
+  drawn_.assign(bands_.size(), {});
+  updateGeometry();
+  update();
+}
+
+int CanvasRuler::band_extent() const {
+  const QFontMetricsF fm(font());
+  if (orientation_ == Qt::Horizontal) return static_cast<int>(std::ceil(fm.height() + 2.0 * 2.0));
+  // Down the left: wide enough for the widest "name index" of any band.
+  double widest = 0.0;
+  for (std::size_t b = 0; b < bands_.size(); ++b) {
+    std::int64_t last = 0;
+    for (const auto& t : bands_[b].ticks) last = std::max(last, t.index);
+    widest = std::max(widest, fm.horizontalAdvance(names_[b] + QStringLiteral(" ") + QString::number(last)));
+  }
+  return static_cast<int>(std::ceil(widest + 2.0 * kPad));
+}
+
+void CanvasRuler::set_viewport_offset(int offset) {
+  if (offset == offset_) return;
+  offset_ = offset;
+  update();
+}
+
+void CanvasRuler::paintEvent(QPaintEvent* /*event*/) {
+  QPainter painter(this);
+  const QPalette& pal = palette();
+  const QColor base = pal.color(QPalette::Base);
+  const QColor text = pal.color(QPalette::Text);
+  painter.fillRect(rect(), pal.color(QPalette::Window));
+  const bool across = orientation_ == Qt::Horizontal;
+  const QTransform to_view = view_->viewportTransform();
+  const double scale = across ? to_view.m11() : to_view.m22();
+  const double shift = across ? to_view.dx() : to_view.dy();
+  const double length = across ? width() : height();
+  const int extent = band_extent();
+  const QFontMetricsF fm(font());
+  const auto to_px = [&](double at) { return at * scale + shift + offset_; };
+  // The visible range in item coordinates.
+  const double lo = -shift / scale;
+  const double hi = (length - offset_ - shift) / scale;
+  painter.setPen(Qt::NoPen);
+  for (std::size_t b = 0; b < bands_.size(); ++b) {
+    const RulerBand& band = bands_[b];
+    QStringList& drawn = drawn_[b];
+    drawn.clear();
+    const double band_at = static_cast<double>(b) * extent;
+    const auto strip = [&](double from, double to) {
+      return across ? QRectF(from, band_at + 1.0, to - from, extent - 2.0)
+                    : QRectF(band_at + 1.0, from, extent - 2.0, to - from);
+    };
+    if (band.ticks.empty()) continue;
+    // Ticks in view: the first ending after lo, up to the last starting before hi.
+    auto first = std::lower_bound(band.ticks.begin(), band.ticks.end(), lo,
+                                  [](const RulerTick& t, double x) { return t.to < x; });
+    auto last = std::upper_bound(first, band.ticks.end(), hi, [](double x, const RulerTick& t) { return x < t.from; });
+    if (first == last) continue;
+    // How many blocks one label needs: the smallest of 1, 2, 5, 10, 20, 50, ... whose blocks hold it.
+    const double block_px = std::max((first->to - first->from) * scale, 1e-9);
+    std::int64_t widest_index = 0;
+    for (auto t = first; t != last; ++t) widest_index = std::max(widest_index, t->index);
+    const double need = (across ? fm.horizontalAdvance(QString::number(widest_index)) : fm.height()) + kPad;
+    std::int64_t stride = 1;
+    static constexpr std::array<std::int64_t, 3> kSteps{1, 2, 5};
+    for (std::int64_t decade = 1; static_cast<double>(stride) * block_px < need && decade < (std::int64_t{1} << 40); decade *= 10) {
+      for (const auto s : kSteps) {
+        stride = s * decade;
+        if (static_cast<double>(stride) * block_px >= need) break;
+      }
+    }
+    // The blocks, each a bar once it is two pixels long; else one bar over the blocks in view.
+    painter.setBrush(mix(base, text, 0.10));
+    if (block_px >= 2.0) {
+      for (auto t = first; t != last; ++t) {
+        const double from = to_px(t->from);
+        const double to = to_px(t->to);
+        painter.drawRect(strip(from, std::max(to - (block_px >= 6.0 ? 1.0 : 0.0), from + 1.0)));
+      }
+    } else {
+      painter.drawRect(strip(to_px(first->from), to_px(std::prev(last)->to)));
+    }
+    // Labels: the first one in view with the axis name ("dp 3"), then the numbers of every stride-th block.
+    painter.setPen(text);
+    double free_from = offset_;  // labels never overlap, nor run into the corner
+    bool named = false;
+    for (auto t = first; t != last; ++t) {
+      if (t->index % stride != 0 && named) continue;
+      QString label = QString::fromStdString(tick_text(band, *t, across));
+      if (!named) label = names_[b] + QLatin1Char(' ') + label;
+      // Centred on the part of the block in view, so a block cut by an edge still says what it is.
+      const double from = std::max(to_px(t->from), static_cast<double>(offset_));
+      const double to = std::min(to_px(t->to), length);
+      if (across) {
+        const double w = fm.horizontalAdvance(label);
+        const double x = to - from >= w + kPad ? (from + to - w) / 2.0 : from + 1.0;
+        if (x < free_from) continue;  // would run into the label before: this block goes unlabelled
+        if (x + w > length) break;
+        painter.drawText(QPointF(x, band_at + (extent - fm.height()) / 2.0 + fm.ascent()), label);
+        free_from = x + w + kPad;
+      } else {
+        const double h = fm.height();
+        const double y = to - from >= h ? (from + to - h) / 2.0 : from;
+        if (y < free_from) continue;
+        if (y + h > length) break;
+        painter.drawText(QPointF(band_at + kPad, y + fm.ascent()), label);
+        free_from = y + h;
+      }
+      drawn << label;
+      named = true;
+    }
+    painter.setPen(Qt::NoPen);
+  }
+  // The corner (top ruler, left of the viewport) stays plain; a rule parts the ruler from the canvas.
+  painter.setPen(mix(base, text, 0.35));
+  if (across) {
+    painter.drawLine(QPointF(offset_, height() - 0.5), QPointF(width(), height() - 0.5));
+  } else {
+    painter.drawLine(QPointF(width() - 0.5, 0), QPointF(width() - 0.5, height()));
+  }
+}
+
+}  // namespace meshloom::app
