@@ -133,7 +133,12 @@ QVariant AxesModel::data(const QModelIndex& index, int role) const {
     case Qt::DisplayRole:
     case Qt::EditRole:
       switch (index.column()) {
-        case Name: return q(name);
+        case Name:
+          // The tick order, once it matters (two or more ticked): "tp (1)".
+          if (role == Qt::DisplayRole && picked_.size() > 1 && picked_.contains(q(name))) {
+            return QStringLiteral("%1 (%2)").arg(q(name)).arg(picked_.indexOf(q(name)) + 1);
+          }
+          return q(name);
         case Size: return static_cast<qlonglong>(mesh.size(axis));
         case MadeOf: {
           if (!flat) return QString();
@@ -198,7 +203,8 @@ bool AxesModel::setData(const QModelIndex& index, const QVariant& value, int rol
     } else {
       picked_.removeAll(qname);
     }
-    emit dataChanged(index, index, {Qt::CheckStateRole});
+    // Every ticked row's place in the tick order may have changed with this one.
+    emit dataChanged(this->index(0, Name), this->index(rowCount() - 1, Name), {Qt::CheckStateRole, Qt::DisplayRole});
     emit picked_changed();
     return true;
   }
@@ -238,8 +244,17 @@ void AxesModel::set_picked(const std::vector<std::string>& names) {
   }
   if (next == picked_) return;
   picked_ = next;
-  if (rowCount() > 0) emit dataChanged(index(0, Name), index(rowCount() - 1, Name), {Qt::CheckStateRole});
+  if (rowCount() > 0) {
+    emit dataChanged(index(0, Name), index(rowCount() - 1, Name), {Qt::CheckStateRole, Qt::DisplayRole});
+  }
   emit picked_changed();
+}
+
+std::vector<std::string> AxesModel::picked_in_mesh_order() const {
+  std::vector<std::string> out = picked();
+  std::stable_sort(out.begin(), out.end(),
+                   [this](const std::string& a, const std::string& b) { return row_of(a) < row_of(b); });
+  return out;
 }
 
 }  // namespace meshloom::app

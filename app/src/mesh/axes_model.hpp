@@ -48,6 +48,10 @@ public:
   // carries the pick.
   [[nodiscard]] std::vector<std::string> picked() const;
   void set_picked(const std::vector<std::string>& names);
+  // The picks in table order (mesh axes outer to inner, then flattened axes): the order mesh[...] accepts when
+  // the tick order is refused. While two or more axes are ticked, each ticked name shows its place in the tick
+  // order ("tp (1)", "cp (2)"), since that order decides the slice and the flattened axis.
+  [[nodiscard]] std::vector<std::string> picked_in_mesh_order() const;
 
 signals:
   void edit_refused(const QModelIndex& index, const QString& message);

@@ -2,6 +2,7 @@
 
 #include <QAction>
 #include <QDialog>
+#include <QEvent>
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QHBoxLayout>
@@ -10,6 +11,7 @@
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPlainTextEdit>
 #include <QRegularExpression>
 #include <QSpinBox>
 #include <QTableView>
@@ -98,6 +100,17 @@ MeshPanel::MeshPanel(DesignDocument* doc, AxesModel* axes, QWidget* parent)
   devices_message_ = make_message_label(this);
   form->addRow(tr("&Name"), name_);
   form->addRow(QString(), name_message_);
+  description_ = new QPlainTextEdit(this);
+  description_->setObjectName(QStringLiteral("design_description"));
+  description_->setTabChangesFocus(true);  // Tab leaves the field
+  description_->setPlaceholderText(tr("What this design is for (optional)"));
+  description_->setToolTip(tr("The design's description (saved in the file; a preset sets its own)"));
+  description_->setFixedHeight(static_cast<int>(description_->fontMetrics().lineSpacing() * 2.6) +
+                               2 * description_->frameWidth());
+  description_->installEventFilter(this);
+  description_message_ = make_message_label(this);
+  form->addRow(tr("Descr&iption"), description_);
+  form->addRow(QString(), description_message_);
   form->addRow(tr("&World"), world_);
   form->addRow(QString(), world_message_);
   form->addRow(tr("&Devices per host"), devices_);
@@ -192,6 +205,17 @@ void MeshPanel::commit_pending() {
   world_->interpretText();
   devices_->interpretText();
   if (name_->text() != q(doc_->design().name)) (void)set_design_name(name_->text());
+  if (description_->toPlainText() != q(doc_->design().description.value_or(std::string()))) {
+    (void)set_description(description_->toPlainText());
+  }
+}
+
+bool MeshPanel::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == description_ && event->type() == QEvent::FocusOut &&
+      description_->toPlainText() != q(doc_->design().description.value_or(std::string()))) {
+    (void)set_description(description_->toPlainText());
+  }
+  return QWidget::eventFilter(watched, event);
 }
 
 QList<QAction*> MeshPanel::actions_for_menu() const {
@@ -202,6 +226,11 @@ void MeshPanel::sync_fields() {
   const Design& d = doc_->design();
   const QSignalBlocker b1(name_), b2(world_), b3(devices_);
   if (!name_->hasFocus() || name_->text() != q(d.name)) name_->setText(q(d.name));
+  const QString description = q(d.description.value_or(std::string()));
+  if (description_->toPlainText() != description) {
+    const QSignalBlocker b4(description_);
+    description_->setPlainText(description);
+  }
   world_->setValue(static_cast<int>(d.world));
   world_->setSingleStep(static_cast<int>(d.devices_per_host));  // a step adds or removes a whole host
   devices_->setValue(static_cast<int>(d.devices_per_host));
@@ -258,6 +287,18 @@ bool MeshPanel::set_design_name(const QString& name) {
   return edit_field(name_message_, tr("Rename design to %1").arg(name), [&](const Design& d) {
     Design next = d;
     next.name = n;
+    validate_design(next);
+    return next;
+  });
+}
+
+bool MeshPanel::set_description(const QString& text) {
+  const QString trimmed = text.trimmed();
+  const std::string t = trimmed.toStdString();
+  const QString what = trimmed.isEmpty() ? tr("Clear description") : tr("Set description");
+  return edit_field(description_message_, what, [&](const Design& d) {
+    Design next = d;
+    next.description = t.empty() ? std::nullopt : std::optional<std::string>(t);
     validate_design(next);
     return next;
   });
@@ -402,11 +443,19 @@ void MeshPanel::flatten_dialog() {
     show_message(axes_message_, tr("Tick the axes to flatten first."));
     return;
   }
+  // mesh[...] takes the axes in mesh order: ticked in another order, the dialog says so and flattens them in
+  // mesh order (the same axis PyTorch would build from mesh[in order]).
+  const auto in_order = axes_->picked_in_mesh_order();
+  const QString prompt = in_order == picked
+                             ? tr("Name of the flattened axis over %1:").arg(joined(picked, ", "))
+                             : tr("Ticked %1; mesh[...] takes them in mesh order.\nName of the flattened axis over %2:")
+                                   .arg(joined(picked, ", "), joined(in_order, ", "));
   bool ok = false;
-  const QString name = QInputDialog::getText(this, tr("Flatten"),
-                                             tr("Name of the flattened axis over %1:").arg(joined(picked, ", ")),
-                                             QLineEdit::Normal, joined(picked, "_"), &ok);
-  if (ok) (void)flatten_picked(name);
+  const QString name =
+      QInputDialog::getText(this, tr("Flatten"), prompt, QLineEdit::Normal, joined(in_order, "_"), &ok);
+  if (!ok) return;
+  axes_->set_picked(in_order);
+  (void)flatten_picked(name);
 }
 
 std::unique_ptr<EditDialog> MeshPanel::make_unflatten_dialog() {

@@ -16,6 +16,7 @@
 
 class QAction;
 class QLabel;
+class QPlainTextEdit;
 class QLineEdit;
 class QSpinBox;
 class QTableView;
@@ -45,6 +46,8 @@ public:
   bool set_world(std::int64_t world);
   bool set_devices_per_host(std::int64_t devices);
   bool set_design_name(const QString& name);
+  // The design's description (empty: none), shown under its name: what a preset or the file says it is for.
+  bool set_description(const QString& text);
 
   // Applies what is typed but not yet committed (a name being edited, a number not yet entered), as saving,
   // exporting and closing must see it.
@@ -59,6 +62,9 @@ public:
   // they are typed, with a preview of the edit. The unflatten dialog is null when no mesh axis is selected.
   [[nodiscard]] std::unique_ptr<EditDialog> make_add_dialog();
   [[nodiscard]] std::unique_ptr<EditDialog> make_unflatten_dialog();
+
+protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;  // the description commits on focus out
 
 private:
   void sync_fields();
@@ -78,6 +84,8 @@ private:
   QSpinBox* devices_ = nullptr;
   QTableView* table_ = nullptr;
   QLabel* name_message_ = nullptr;
+  QPlainTextEdit* description_ = nullptr;  // committed when it loses focus
+  QLabel* description_message_ = nullptr;
   QLabel* world_message_ = nullptr;
   QLabel* devices_message_ = nullptr;
   QLabel* axes_message_ = nullptr;

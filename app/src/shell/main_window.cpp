@@ -13,6 +13,7 @@
 #include <QItemSelectionModel>
 #include <QInputDialog>
 #include <QKeySequence>
+#include <QPushButton>
 #include <QLabel>
 #include <QListView>
 #include <QLocale>
@@ -227,6 +228,11 @@ void MainWindow::build_docks() {
   auto* slice_layout = new QVBoxLayout(slice_widget);
   slice_layout->addWidget(slice_summary_);
   slice_layout->addWidget(slice_error_);
+  slice_mesh_order_ = new QPushButton(tr("Use mesh order"), slice_widget);
+  slice_mesh_order_->setObjectName(QStringLiteral("slice_mesh_order"));
+  slice_mesh_order_->hide();
+  connect(slice_mesh_order_, &QPushButton::clicked, this, [this] { axes_->set_picked(axes_->picked_in_mesh_order()); });
+  slice_layout->addWidget(slice_mesh_order_, 0, Qt::AlignLeft);
   slice_layout->addWidget(groups_, 1);
   slice_dock_ = dock(this, tr("Slice"), QStringLiteral("slice_dock"), slice_widget);
   connect(groups_->selectionModel(), &QItemSelectionModel::currentChanged, this, [this](const QModelIndex& current) {
@@ -861,8 +867,30 @@ bool MainWindow::apply_preset(const PresetRequest& request) {
     fail(error);
     return false;
   }
-  if (!doc_->edit(tr("Apply preset %1").arg(q(request.name)), [&](const Design& d) { return apply_mesh(d, *mesh); },
-                  &error)) {
+  // The preset names and describes the design it builds: "megatron:tp-pp-dp (world_size=16, tp=2)" and the
+  // preset's one line; undo brings the old ones back.
+  std::string title = request.name;
+  std::string degrees;
+  for (const auto& [key, value] : request.degrees) {
+    degrees += (degrees.empty() ? "" : ", ") + key + "=" + std::to_string(value);
+  }
+  if (!degrees.empty()) title += " (" + degrees + ")";
+  std::string description;
+  for (const auto& info : list_presets()) {
+    const auto base = request.name.substr(0, request.name.find(':'));
+    if (info.name == request.name || info.name.substr(0, info.name.find(':')) == base) {
+      description = info.description;
+      if (info.name == request.name) break;
+    }
+  }
+  const auto edit = [&](const Design& d) {
+    Design next = apply_mesh(d, *mesh);
+    next.name = title.substr(0, kMaxDesignTitleBytes);
+    next.description = description.empty() ? std::nullopt : std::optional<std::string>(description);
+    validate_design(next);
+    return next;
+  };
+  if (!doc_->edit(tr("Apply preset %1; name and description from the preset").arg(q(request.name)), edit, &error)) {
     fail(error);
     return false;
   }
@@ -941,7 +969,18 @@ void MainWindow::refresh_slice() {
   const bool drawn = mesh.size() <= kMaxDrawnRanks;
   slice_->set_slice(mesh, drawn ? axes_->picked() : std::vector<std::string>{});
   slice_summary_->setText(slice_->summary());
-  show_message(slice_error_, slice_->error());
+  // A tick order mesh[...] refuses, where the table's order would do: say so and offer it.
+  const std::vector<std::string> in_order = axes_->picked_in_mesh_order();
+  const bool reorder = !slice_->error().isEmpty() && in_order != axes_->picked();
+  QString error = slice_->error();
+  if (reorder) {
+    QStringList names;
+    for (const auto& n : in_order) names << QString::fromStdString(n);
+    error += QLatin1Char('\n') + tr("Ticked in mesh order it is mesh[%1].").arg(names.join(QStringLiteral(", ")));
+    slice_mesh_order_->setToolTip(tr("Tick the same axes in mesh order: %1").arg(names.join(QStringLiteral(", "))));
+  }
+  show_message(slice_error_, error);
+  slice_mesh_order_->setVisible(reorder);
   groups_->setVisible(slice_->rowCount() > 0);  // nothing ticked or no valid slice: the summary's one line says so
   const auto& s = slice_->slice();
   if (grid_ && (s.cell_group.empty() || s.cell_group.size() == grid_->cell_count())) {

@@ -33,6 +33,7 @@ class QAction;
 class QDockWidget;
 class QGraphicsScene;
 class QLabel;
+class QPushButton;
 class QListView;
 class QMenu;
 class QTreeWidget;
@@ -251,6 +252,7 @@ private:
   QTreeWidget* overview_ = nullptr;
   QLabel* slice_summary_ = nullptr;
   QLabel* slice_error_ = nullptr;
+  QPushButton* slice_mesh_order_ = nullptr;  // "Use mesh order": shown while the tick order is refused
   QListView* groups_ = nullptr;
   QMenu* recent_menu_ = nullptr;
   std::optional<std::int64_t> selected_rank_;

@@ -9,6 +9,7 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QUndoStack>
+#include <QPlainTextEdit>
 #include <QtTest>
 
 #include <memory>
@@ -348,9 +349,27 @@ private slots:
     QCOMPARE(w.design().mesh, build_preset(titan.name, titan.degrees));
     QCOMPARE(w.design().world, 64);
     QCOMPARE(static_cast<qint64>(w.grid()->cell_count()), 64);
+    // The preset names and describes the design, and the Mesh dock shows both.
+    QCOMPARE(w.design().name, std::string("torchtitan (cp=2, dp_replicate=2, tp=8, world_size=64)"));
+    QVERIFY(w.design().description && !w.design().description->empty());
+    const auto* description = w.findChild<QPlainTextEdit*>(QStringLiteral("design_description"));
+    QVERIFY(description != nullptr);
+    QCOMPARE(description->toPlainText(), QString::fromStdString(*w.design().description));
+    QVERIFY(w.document()->undo_stack()->undoText().contains(QLatin1String("name and description from the preset")));
+    w.document()->undo_stack()->undo();
+    QCOMPARE(w.design(), before);
+    QCOMPARE(description->toPlainText(), QString::fromStdString(before.description.value_or(std::string())));
+    // The description is the user's to edit: one undoable edit; cleared, the design has none.
+    QVERIFY(w.mesh_panel()->set_description(QStringLiteral("  Two hosts of four.  ")));
+    QCOMPARE(w.design().description, std::optional<std::string>("Two hosts of four."));
+    QVERIFY(w.mesh_panel()->set_description(QString()));
+    QVERIFY(!w.design().description);
+    w.document()->undo_stack()->undo();
+    QCOMPARE(w.design().description, std::optional<std::string>("Two hosts of four."));
     w.document()->undo_stack()->undo();
     QCOMPARE(w.design(), before);
     QVERIFY(w.apply_preset(PresetRequest{"llama3_405b", {}}));
+    QCOMPARE(w.design().name, std::string("llama3_405b"));
     QCOMPARE(static_cast<qint64>(w.grid()->cell_count()), 16384);
   }
 

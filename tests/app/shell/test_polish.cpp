@@ -23,6 +23,7 @@
 #include <stdexcept>
 
 #include "document/design_document.hpp"
+#include "mesh/axes_model.hpp"
 #include "meshloom/design/design.hpp"
 #include "meshloom/design/export.hpp"
 #include "meshloom/error.hpp"
@@ -103,6 +104,36 @@ private slots:
     }
     for (const QAbstractButton* b : w.findChildren<QAbstractButton*>()) take(b->text(), QStringLiteral("button ") + b->text());
     QCOMPARE(owner.value(QKeySequence(Qt::ALT | Qt::Key_P).toString()), QStringLiteral("menu &Plan"));
+  }
+
+  // The tick order decides the slice: with two or more axes ticked each shows its place ("tp (1)"); an order
+  // mesh[...] refuses says so and offers the mesh order, one click away.
+  void tick_order_is_shown_and_mesh_order_offered() {
+    MainWindow w;
+    QVERIFY2(w.open_design(kDefault), qPrintable(w.last_error()));
+    w.show();
+    meshloom::app::AxesModel* axes = w.axes_model();
+    const int dp = axes->row_of("dp");
+    const int tp = axes->row_of("tp");
+    QVERIFY(dp >= 0 && tp > dp);
+    w.set_slice({"tp"});
+    QCOMPARE(axes->index(tp, meshloom::app::AxesModel::Name).data().toString(), QStringLiteral("tp"));
+    axes->setData(axes->index(dp, meshloom::app::AxesModel::Name), Qt::Checked, Qt::CheckStateRole);
+    QCOMPARE(axes->index(tp, meshloom::app::AxesModel::Name).data().toString(), QStringLiteral("tp (1)"));
+    QCOMPARE(axes->index(dp, meshloom::app::AxesModel::Name).data().toString(), QStringLiteral("dp (2)"));
+    QCOMPARE(axes->index(dp, meshloom::app::AxesModel::Name).data(Qt::EditRole).toString(), QStringLiteral("dp"));
+    auto* use_order = w.findChild<QPushButton*>(QStringLiteral("slice_mesh_order"));
+    QVERIFY(use_order != nullptr);
+    QVERIFY(use_order->isVisible());
+    bool said = false;
+    for (const QLabel* l : w.findChildren<QLabel*>()) {
+      said = said || (l->isVisible() && l->text().contains(QStringLiteral("Ticked in mesh order it is mesh[dp, tp]")));
+    }
+    QVERIFY(said);
+    use_order->click();
+    QCOMPARE(axes->picked(), (std::vector<std::string>{"dp", "tp"}));
+    QVERIFY(!use_order->isVisible());
+    QCOMPARE(axes->index(dp, meshloom::app::AxesModel::Name).data().toString(), QStringLiteral("dp (1)"));
   }
 
   void save_as_has_its_own_keys() {
