@@ -50,7 +50,7 @@ AdvisorChart::AdvisorChart(QWidget* parent) : QWidget(parent), d_(std::make_uniq
   d_->plot->setObjectName(QStringLiteral("advisor_plot"));
   d_->plot->setMinimumSize(320, 200);
   d_->plot->legend->setVisible(false);
-  d_->plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  place_legend_below(*d_->plot);
   d_->plot->xAxis->setLabel(tr("layout, by rank (as in the table)"));
   d_->plot->yAxis->setLabel(tr("cost per step"));
   layout->addWidget(d_->plot, 1);

@@ -54,7 +54,7 @@ protected:
   }
 };
 
-// Log ticks in microseconds, shown as us, ms or s.
+// Log ticks in microseconds, shown as µs, ms or s.
 class TimeTicker : public QCPAxisTickerLog {
 public:
   TimeTicker() {
@@ -66,7 +66,7 @@ protected:
   QString getTickLabel(double tick, const QLocale& /*locale*/, QChar /*format*/, int /*precision*/) override {
     if (tick >= 1e6) return trim_number(tick / 1e6, 3) + QStringLiteral(" s");
     if (tick >= 1e3) return trim_number(tick / 1e3, 3) + QStringLiteral(" ms");
-    return trim_number(tick, 3) + QStringLiteral(" us");
+    return trim_number(tick, 3) + QStringLiteral(" \u00b5s");
   }
 };
 
@@ -112,7 +112,7 @@ QString format_bytes(double bytes) {
 
 QString format_time_us(double time_us) {
   const int decimals = time_us < 100 ? 2 : (time_us < 10000 ? 1 : 0);
-  return QString::number(time_us, 'f', decimals) + QStringLiteral(" us");
+  return QString::number(time_us, 'f', decimals) + QStringLiteral(" \u00b5s");
 }
 
 QString format_gbps(double gbps) { return QString::number(gbps, 'g', 4) + QStringLiteral(" GB/s"); }
@@ -414,7 +414,7 @@ CostChart::CostChart(QWidget* parent) : QWidget(parent), d_(std::make_unique<Imp
   d_->title = new QCPTextElement(d_->plot, QString(), QFont(font().family(), font().pointSize() + 1, QFont::Bold));
   d_->plot->plotLayout()->addElement(0, 0, d_->title);
   d_->plot->legend->setVisible(false);
-  d_->plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+  place_legend_below(*d_->plot);
   layout->addWidget(d_->plot, 1);
 
   d_->readout = new QLabel(this);
@@ -565,6 +565,19 @@ QColor series_color(std::size_t index) {
 }
 
 QSharedPointer<QCPAxisTicker> make_time_ticker() { return QSharedPointer<QCPAxisTicker>(new TimeTicker); }
+
+void place_legend_below(QCustomPlot& plot, int columns) {
+  QCPLayoutGrid* layout = plot.plotLayout();
+  plot.axisRect()->insetLayout()->take(plot.legend);
+  plot.axisRect()->insetLayout()->simplify();
+  const int row = layout->rowCount();
+  layout->addElement(row, 0, plot.legend);
+  layout->setRowStretchFactor(row, 0.001);  // as tall as its entries, no more
+  plot.legend->setFillOrder(QCPLegend::foColumnsFirst);
+  plot.legend->setWrap(std::max(1, columns));
+  plot.legend->setBorderPen(Qt::NoPen);
+  plot.legend->setMargins(QMargins(4, 0, 4, 2));
+}
 
 bool export_plot(QCustomPlot& plot, PlotFormat kind, const QString& path, int width, int height, QString* error) {
   const auto fail = [&path, error](const QString& cause) {

@@ -6,6 +6,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QProgressBar>
@@ -15,6 +16,7 @@
 #include <QSplitter>
 #include <QStandardPaths>
 #include <QTabWidget>
+#include <QTableView>
 #include <QVBoxLayout>
 
 #include <unistd.h>
@@ -26,6 +28,7 @@
 #include <vector>
 
 #include "costs/cost_chart.hpp"
+#include "costs/fit_table.hpp"
 #include "document/design_document.hpp"
 #include "shell/inline_message.hpp"
 #include "meshloom/design/design.hpp"
@@ -146,6 +149,24 @@ void CostsPanel::build() {
   views_->setDocumentMode(true);
   views_->addTab(chart_, tr("Cost chart"));
   views_->addTab(prediction_chart_, tr("Predicted vs measured"));
+  auto* fits_page = new QWidget(this);
+  fits_ = new FitTableModel(this);
+  fits_summary_ = new QLabel(tr("Load or fit a calibration to see its fits."), fits_page);
+  fits_summary_->setObjectName(QStringLiteral("fits_summary"));
+  fits_summary_->setWordWrap(true);
+  auto* fits_view = new QTableView(fits_page);
+  fits_view->setObjectName(QStringLiteral("fits_table"));
+  fits_view->setModel(fits_);
+  fits_view->setTabKeyNavigation(false);
+  fits_view->setSelectionBehavior(QAbstractItemView::SelectRows);
+  fits_view->verticalHeader()->hide();
+  fits_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  auto* fits_layout = new QVBoxLayout(fits_page);
+  fits_layout->setContentsMargins(0, 4, 0, 0);
+  fits_layout->addWidget(fits_summary_);
+  fits_layout->addWidget(fits_view, 1);
+  views_->addTab(fits_page, tr("Fits"));
+  views_->setTabToolTip(2, tr("The calibration's fits: model, alpha, bus bandwidth, R² and held-out error per curve"));
   views_->setTabToolTip(1, tr("Each cost model's predicted step time against the measured one "
                               "(meshloom-launch run or validate --jsonl)"));
   run_ = new LauncherRun(this);
@@ -276,6 +297,7 @@ void CostsPanel::forget_document() {
   clear_on_first_record_ = false;
   chart_->clear();
   chart_->set_calibration(std::nullopt);
+  sync_fits();
   prediction_chart_->clear();
   records_path_.clear();
   calibration_path_.clear();
@@ -284,6 +306,14 @@ void CostsPanel::forget_document() {
   show_message({}, false);
   sync_buttons();
 }
+
+void CostsPanel::sync_fits() {
+  fits_->set_calibration(chart_->measurements().calibration());
+  fits_summary_->setText(fits_->rowCount() > 0 ? fits_->summary()
+                                                : tr("Load or fit a calibration to see its fits."));
+}
+
+QString CostsPanel::fits_summary() const { return fits_summary_->text(); }
 
 void CostsPanel::show_message(const QString& text, bool error) {
   app::show_message(message_, text, error);
@@ -342,7 +372,8 @@ QString CostsPanel::load_calibration(const QString& path) {
     return error;
   }
   calibration_path_ = QFileInfo(path).absoluteFilePath();
-  show_message(tr("Fitted model from %1").arg(QFileInfo(path).fileName()), false);
+  sync_fits();
+  show_message(tr("Fitted model from %1: %2").arg(QFileInfo(path).fileName(), fits_->summary()), false);
   sync_buttons();
   return {};
 }
@@ -485,8 +516,8 @@ bool CostsPanel::fit_calibration() {
   connect(calibrate_.get(), &CalibrateJob::finished, this, [this, out](bool ok, const QString& why) {
     if (ok) {
       (void)load_calibration(out);
-      show_message(tr("Fitted %1: the lines over the points are the model the planner will use.")
-                       .arg(QDir::toNativeSeparators(out)),
+      show_message(tr("Fitted %1: %2. The lines over the points are the model the planner will use.")
+                       .arg(QDir::toNativeSeparators(out), fits_->summary()),
                    false);
       emit calibrated(out);
     } else {

@@ -36,6 +36,7 @@ namespace meshloom::app {
 
 class CostChart;
 class DesignDocument;
+class FitTableModel;
 class PredictionChart;
 
 // What the run dialog asks for, remembered between runs (QSettings).
@@ -65,9 +66,12 @@ public:
 
   [[nodiscard]] CostChart* chart() const noexcept { return chart_; }
   [[nodiscard]] PredictionChart* prediction_chart() const noexcept { return prediction_chart_; }
-  // The two views: the cost chart (tab 0) and predicted against measured (tab 1).
+  // The views: the cost chart (tab 0), predicted against measured (tab 1), and the calibration's fits (tab 2: a
+  // table of every curve's model, alpha, bus bandwidth, R² and held-out error, with a one-line summary).
   [[nodiscard]] QTabWidget* views() const noexcept { return views_; }
   [[nodiscard]] LauncherRun* run() const noexcept { return run_; }
+  [[nodiscard]] FitTableModel* fits() const noexcept { return fits_; }
+  [[nodiscard]] QString fits_summary() const;
 
   // Loads a bench JSON Lines file into the chart (replacing its points). Empty on success, else the reason; lines
   // that are not records are listed in the log and the rest is shown.
@@ -140,11 +144,14 @@ private:
   [[nodiscard]] QString apply_refusal() const;
   // Another design replaced the document: what was shown for the last one goes.
   void forget_document();
+  void sync_fits();  // the Fits tab shows the chart's calibration
 
   DesignDocument* doc_;
   CostChart* chart_ = nullptr;
   PredictionChart* prediction_chart_ = nullptr;
   QTabWidget* views_ = nullptr;
+  FitTableModel* fits_ = nullptr;
+  QLabel* fits_summary_ = nullptr;
   LauncherRun* run_ = nullptr;
   std::unique_ptr<CalibrateJob> calibrate_;
   QString runs_root_;

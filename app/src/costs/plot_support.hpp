@@ -16,8 +16,11 @@ namespace meshloom::app {
 
 // Distinct colours for series, by index (cycling).
 [[nodiscard]] QColor series_color(std::size_t index);
-// Log ticks in microseconds, labelled us, ms or s.
+// Log ticks in microseconds, labelled µs, ms or s.
 [[nodiscard]] QSharedPointer<QCPAxisTicker> make_time_ticker();
+// Moves the plot's legend out of the axis rect to a row of its own under it (entries across, wrapping after
+// `columns`), so that it never covers a point; call once, after the plot's layout is set up.
+void place_legend_below(QCustomPlot& plot, int columns = 4);
 
 enum class PlotFormat { Png, Pdf };
 // Writes `plot` as PNG or PDF at width x height (0: the plot's current size, or 800 x 500 when it has none; at

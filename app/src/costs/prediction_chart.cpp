@@ -183,7 +183,7 @@ PredictionChart::PredictionChart(QWidget* parent) : QWidget(parent), d_(std::mak
   d_->plot->plotLayout()->insertRow(0);
   d_->title = new QCPTextElement(d_->plot, QString(), QFont(font().family(), font().pointSize() + 1, QFont::Bold));
   d_->plot->plotLayout()->addElement(0, 0, d_->title);
-  d_->plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+  place_legend_below(*d_->plot);
   layout->addWidget(d_->plot, 1);
 
   d_->readout = new QLabel(this);

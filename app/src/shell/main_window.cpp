@@ -39,6 +39,7 @@
 #include "mesh/axes_model.hpp"
 #include "canvas/canvas_export.hpp"
 #include "costs/costs_panel.hpp"
+#include "costs/fit_table.hpp"
 #include "document/design_document.hpp"
 #include "shell/code_dialog.hpp"
 #include "shell/inline_message.hpp"
@@ -682,8 +683,10 @@ bool MainWindow::export_plan(const QString& path) {
 
 bool MainWindow::apply_calibration(const QString& path) {
   const QFileInfo file(path);
+  QString summary;
   try {
     const Calibration c = load_calibration(file.absoluteFilePath().toStdString());
+    summary = calibration_summary(c);
     // Curves by group shape price any mesh the calibrated job can place; per-axis fits only their own.
     if (const std::optional<std::string> why = calibration_mismatch(c, doc_->design().mesh.shape)) {
       fail(tr("Cannot apply %1: %2").arg(file.fileName(), q(*why)));
@@ -705,7 +708,10 @@ bool MainWindow::apply_calibration(const QString& path) {
   const QString before_label = design().calibration ? QFileInfo(q(*design().calibration)).fileName() : QString();
   QString error;
   const std::string value = stored.toStdString();
-  if (!doc_->edit(tr("Apply calibration %1").arg(file.fileName()),
+  // The undo entry (and the status bar) say what changed: the new fits, and what they replace.
+  const QString replaces = before_label.isEmpty() ? tr("the design had none before")
+                                                  : tr("replacing %1").arg(before_label);
+  if (!doc_->edit(tr("Apply calibration %1: %2, %3").arg(file.fileName(), summary, replaces),
                   [&value](const Design& d) {
                     Design next = d;
                     next.calibration = value;

@@ -10,6 +10,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QMouseEvent>
+#include <QAbstractItemModelTester>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "costs/cost_chart.hpp"
+#include "costs/fit_table.hpp"
 #include "costs/measurements.hpp"
 #include "meshloom/plan/cost_model.hpp"
 #include "meshloom/plan/plan.hpp"
@@ -345,7 +347,7 @@ private slots:
     QVERIFY2(xlabels.contains(QStringLiteral("1 KiB")) && xlabels.contains(QStringLiteral("1 MiB")),
              qPrintable(xlabels.join(QStringLiteral(", "))));
     const QStringList ylabels = plot->yAxis->tickVectorLabels();
-    QVERIFY2(ylabels.contains(QStringLiteral("100 us")), qPrintable(ylabels.join(QStringLiteral(", "))));
+    QVERIFY2(ylabels.contains(QStringLiteral("100 \u00b5s")), qPrintable(ylabels.join(QStringLiteral(", "))));
 
     // all_gather: the truncated record is missing from tp.
     chart.set_collective(QStringLiteral("all_gather"));
@@ -493,7 +495,7 @@ private slots:
     QVERIFY(fit);
     // The fit's residual, 100 (fit - measured) / measured, with one decimal and its sign.
     const double residual = 100.0 * (fit->time_us - 35.76) / 35.76;
-    const QString expected = QStringLiteral("tp · all_reduce · 64 KiB (65536 B) · 35.76 us · busbw 1.833 GB/s · n=2 · fit ") +
+    const QString expected = QStringLiteral("tp · all_reduce · 64 KiB (65536 B) · 35.76 µs · busbw 1.833 GB/s · n=2 · fit ") +
                              meshloom::app::format_time_us(fit->time_us) +
                              QStringLiteral(" (%1%2 %)").arg(residual >= 0 ? QStringLiteral("+") : QString()).arg(residual, 0, 'f', 1);
     QCOMPARE(chart.readout_at(*pos + QPointF(3, -2)), expected);
@@ -514,9 +516,64 @@ private slots:
     QCOMPARE(format_bytes(1536), QStringLiteral("1.5 KiB"));
     QCOMPARE(format_bytes(256.0 * 1024 * 1024), QStringLiteral("256 MiB"));
     QCOMPARE(format_bytes(2.0 * 1024 * 1024 * 1024), QStringLiteral("2 GiB"));
-    QCOMPARE(meshloom::app::format_time_us(35.756), QStringLiteral("35.76 us"));
-    QCOMPARE(meshloom::app::format_time_us(370.75), QStringLiteral("370.8 us"));
+    QCOMPARE(meshloom::app::format_time_us(35.756), QStringLiteral("35.76 \u00b5s"));
+    QCOMPARE(meshloom::app::format_time_us(370.75), QStringLiteral("370.8 \u00b5s"));
     QCOMPARE(meshloom::app::format_gbps(1.832849), QStringLiteral("1.833 GB/s"));
+  }
+
+  // The Fits table: one row per curve with its model, alpha-beta fit and held-out error ("-" where a curve has
+  // none), a summary over them; a calibration from before curves lists its per-axis fits.
+  void fit_table_lists_every_curve_and_how_well_it_holds() {
+    meshloom::Calibration c;
+    c.backend = "mpi";
+    c.timing = "single_shot";
+    c.world = 4;
+    c.mesh_shape = {2, 2};
+    c.mesh_names = {"dp", "tp"};
+    c.rank_hosts = {0, 0, 0, 0};
+    meshloom::GroupCurve reduce;
+    reduce.collective = "all_reduce";
+    reduce.shape = {2, 1, 2};
+    reduce.model = meshloom::CurveModel::Piecewise;
+    reduce.fit = meshloom::CollectiveFit{12.0, 3.1, 0.998, 14};
+    reduce.holdout = meshloom::HoldoutError{0.04, 0.11, 7};
+    for (int i = 0; i < 14; ++i) reduce.points.push_back({4096.0 * (1 << i), 20.0 + i});
+    meshloom::GroupCurve gather;
+    gather.collective = "all_gather";
+    gather.shape = {4, 1, 4};
+    gather.model = meshloom::CurveModel::Piecewise;
+    gather.points = {{4096, 30}, {8192, 31}};
+    c.groups = {reduce, gather};
+    meshloom::app::FitTableModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.set_calibration(c);
+    using M = meshloom::app::FitTableModel;
+    QCOMPARE(model.rowCount(), 2);
+    const auto cell = [&](int row, int column) { return model.index(row, column).data().toString(); };
+    QCOMPARE(cell(0, M::Collective), QStringLiteral("all_reduce"));
+    QCOMPARE(cell(0, M::Group), QString::fromStdString(meshloom::to_string(reduce.shape)));
+    QCOMPARE(cell(0, M::Model), QStringLiteral("piecewise"));
+    QCOMPARE(cell(0, M::Alpha), QStringLiteral("12.0"));
+    QCOMPARE(cell(0, M::Busbw), QStringLiteral("3.1"));
+    QCOMPARE(cell(0, M::R2), QStringLiteral("0.998"));
+    QCOMPARE(cell(0, M::HeldOutMedian), QStringLiteral("4.0%"));
+    QCOMPARE(cell(0, M::HeldOutP90), QStringLiteral("11%"));
+    QCOMPARE(cell(0, M::Points), QStringLiteral("14"));
+    QCOMPARE(cell(1, M::Alpha), QStringLiteral("\u2013"));
+    QCOMPARE(cell(1, M::HeldOutMedian), QStringLiteral("\u2013"));
+    QCOMPARE(model.summary(), QStringLiteral("2 curves (mpi, single-shot); held-out error median 4.0%, p90 at most 11%"));
+    QCOMPARE(model.headerData(M::Alpha, Qt::Horizontal).toString(), QStringLiteral("\u03b1 (\u00b5s)"));
+
+    const meshloom::Calibration old = meshloom::load_calibration(kCalibration.toStdString());
+    model.set_calibration(old);
+    int fits = 0;
+    for (const auto& [axis, by_collective] : old.axes) fits += static_cast<int>(by_collective.size());
+    QVERIFY(fits > 0);
+    QCOMPARE(model.rowCount(), fits);
+    QVERIFY2(model.summary().startsWith(QStringLiteral("%1 per-axis fits (mpi").arg(fits)), qPrintable(model.summary()));
+    model.set_calibration(std::nullopt);
+    QCOMPARE(model.rowCount(), 0);
+    QVERIFY(model.summary().isEmpty());
   }
 
   void exports_png_and_pdf_atomically() {

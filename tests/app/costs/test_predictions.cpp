@@ -288,7 +288,7 @@ private slots:
     plot->replot();
     const QPointF at(plot->xAxis->coordToPixel(20.0), plot->yAxis->coordToPixel(25.0));
     const QString text = chart.readout_at(at);
-    QVERIFY2(text.startsWith(QStringLiteral("comm · all_gather · 2 KiB · predicted 20.00 us · measured 25.00 us · "
+    QVERIFY2(text.startsWith(QStringLiteral("comm · all_gather · 2 KiB · predicted 20.00 µs · measured 25.00 µs · "
                                             "20.0 % off · request 0 plan 0 step 1 · line 4")),
              qPrintable(text));
     QCOMPARE(chart.readout_at(QPointF(-1000, -1000)), QString());

@@ -34,6 +34,7 @@
 
 #include "costs/cost_chart.hpp"
 #include "costs/costs_panel.hpp"
+#include "costs/fit_table.hpp"
 #include "document/design_document.hpp"
 #include "live/launcher_run.hpp"
 #include "live/run_dialog.hpp"
@@ -487,6 +488,15 @@ private slots:
     const Calibration c = load_calibration(path.toStdString());
     QCOMPARE(c.mesh_shape, (std::vector<std::int64_t>{2, 2}));
     QVERIFY(panel.chart()->measurements().calibration().has_value());
+    // The Fits tab lists every curve the launcher fitted, and the message says how well they hold.
+    std::size_t curves = c.groups.size();
+    if (curves == 0) {
+      for (const auto& [axis, fits] : c.axes) curves += fits.size();
+    }
+    QVERIFY(curves > 0);
+    QCOMPARE(panel.fits()->rowCount(), static_cast<int>(curves));
+    QCOMPARE(panel.fits_summary(), meshloom::app::calibration_summary(c));
+    QVERIFY2(panel.message().contains(panel.fits_summary()), qPrintable(panel.message()));
     // The run replayed a (2,2) recording into a (2,2,2) design: its calibration cannot price the design, and Apply
     // says so before it is pressed. Made (2,2), the design can take it.
     QPushButton* apply_button = button(panel, QStringLiteral("Apply to planner"));

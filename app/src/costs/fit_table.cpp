@@ -1,0 +1,140 @@
+#include "costs/fit_table.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace meshloom::app {
+
+namespace {
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+QString percent(double share) { return QString::number(100.0 * share, 'f', share < 0.1 ? 1 : 0) + QLatin1Char('%'); }
+
+QString timing_label(const std::string& timing) {
+  if (timing == "single_shot") return QObject::tr("single-shot");
+  if (timing.empty()) return QObject::tr("timing not recorded");
+  return q(timing);
+}
+
+}  // namespace
+
+FitTableModel::FitTableModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void FitTableModel::set_calibration(const std::optional<Calibration>& calibration) {
+  beginResetModel();
+  calibration_ = calibration;
+  rows_.clear();
+  if (calibration_) {
+    for (const auto& curve : calibration_->groups) {
+      rows_.push_back({q(curve.collective), q(to_string(curve.shape)), q(std::string(to_string(curve.model))), curve.fit,
+                       curve.holdout, static_cast<std::int64_t>(curve.points.size())});
+    }
+    if (calibration_->groups.empty()) {  // a file from before curves: its per-axis alpha-beta fits
+      for (const auto& [axis, fits] : calibration_->axes) {
+        for (const auto& [collective, fit] : fits) {
+          rows_.push_back({q(collective), tr("axis %1").arg(q(axis)), QStringLiteral("alpha_beta"), fit, std::nullopt,
+                           fit.samples});
+        }
+      }
+    }
+  }
+  endResetModel();
+}
+
+int FitTableModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
+
+int FitTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QVariant FitTableModel::data(const QModelIndex& index, int role) const {
+  if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
+  const Row& r = rows_[static_cast<std::size_t>(index.row())];
+  if (role == Qt::TextAlignmentRole) {
+    return index.column() >= Alpha ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant();
+  }
+  if (role == Qt::ToolTipRole) {
+    switch (index.column()) {
+      case Model:
+        return r.model == QLatin1String("piecewise")
+                   ? tr("Predicts along straight lines through the measured points in log(size), log(time)")
+                   : tr("Predicts alpha + bytes / bus bandwidth");
+      case HeldOutMedian:
+      case HeldOutP90:
+        return r.holdout ? tr("Fitted on part of the sweep, predicting the other %1 point(s)").arg(r.holdout->points)
+                         : tr("Too few points to hold any out");
+      default: return {};
+    }
+  }
+  if (role != Qt::DisplayRole) return {};
+  const auto dash = QStringLiteral("\u2013");
+  switch (index.column()) {
+    case Collective: return r.collective;
+    case Group: return r.group;
+    case Model: return r.model;
+    case Alpha: return r.fit ? QString::number(r.fit->alpha_us, 'f', 1) : dash;
+    case Busbw: return r.fit ? QString::number(r.fit->busbw_gbps, 'g', 3) : dash;
+    case R2: return r.fit ? QString::number(r.fit->r2, 'f', 3) : dash;
+    case HeldOutMedian: return r.holdout ? percent(r.holdout->median) : dash;
+    case HeldOutP90: return r.holdout ? percent(r.holdout->p90) : dash;
+    case Points: return static_cast<qlonglong>(r.points);
+    default: return {};
+  }
+}
+
+QVariant FitTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal) return {};
+  if (role == Qt::ToolTipRole) {
+    switch (section) {
+      case Alpha: return tr("Latency of the alpha-beta fit over every point (µs)");
+      case Busbw: return tr("Bus bandwidth of the alpha-beta fit (GB/s, nccl-tests' busbw)");
+      case R2: return tr("How much of the variance the alpha-beta fit explains");
+      case HeldOutMedian: return tr("Median relative error on points the fit did not see");
+      case HeldOutP90: return tr("90th percentile relative error on points the fit did not see");
+      default: return {};
+    }
+  }
+  if (role != Qt::DisplayRole) return {};
+  switch (section) {
+    case Collective: return tr("Collective");
+    case Group: return tr("Group");
+    case Model: return tr("Model");
+    case Alpha: return tr("\u03b1 (\u00b5s)");
+    case Busbw: return tr("busbw (GB/s)");
+    case R2: return tr("R\u00b2");
+    case HeldOutMedian: return tr("held-out median");
+    case HeldOutP90: return tr("p90");
+    case Points: return tr("points");
+    default: return {};
+  }
+}
+
+QString FitTableModel::summary() const { return calibration_ ? calibration_summary(*calibration_) : QString(); }
+
+QString calibration_summary(const Calibration& c) {
+  const QString how = QStringLiteral("%1, %2").arg(q(c.backend), timing_label(c.timing));
+  if (c.groups.empty()) {
+    std::size_t fits = 0;
+    for (const auto& [axis, by_collective] : c.axes) fits += by_collective.size();
+    return (fits == 1 ? QObject::tr("1 per-axis fit (%1)") : QObject::tr("%1 per-axis fits (%2)").arg(fits)).arg(how);
+  }
+  QString text = (c.groups.size() == 1 ? QObject::tr("1 curve (%1)") : QObject::tr("%1 curves (%2)").arg(c.groups.size()))
+                     .arg(how);
+  double lo = INFINITY;
+  double hi = 0;
+  double p90 = 0;
+  for (const auto& curve : c.groups) {
+    if (!curve.holdout) continue;
+    lo = std::min(lo, curve.holdout->median);
+    hi = std::max(hi, curve.holdout->median);
+    p90 = std::max(p90, curve.holdout->p90);
+  }
+  if (hi > 0 || std::isfinite(lo)) {
+    const QString median = lo == hi ? percent(lo) : percent(lo) + QStringLiteral("\u2013") + percent(hi);
+    text += QObject::tr("; held-out error median %1, p90 at most %2").arg(median, percent(p90));
+  }
+  return text;
+}
+
+}  // namespace meshloom::app
