@@ -9,6 +9,10 @@ packages=(
   build-essential cmake ninja-build pkg-config
   qt6-base-dev qt6-svg-dev libqcustomplot-dev libgl1-mesa-dev fonts-dejavu-core
   libopenmpi-dev openmpi-bin
+  # The tests labelled slurm start a private Slurm cluster (tests/slurm/slurm_cluster.sh): slurmctld, slurmd and the
+  # client commands with their plugins (mpi/pmix among them), munge for its authentication, libpmix-dev for the
+  # libpmix.so that `srun --mpi=pmix` loads (/usr/lib/x86_64-linux-gnu/pmix2/lib), and jq to read the JSON Lines.
+  slurm-wlm munge libpmix-dev jq
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev
   xvfb xauth

@@ -290,6 +290,7 @@ int run_live(const BenchCliOptions& o, const CLI::App& cmd, const std::string& c
     info.meshloom_version = MESHLOOM_VERSION;
     info.mpi_library = mpi::runtime_info().library;
     info.host = host_name();
+    info.slurm = slurm_job();
     return settings.timeout_s;
   };
   live.run = [&](mpi::MpiCommunicator& world, LiveBackend& backend, JsonlStream& records) {

@@ -137,6 +137,7 @@ std::string config_record(const BenchRunInfo& info) {
   if (!info.backend_library.empty()) j["versions"][info.backend] = info.backend_library;
   j["host"] = info.host;
   j["hosts"] = info.hosts;
+  add_slurm(j, info.slurm);
   return dump(j);
 }
 

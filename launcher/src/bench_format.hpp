@@ -22,6 +22,7 @@
 #include "meshloom/dtype.hpp"
 #include "meshloom/plan/state.hpp"
 #include "group_span.hpp"
+#include "slurm_job.hpp"
 #include "timing.hpp"
 
 namespace meshloom::launcher {
@@ -112,6 +113,7 @@ struct BenchRunInfo {
   std::string meshloom_version;
   std::string mpi_library;
   std::string host;
+  std::optional<SlurmJob> slurm;  // the Slurm job it runs in (slurm_job.hpp), written as "slurm" when there is one
 };
 
 // The timing protocol's statistics as records carry them: {"iterations", "min_us", "p50_us", "p95_us", "p99_us",

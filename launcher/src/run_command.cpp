@@ -41,6 +41,7 @@
 #include "mpi_command.hpp"
 #include "plan_options.hpp"
 #include "run_exec.hpp"
+#include "slurm_job.hpp"
 #include "test_fault.hpp"
 #include "text_format.hpp"
 
@@ -212,22 +213,25 @@ nlohmann::ordered_json config_json(const Prepared& p, const comm::Communicator& 
   const PlanSetup& s = p.human.setup;
   std::vector<std::string> models;
   for (const auto kind : p.models) models.emplace_back(to_string(kind));
-  return {{"type", "config"},
-          {"command", "run"},
-          {"backend", std::string(backend.name())},
-          {"world", world.size()},
-          {"mesh", {{"shape", s.request.mesh_shape}, {"names", p.names}}},
-          {"tensor_shape", s.request.tensor_shape},
-          {"src", to_string(s.request.src)},
-          {"dst", to_string(s.request.dst)},
-          {"dtype", p.settings.dtype == DType::Float64 ? "float64" : "int64"},
-          {"itemsize", s.request.itemsize},
-          {"models", models},
-          {"plans", p.candidates.size()},
-          {"iterations", p.settings.iterations},
-          {"timeout_s", p.timeout_s},
-          {"versions", {{"meshloom", MESHLOOM_VERSION}, {std::string(backend.name()), backend.describe()}}},
-          {"host", host_name()}};
+  nlohmann::ordered_json config = {
+      {"type", "config"},
+      {"command", "run"},
+      {"backend", std::string(backend.name())},
+      {"world", world.size()},
+      {"mesh", {{"shape", s.request.mesh_shape}, {"names", p.names}}},
+      {"tensor_shape", s.request.tensor_shape},
+      {"src", to_string(s.request.src)},
+      {"dst", to_string(s.request.dst)},
+      {"dtype", p.settings.dtype == DType::Float64 ? "float64" : "int64"},
+      {"itemsize", s.request.itemsize},
+      {"models", models},
+      {"plans", p.candidates.size()},
+      {"iterations", p.settings.iterations},
+      {"timeout_s", p.timeout_s},
+      {"versions", {{"meshloom", MESHLOOM_VERSION}, {std::string(backend.name()), backend.describe()}}},
+      {"host", host_name()}};
+  add_slurm(config, slurm_job());
+  return config;
 }
 
 nlohmann::ordered_json plan_json(const Prepared& p, const Candidate& c, std::size_t index, const PlanCosts& costs) {

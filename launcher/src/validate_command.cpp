@@ -39,6 +39,7 @@
 #include "plan_batch.hpp"
 #include "plan_options.hpp"
 #include "run_exec.hpp"
+#include "slurm_job.hpp"
 #include "test_fault.hpp"
 #include "text_format.hpp"
 #include "validate_report.hpp"
@@ -226,22 +227,25 @@ ojson error_json(const std::optional<HoldoutError>& e) {
 
 ojson config_json(const Prepared& p, const comm::Communicator& world, const LiveBackend& backend,
                   const std::vector<std::string>& hosts) {
-  return {{"type", "config"},
-          {"command", "validate"},
-          {"backend", std::string(backend.name())},
-          {"world", world.size()},
-          {"hosts", hosts},
-          {"calibration", p.calibration_path},
-          {"calibration_timing", p.calibration.timing},
-          {"models", p.models},
-          {"k", p.k},
-          {"iterations", p.settings.iterations},
-          {"requests", p.requests.size()},
-          {"devices_per_host", p.devices_per_host},
-          {"tie_floor", kTieFloor},
-          {"timeout_s", p.timeout_s},
-          {"versions", {{"meshloom", MESHLOOM_VERSION}, {std::string(backend.name()), backend.describe()}}},
-          {"host", host_name()}};
+  ojson config = {
+      {"type", "config"},
+      {"command", "validate"},
+      {"backend", std::string(backend.name())},
+      {"world", world.size()},
+      {"hosts", hosts},
+      {"calibration", p.calibration_path},
+      {"calibration_timing", p.calibration.timing},
+      {"models", p.models},
+      {"k", p.k},
+      {"iterations", p.settings.iterations},
+      {"requests", p.requests.size()},
+      {"devices_per_host", p.devices_per_host},
+      {"tie_floor", kTieFloor},
+      {"timeout_s", p.timeout_s},
+      {"versions", {{"meshloom", MESHLOOM_VERSION}, {std::string(backend.name()), backend.describe()}}},
+      {"host", host_name()}};
+  add_slurm(config, slurm_job());
+  return config;
 }
 
 ojson request_json(const Prepared& p, const PreparedRequest& r, std::size_t index) {
