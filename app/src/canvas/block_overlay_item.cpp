@@ -176,6 +176,7 @@ void BlockOverlayItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* 
   hatched_.clear();
   outlines_.clear();
   lines_.clear();
+  group_lines_.clear();
   marked_.clear();
   const auto blocks = static_cast<std::size_t>(grid_.block_count);
   const bool moving = has_previous_;
@@ -209,7 +210,9 @@ void BlockOverlayItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* 
     }
     for (std::size_t c = 1; c < static_cast<std::size_t>(grid_.cols); ++c) {
       const double x = in.left() + in.width() * grid_.col_edges[c];
-      lines_.emplace_back(x, in.top(), x, in.bottom());
+      // Between two blocks of the outer flattened dim (a tensor of 3 or more dims): the nested grid's stronger line.
+      auto& into = grid_.col_group > 1 && static_cast<std::int64_t>(c) % grid_.col_group == 0 ? group_lines_ : lines_;
+      into.emplace_back(x, in.top(), x, in.bottom());
     }
     const std::uint64_t* bits = frame_.held.data() + i * frame_.words_per_rank;
     const std::uint64_t* before = moving ? previous_.held.data() + i * frame_.words_per_rank : nullptr;
@@ -279,6 +282,10 @@ void BlockOverlayItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* 
     painter->setPen(cosmetic(line, 0));
     if (!lines_.empty()) painter->drawLines(lines_.data(), static_cast<int>(lines_.size()));
     if (!outlines_.empty()) painter->drawRects(outlines_.data(), static_cast<int>(outlines_.size()));
+    if (!group_lines_.empty()) {
+      painter->setPen(cosmetic(mix(base, text, 0.8), 2.0));
+      painter->drawLines(group_lines_.data(), static_cast<int>(group_lines_.size()));
+    }
     if (!arrived_.empty()) {  // what the step delivered: outlined in the palette's text colour
       painter->setPen(cosmetic(text, lod * MeshGeometry::kCell >= 48.0 ? 1.5 : 1.0));
       painter->drawRects(arrived_.data(), static_cast<int>(arrived_.size()));

@@ -2,8 +2,9 @@
 // blocks of the global tensor the rank holds in one animation frame (PlanAnimation: BlockGrid + BlockFrame). It only
 // renders the frame it is given.
 //
-// In each cell, below the band of its rank number (MeshGridItem::kNumberBand) and inset from its border, a small grid of the tensor's blocks (BlockGrid::rows x cols, lines at the
-// grid's edges, so uneven blocks are drawn narrower): a block the rank holds is filled with the block's colour
+// In each cell, below the band of its rank number (MeshGridItem::kNumberBand) and inset from its border, a small grid
+// of the tensor's blocks (BlockGrid::rows x cols, lines at the grid's edges, so uneven blocks are drawn narrower; for
+// a tensor of 3 or more dims a stronger line between the column groups of dim 1's blocks, a nested grid): a block the rank holds is filled with the block's colour
 // (block_color: by block index, the same in every frame), a block it does not hold is left empty inside the grid
 // lines; Partial values (not yet reduced) are hatched over their fill and marked "P" once the cell is large enough;
 // the cells of the step's groups are outlined in one colour per group. A transition (set_transition: the frame the
@@ -100,6 +101,7 @@ private:
   std::vector<QRectF> hatched_;
   std::vector<QRectF> outlines_;
   std::vector<QLineF> lines_;
+  std::vector<QLineF> group_lines_;  // every BlockGrid::col_group columns: the nested grid of a 3-D+ tensor
   std::vector<std::size_t> marked_;
 };
 

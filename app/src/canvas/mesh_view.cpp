@@ -15,6 +15,7 @@
 #include "canvas/mesh_grid_item.hpp"
 #include "canvas/mesh_navigation.hpp"
 #include "canvas/minimap.hpp"
+#include "canvas/tensor_key.hpp"
 
 namespace meshloom::app {
 
@@ -45,6 +46,8 @@ MeshView::MeshView(QGraphicsScene* scene, QWidget* parent) : QGraphicsView(scene
   legend_->setForegroundRole(QPalette::ToolTipText);
   legend_->setMargin(6);
   legend_->hide();
+  tensor_key_ = new TensorKey(this);
+  tensor_key_->hide();
   if (scene) {
     connect(scene, &QGraphicsScene::changed, this, [this] {
       minimap_->scene_changed();
@@ -106,6 +109,16 @@ void MeshView::update_overlays() {
     minimap_->view_changed();
   } else {
     minimap_->hide();
+  }
+  // The tensor key, top right, while it has a grid and the viewport room for it.
+  const QSize key = tensor_key_->sizeHint();
+  if (tensor_key_->has_grid() && vp.width() >= 2 * key.width() && vp.height() >= key.height() + 2 * kOverlayMargin) {
+    tensor_key_->setGeometry(vp.right() + 1 - kOverlayMargin - key.width(), vp.top() + kOverlayMargin, key.width(),
+                             key.height());
+    tensor_key_->show();
+    tensor_key_->raise();
+  } else {
+    tensor_key_->hide();
   }
   // The legend of the aggregated view, bottom left.
   MeshGridItem* grid = live_grid();

@@ -2,7 +2,8 @@
 // by dragging, zooms under the mouse, and reports the cell under the mouse (hover) and the cell chosen (a
 // press and release without a drag, or the arrow keys). Around it: rulers along the top and left edges (the axes'
 // coordinates, CanvasRuler), a minimap while the view shows part of the mesh (Minimap), and while the grid draws
-// hosts as blocks (semantic zoom) a legend saying what a block is. It holds no state of the mesh; the window owns
+// hosts as blocks (semantic zoom) a legend saying what a block is; while a plan's blocks are shown, the tensor's key
+// (TensorKey) top right. It holds no state of the mesh; the window owns
 // the grid item.
 //
 // Keys, while a cell is selected: the arrows choose the next cell that way (step_cell: along the innermost axis
@@ -23,6 +24,7 @@ namespace meshloom::app {
 class MeshGridItem;
 class CanvasRuler;
 class Minimap;
+class TensorKey;
 
 class MeshView : public QGraphicsView {
   Q_OBJECT
@@ -40,11 +42,15 @@ public:
   void centre_on_cell(std::size_t cell);
   // Whether the arrow keys move the selection (off in presentation mode, where they step the animation).
   void set_keyboard_navigation(bool on) { keyboard_navigation_ = on; }
+  // Lays the corner overlays out again (after the tensor key's grid changed).
+  void refresh_overlays() { update_overlays(); }
 
   [[nodiscard]] CanvasRuler* top_ruler() const noexcept { return top_ruler_; }
   [[nodiscard]] CanvasRuler* left_ruler() const noexcept { return left_ruler_; }
   [[nodiscard]] Minimap* minimap() const noexcept { return minimap_; }
   [[nodiscard]] QLabel* zoom_legend() const noexcept { return legend_; }
+  // The key to the animation's block grids, top right while the window gives it a grid (TensorKey::set_grid).
+  [[nodiscard]] TensorKey* tensor_key() const noexcept { return tensor_key_; }
 
 signals:
   void cell_hovered(std::optional<std::size_t> cell);  // nullopt when the mouse leaves every cell
@@ -74,6 +80,7 @@ private:
   CanvasRuler* left_ruler_ = nullptr;
   Minimap* minimap_ = nullptr;
   QLabel* legend_ = nullptr;
+  TensorKey* tensor_key_ = nullptr;
   bool keyboard_navigation_ = true;
 
   bool auto_fit_ = true;

@@ -188,9 +188,22 @@ BlockGrid PlanAnimation::block_grid(const PlanRequest& request, const Plan& plan
     for (auto v : b) e.push_back(static_cast<double>(v) / static_cast<double>(b.back()));
     return e;
   };
-  auto even = [](std::int64_t n) {
-    std::vector<double> e;
-    for (std::int64_t i = 0; i <= n; ++i) e.push_back(static_cast<double>(i) / static_cast<double>(n));
+  // Nested columns over dims [1, dims): each column as wide as the product of its blocks' shares.
+  auto nested = [&grid, dims] {
+    std::vector<double> widths{1.0};
+    for (std::size_t d = 1; d < dims; ++d) {
+      const auto& b = grid.boundaries[d];
+      std::vector<double> next;
+      for (const double w : widths) {
+        for (std::size_t i = 0; i + 1 < b.size(); ++i) {
+          next.push_back(w * static_cast<double>(b[i + 1] - b[i]) / static_cast<double>(b.back()));
+        }
+      }
+      widths = std::move(next);
+    }
+    std::vector<double> e{0.0};
+    for (const double w : widths) e.push_back(e.back() + w);
+    e.back() = 1.0;
     return e;
   };
   if (dims == 0) {
@@ -203,7 +216,8 @@ BlockGrid PlanAnimation::block_grid(const PlanRequest& request, const Plan& plan
     grid.rows = static_cast<std::int64_t>(grid.boundaries[0].size()) - 1;
     grid.cols = grid.block_count / grid.rows;
     grid.row_edges = edges(grid.boundaries[0]);
-    grid.col_edges = dims == 2 ? edges(grid.boundaries[1]) : even(grid.cols);
+    grid.col_edges = dims == 2 ? edges(grid.boundaries[1]) : nested();
+    if (dims > 2) grid.col_group = grid.cols / (static_cast<std::int64_t>(grid.boundaries[1].size()) - 1);
   }
   return grid;
 }

@@ -54,10 +54,14 @@ struct BlockGrid {
   std::int64_t rows = 1;                              // the grid in a cell: rows x cols = block_count
   std::int64_t cols = 1;
   // Where the grid's lines lie, as fractions 0..1 of the grid (rows + 1 and cols + 1 values): proportional to
-  // the blocks' extents for dim 0 (rows, or the one row's columns of a 1-D tensor) and dim 1 (columns of a 2-D
-  // tensor); even for flattened trailing dims.
+  // the blocks' extents for dim 0 (rows, or the one row's columns of a 1-D tensor) and for the columns, nested, for
+  // dims 1.. (a tensor of 3 or more dims: column (j1, j2, ...) is as wide as the share of dim 1's block j1 times
+  // the share of dim 2's block j2 ..., so the columns of one block of dim 1 form a group as wide as that block).
   std::vector<double> row_edges{0.0, 1.0};
   std::vector<double> col_edges{0.0, 1.0};
+  // Columns per block of the outermost dim flattened into the columns (dim 1 of a tensor of 3 or more dims): a
+  // cell draws a stronger line every col_group columns so that the nested grid reads as such. 1 for 1-D and 2-D.
+  std::int64_t col_group = 1;
   [[nodiscard]] std::size_t words_per_rank() const noexcept {
     return static_cast<std::size_t>((block_count + 63) / 64);
   }

@@ -47,6 +47,7 @@
 #include "canvas/mesh_grid_item.hpp"
 #include "mesh/mesh_panel.hpp"
 #include "canvas/mesh_view.hpp"
+#include "canvas/tensor_key.hpp"
 #include "advisor/advisor_model.hpp"
 #include "advisor/advisor_panel.hpp"
 #include "plan/animation_bar.hpp"
@@ -1199,12 +1200,23 @@ void MainWindow::update_overlay() {
   if (!shown) {
     if (overlay_->has_frame()) overlay_->clear();
     overlay_frame_ = -1;
+    if (view_->tensor_key()->has_grid()) {
+      view_->tensor_key()->clear();
+      view_->refresh_overlays();
+    }
     return;
   }
   const int k = animation_->current();
   if (k != overlay_frame_ || !overlay_->has_frame()) {
     overlay_->set_frame(animation_->grid(), animation_->frame(k));
     overlay_frame_ = k;
+    // The key to the blocks: the tensor as simulated (the shape the blocks are of).
+    QStringList dims;
+    for (const auto v : animation_->grid().tensor_shape) dims << QString::number(v);
+    QString title = QStringLiteral("%1 [%2]").arg(redistribution_->current_tensor(), dims.join(QStringLiteral(", ")));
+    if (animation_->scaled()) title += tr(" (scaled)");
+    view_->tensor_key()->set_grid(animation_->grid(), title);
+    view_->refresh_overlays();
   }
   const int from = animation_->transition_from();
   overlay_->set_transition(from >= 0 ? &animation_->frame(from) : nullptr, animation_->transition());

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "canvas/block_overlay_item.hpp"
+#include "canvas/tensor_key.hpp"
 #include "canvas/mesh_geometry.hpp"
 #include "meshloom/design/design.hpp"
 #include "meshloom/dtype.hpp"
@@ -324,6 +325,75 @@ private slots:
     QCOMPARE(overlay.filled_blocks(2), (std::vector<std::int64_t>{2}));
     // The narrow last block is drawn narrower.
     QVERIFY(overlay.block_rect(0, 2).width() < overlay.block_rect(0, 1).width());
+  }
+
+  // The tensor key: for every block of every grid (1-D, 2-D, 3-D, uneven), its row lies in the row span whose dim-0
+  // range holds the block's, and its columns inside the span of every dim across whose range holds the block's
+  // (nested: a 3-D tensor's columns grouped by dim 1's blocks, the cells' grid drawing a stronger line between
+  // groups). The key draws each range as Python's slice "first:end".
+  void the_tensor_key_labels_every_block_by_its_ranges() {
+    const std::vector<PlanRequest> requests{
+        small({4}, {5}, "S(0)", "R"),
+        small({2, 2}, {6, 10}, "S(0)S(1)", "S(1)S(0)"),
+        small({2, 2, 2}, {8, 8, 8}, "S(0)[0]S(0)[1]R", "RS(0)R"),
+        small({3, 2}, {5, 3, 4}, "S(2)P(sum)", "RS(0)"),
+        small({2, 3}, {4, 6, 9}, "S(1)S(2)", "S(0)R"),
+    };
+    for (const auto& r : requests) {
+      const Plan plan = plan_redistribution(r, FixedCostModel());
+      PlanAnimation anim;
+      QVERIFY2(anim.set_plan(r, plan, {"a", "b"}), qPrintable(anim.error()));
+      const BlockGrid& g = anim.grid();
+      const auto key = meshloom::app::tensor_key_layout(g);
+      const std::size_t dims = g.tensor_shape.size();
+      QCOMPARE(key.rows.size(), static_cast<std::size_t>(g.rows));
+      QCOMPARE(key.columns.size(), dims == 1 ? std::size_t{1} : dims - 1);
+      QCOMPARE(key.columns.back().size(), static_cast<std::size_t>(g.cols));
+      if (dims > 2) QCOMPARE(g.col_group, g.cols / (static_cast<std::int64_t>(g.boundaries[1].size()) - 1));
+      for (std::int64_t b = 0; b < g.block_count; ++b) {
+        // The block's index range on every dim, from its block coordinate.
+        std::vector<std::int64_t> coord(dims);
+        std::int64_t rest = b;
+        for (std::size_t d = dims; d-- > 0;) {
+          const auto n = static_cast<std::int64_t>(g.boundaries[d].size()) - 1;
+          coord[d] = rest % n;
+          rest /= n;
+        }
+        const auto range = [&](std::size_t d) {
+          return std::pair(g.boundaries[d][static_cast<std::size_t>(coord[d])],
+                           g.boundaries[d][static_cast<std::size_t>(coord[d]) + 1]);
+        };
+        const auto row = static_cast<std::size_t>(g.row_of(b));
+        const auto col = static_cast<std::size_t>(g.col_of(b));
+        const auto& rs = key.rows[row];
+        QVERIFY(std::abs(rs.from - g.row_edges[row]) < 1e-9 && std::abs(rs.to - g.row_edges[row + 1]) < 1e-9);
+        if (dims >= 2) QCOMPARE(std::pair(rs.first, rs.end), range(0));
+        for (std::size_t level = 0; level < key.columns.size(); ++level) {
+          const auto d = static_cast<std::size_t>(key.column_dims[level]);
+          const auto holds = std::count_if(key.columns[level].begin(), key.columns[level].end(), [&](const auto& s) {
+            return s.from <= g.col_edges[col] + 1e-9 && g.col_edges[col + 1] <= s.to + 1e-9 &&
+                   std::pair(s.first, s.end) == range(d);
+          });
+          QVERIFY2(holds == 1, qPrintable(QStringLiteral("block %1, dim %2").arg(b).arg(d)));
+        }
+      }
+    }
+    // [8, 8, 8] from S(0)[0]S(0)[1]R (dim 0 split by a, then by b inside) to RS(0)R: dim 0 in quarters, the rows
+    // "0:2" ... "6:8"; dims 1 and 2 across, nested.
+    const PlanRequest r = small({2, 2, 2}, {8, 8, 8}, "S(0)[0]S(0)[1]R", "RS(0)R");
+    PlanAnimation anim;
+    QVERIFY(anim.set_plan(r, plan_redistribution(r, FixedCostModel()), {"a", "b", "c"}));
+    const auto key = meshloom::app::tensor_key_layout(anim.grid());
+    QStringList rows;
+    for (const auto& s : key.rows) rows << s.label();
+    QCOMPARE(rows, (QStringList{QStringLiteral("0:2"), QStringLiteral("2:4"), QStringLiteral("4:6"), QStringLiteral("6:8")}));
+    QCOMPARE(key.column_dims, (std::vector<int>{1, 2}));
+    meshloom::app::TensorKey widget;
+    widget.set_grid(anim.grid(), QStringLiteral("t [8, 8, 8]"));
+    widget.resize(widget.sizeHint());
+    (void)widget.grab();
+    QCOMPARE(widget.drawn_labels().at(0), rows);
+    QVERIFY(!widget.drawn_labels().at(1).isEmpty());
   }
 
   void partial_before_all_reduce_only() {
