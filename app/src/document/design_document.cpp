@@ -145,10 +145,6 @@ QString DesignDocument::side_effects(const Design& before, const Design& after) 
   if (after.devices_per_host != before.devices_per_host) {
     changes << tr("devices per host %1 → %2").arg(before.devices_per_host).arg(after.devices_per_host);
   }
-  if (after.tensors.size() < before.tensors.size()) {
-    const auto n = static_cast<qsizetype>(before.tensors.size() - after.tensors.size());
-    changes << (n == 1 ? tr("1 tensor removed") : tr("%1 tensors removed").arg(n));
-  }
   return changes.isEmpty() ? QString() : QStringLiteral("; ") + changes.join(QStringLiteral(", "));
 }
 

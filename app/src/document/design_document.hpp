@@ -56,8 +56,8 @@ public:
   // The undo entry says the edit's side effects after `text`: "Resize tp to 3; world 8 → 12, devices per host 8 → 4"
   // (side_effects), and edited() carries the same words for the status bar.
   bool edit(const QString& text, const std::function<Design(const Design&)>& edit, QString* error);
-  // What an edit changed besides what it was asked for: the world, the devices per host, tensors dropped;
-  // "; world 8 → 12, devices per host 8 → 4", or empty.
+  // What an edit changed besides what it was asked for: the world and the devices per host (tensor edits name
+  // their tensor, and what follows it, in their own text); "; world 8 → 12, devices per host 8 → 4", or empty.
   [[nodiscard]] static QString side_effects(const Design& before, const Design& after);
 
 signals:

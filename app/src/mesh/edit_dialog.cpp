@@ -63,7 +63,7 @@ QString EditDialog::describe(const Design& before, const Design& after) {
 
 void EditDialog::update() {
   const Outcome o = check_(texts());
-  preview_->setText(o.design ? describe(before_, *o.design) : QString());
+  preview_->setText(!o.design ? QString() : o.preview.isEmpty() ? describe(before_, *o.design) : o.preview);
   show_message(error_, o.design ? QString() : o.error);
   buttons_->button(QDialogButtonBox::Ok)->setEnabled(o.design.has_value());
 }

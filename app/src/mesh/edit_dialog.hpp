@@ -1,4 +1,4 @@
-// EditDialog: a small form for one design edit (Add axis, Unflatten axis) that never loses what was typed. Every
+// EditDialog: a small form for one design edit (Add axis, Unflatten axis, Rename tensor) that never loses what was typed. Every
 // keystroke dry-runs the edit on the current design (a pure engine function) and shows either what it would do
 // (the new mesh, the world, side effects) or why the engine refuses it, under the fields; OK is enabled only for
 // an edit the engine takes, so a bad input keeps the dialog open with its text.
@@ -23,10 +23,12 @@ class EditDialog : public QDialog {
   Q_OBJECT
 
 public:
-  // The edit a set of field texts stands for: the design it makes, or an error naming the bad value.
+  // The edit a set of field texts stands for: the design it makes, or an error naming the bad value; `preview`, when
+  // given, is what the dialog says of the design instead of describe() (an edit of something other than the mesh).
   struct Outcome {
     std::optional<Design> design;
     QString error;
+    QString preview{};  // {design, error} leaves it empty
   };
   using Check = std::function<Outcome(const std::vector<QString>& texts)>;
 

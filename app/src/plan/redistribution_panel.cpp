@@ -1,5 +1,6 @@
 #include "plan/redistribution_panel.hpp"
 
+#include <QAction>
 #include <QComboBox>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -13,6 +14,7 @@
 #include <QSplitter>
 #include <QStandardItemModel>
 #include <QTableView>
+#include <QToolButton>
 #include <QUndoStack>
 #include <QVBoxLayout>
 
@@ -20,6 +22,7 @@
 #include <cmath>
 #include <exception>
 #include <filesystem>
+#include <initializer_list>
 #include <numeric>
 #include <string>
 
@@ -30,8 +33,11 @@
 #include "meshloom/error.hpp"
 #include "meshloom/plan/cost_model.hpp"
 #include "meshloom/plan/report.hpp"
+#include "mesh/edit_dialog.hpp"
+#include "meshloom/design/edit.hpp"
 #include "plan/placement_picker.hpp"
 #include "plan/plan_model.hpp"
+#include "plan/tensor_dialog.hpp"
 #include "costs/prediction_points.hpp"
 
 namespace meshloom::app {
@@ -40,12 +46,6 @@ namespace {
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 QString q(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
-
-QString ints_text(const std::vector<std::int64_t>& values) {
-  QStringList parts;
-  for (const auto v : values) parts << QString::number(v);
-  return QStringLiteral("[%1]").arg(parts.join(QStringLiteral(", ")));
-}
 
 std::string ints_key(const std::vector<std::int64_t>& values) {
   std::string out;
@@ -125,17 +125,51 @@ RedistributionPanel::RedistributionPanel(DesignDocument* doc, QWidget* parent) :
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
   tensor_ = new QComboBox(this);
   tensor_->setToolTip(tr("The design's tensors: pick the one whose redistribution to plan"));
-  tensor_hint_ = new QLabel(tr("This design has no tensors. A tensor to redistribute is an entry of the design's "
-                               "\"tensors\" list: name, shape, dtype, src and dst states."),
+  tensor_->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+  tensor_hint_ = new QLabel(tr("This design has no tensors. Add one with Add tensor... beside the picker (or Plan > "
+                               "Add tensor...): its name, shape, dtype, and source and target states."),
                             this);
   tensor_hint_->setWordWrap(true);
   tensor_hint_->setVisible(false);
+  tensor_message_ = make_message_label(this);
+  const auto action = [this](const QString& text, const QString& button, const QString& tip) {
+    auto* a = new QAction(text, this);
+    a->setIconText(button);
+    a->setToolTip(tip);
+    a->setStatusTip(tip);
+    addAction(a);
+    return a;
+  };
+  add_action_ = action(tr("Add &tensor..."), tr("Add tensor..."),
+                       tr("Add a tensor to the design: its name, shape, dtype, source and target states"));
+  rename_action_ = action(tr("Re&name tensor..."), tr("Rename..."),
+                          tr("Rename the tensor shown (and its workload entry)"));
+  remove_action_ = action(tr("Remo&ve tensor"), tr("Remove"),
+                          tr("Remove the tensor shown from the design (and its workload entry); Ctrl+Z brings it back"));
+  connect(add_action_, &QAction::triggered, this, &RedistributionPanel::add_dialog);
+  connect(rename_action_, &QAction::triggered, this, &RedistributionPanel::rename_dialog);
+  connect(remove_action_, &QAction::triggered, this, [this] { (void)remove_tensor(current_tensor()); });
+  auto* tensor_row = new QWidget(this);
+  auto* tensor_layout = new QHBoxLayout(tensor_row);
+  tensor_layout->setContentsMargins(0, 0, 0, 0);
+  tensor_layout->addWidget(tensor_, 1);
+  for (QAction* a : {add_action_, rename_action_, remove_action_}) {
+    auto* b = new QToolButton(tensor_row);
+    b->setDefaultAction(a);
+    b->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    tensor_layout->addWidget(b);
+  }
+  auto* tensor_label = new QLabel(tr("&Tensor"), this);
+  tensor_label->setBuddy(tensor_);
   shape_ = new QLineEdit(this);
-  shape_->setReadOnly(true);
-  shape_->setToolTip(tr("The tensor's global shape"));
-  dtype_ = new QLineEdit(this);
-  dtype_->setReadOnly(true);
+  shape_->setPlaceholderText(tr("e.g. 1024, 512"));
+  shape_->setToolTip(tr("The tensor's global shape: one size per dim, separated by commas (empty for a scalar). Press "
+                        "Enter to apply; Ctrl+Z undoes."));
+  shape_message_ = make_message_label(this);
+  dtype_ = new QComboBox(this);
+  add_dtype_items(dtype_);
   dtype_->setToolTip(tr("The tensor's element type (its size is the planner's itemsize)"));
+  dtype_message_ = make_message_label(this);
   src_ = new QLineEdit(this);
   src_->setToolTip(tr("Where the tensor starts: one placement per mesh axis, R, S(d), P(op), e.g. S(0)[0]S(0)[1]R "
                       "(S(d)[k]: the k-th axis to split dim d). Press Enter to apply; Ctrl+Z undoes."));
@@ -164,10 +198,13 @@ RedistributionPanel::RedistributionPanel(DesignDocument* doc, QWidget* parent) :
   cost_->setItemData(1, tr("PyTorch's size-aware model: ring latency and bandwidth per axis, slower across hosts (µs)"),
                      Qt::ToolTipRole);
   cost_->setCurrentIndex(1);
-  form->addRow(tr("&Tensor"), tensor_);
+  form->addRow(tensor_label, tensor_row);
+  form->addRow(QString(), tensor_message_);
   form->addRow(QString(), tensor_hint_);
   form->addRow(tr("Shape"), shape_);
-  form->addRow(tr("Dtype"), dtype_);
+  form->addRow(QString(), shape_message_);
+  form->addRow(tr("Dt&ype"), dtype_);
+  form->addRow(QString(), dtype_message_);
   form->addRow(tr("&Source"), src_);
   form->addRow(QString(), src_picker_);
   form->addRow(QString(), src_message_);
@@ -247,6 +284,12 @@ RedistributionPanel::RedistributionPanel(DesignDocument* doc, QWidget* parent) :
   });
   connect(planner_, &QComboBox::currentIndexChanged, this, [this] { replan(); });
   connect(cost_, &QComboBox::currentIndexChanged, this, [this] { replan(); });
+  connect(shape_, &QLineEdit::editingFinished, this, [this] {
+    if (tensor_index() >= 0) (void)set_shape(shape_->text());
+  });
+  connect(dtype_, &QComboBox::currentIndexChanged, this, [this] {
+    if (tensor_index() >= 0) (void)set_dtype(dtype_->currentData().toString());
+  });
   connect(src_, &QLineEdit::editingFinished, this, [this] { (void)set_source(src_->text()); });
   connect(dst_, &QLineEdit::editingFinished, this, [this] { (void)set_target(dst_->text()); });
   // A picker's choice is the same edit as its text typed in the field.
@@ -376,17 +419,22 @@ void RedistributionPanel::sync_tensors() {
 
 void RedistributionPanel::sync_fields() {
   const int i = tensor_index();
-  show_message(src_message_, QString());
-  show_message(dst_message_, QString());
-  for (QLineEdit* field : {shape_, dtype_, src_, dst_}) field->setEnabled(i >= 0);
+  for (QLabel* label : {tensor_message_, shape_message_, dtype_message_, src_message_, dst_message_}) {
+    show_message(label, QString());
+  }
+  for (QWidget* field : std::initializer_list<QWidget*>{shape_, dtype_, src_, dst_}) field->setEnabled(i >= 0);
+  rename_action_->setEnabled(i >= 0);
+  remove_action_->setEnabled(i >= 0);
+  const QSignalBlocker block(dtype_);
   if (i < 0) {
-    for (QLineEdit* field : {shape_, dtype_, src_, dst_}) field->clear();
+    for (QLineEdit* field : {shape_, src_, dst_}) field->clear();
+    dtype_->setCurrentIndex(-1);
     sync_pickers();
     return;
   }
   const DesignTensor& t = doc_->design().tensors[static_cast<std::size_t>(i)];
-  shape_->setText(ints_text(t.shape));
-  dtype_->setText(tr("%1 (%2 bytes per element)").arg(q(to_string(t.dtype))).arg(itemsize(t.dtype)));
+  shape_->setText(shape_text(t.shape));
+  dtype_->setCurrentIndex(dtype_->findData(q(to_string(t.dtype))));
   src_->setText(q(to_string(t.src)));
   dst_->setText(q(to_string(t.dst)));
   sync_pickers();
@@ -712,13 +760,18 @@ std::string RedistributionPanel::markdown() const {
 void RedistributionPanel::commit_pending() {
   const int i = tensor_index();
   if (i < 0) return;
-  // Copies: a committed source replaces the design (and the tensor a reference would point into).
-  const QString src_now = q(to_string(doc_->design().tensors[static_cast<std::size_t>(i)].src));
-  const QString dst_now = q(to_string(doc_->design().tensors[static_cast<std::size_t>(i)].dst));
+  // Copies: a committed edit replaces the design (and the tensor a reference would point into).
+  const DesignTensor t = doc_->design().tensors[static_cast<std::size_t>(i)];
+  const QString shape = shape_->text();  // before an edit resets the fields
   const QString src = src_->text();
-  const QString dst = dst_->text();  // before a source edit resets the fields
-  if (src != src_now) (void)set_source(src);
-  if (dst != dst_now) (void)set_target(dst);
+  const QString dst = dst_->text();
+  // A new shape may need the new states (fewer dims) or the states the new shape (more dims): the shape goes first,
+  // and once more after the states when it was refused.
+  const bool shape_pending = shape != shape_text(t.shape);
+  const bool shaped = !shape_pending || set_shape(shape);
+  if (src != q(to_string(t.src))) (void)set_source(src);
+  if (dst != q(to_string(t.dst))) (void)set_target(dst);
+  if (!shaped) (void)set_shape(shape);
 }
 
 bool RedistributionPanel::set_state(bool source, const QString& text) {
@@ -764,9 +817,158 @@ bool RedistributionPanel::set_state(bool source, const QString& text) {
 }
 
 
+// ---- Tensor edits ----------------------------------------------------------------------------------------------
+
+bool RedistributionPanel::edit_tensor(const QString& text, const std::function<Design(const Design&)>& edit,
+                                      QLabel* label) {
+  QString error;
+  const bool ok = doc_->edit(text, edit, &error);
+  show_message(label, ok ? QString() : error);
+  return ok;
+}
+
+bool RedistributionPanel::add_tensor(const DesignTensor& tensor) {
+  const bool ok = edit_tensor(tr("Add tensor %1").arg(q(tensor.name)),
+                              [&tensor](const Design& d) { return meshloom::add_tensor(d, tensor); }, tensor_message_);
+  if (ok) (void)select_tensor(q(tensor.name));
+  return ok;
+}
+
+bool RedistributionPanel::rename_tensor(const QString& from, const QString& to) {
+  const std::string was = from.toStdString();
+  const std::string name = to.trimmed().toStdString();
+  const Design& d = doc_->design();
+  const bool listed = d.workload && std::any_of(d.workload->tensors.begin(), d.workload->tensors.end(),
+                                                [&was](const WorkloadTensor& w) { return w.tensor == was; });
+  const QString text = listed ? tr("Rename tensor %1 to %2, and its workload entry") : tr("Rename tensor %1 to %2");
+  const bool ok = edit_tensor(text.arg(from, q(name)),
+                              [&](const Design& x) { return meshloom::rename_tensor(x, was, name); }, tensor_message_);
+  if (ok) (void)select_tensor(q(name));
+  return ok;
+}
+
+bool RedistributionPanel::remove_tensor(const QString& name) {
+  const std::string was = name.toStdString();
+  const Design& d = doc_->design();
+  const bool listed = d.workload && std::any_of(d.workload->tensors.begin(), d.workload->tensors.end(),
+                                                [&was](const WorkloadTensor& w) { return w.tensor == was; });
+  const QString text = listed ? tr("Remove tensor %1, and its workload entry") : tr("Remove tensor %1");
+  return edit_tensor(text.arg(name), [&was](const Design& x) { return meshloom::remove_tensor(x, was); },
+                     tensor_message_);
+}
+
+bool RedistributionPanel::set_shape(const QString& text) {
+  const int i = tensor_index();
+  if (i < 0) {
+    show_message(shape_message_, tr("The design has no tensor to edit."));
+    return false;
+  }
+  const DesignTensor& t = doc_->design().tensors[static_cast<std::size_t>(i)];
+  std::vector<std::int64_t> shape;
+  QString error;
+  if (!parse_shape(text, &shape, &error)) {
+    show_message(shape_message_, error);
+    return false;
+  }
+  if (shape == t.shape) {
+    show_message(shape_message_, QString());
+    shape_->setText(shape_text(shape));  // the canonical form
+    return true;
+  }
+  const std::string name = t.name;
+  return edit_tensor(tr("Shape of %1: %2 → %3").arg(q(name), shape_text(t.shape), shape_text(shape)),
+                     [&](const Design& d) { return set_tensor_shape(d, name, shape); }, shape_message_);
+}
+
+bool RedistributionPanel::set_dtype(const QString& name) {
+  const int i = tensor_index();
+  if (i < 0) {
+    show_message(dtype_message_, tr("The design has no tensor to edit."));
+    return false;
+  }
+  const DesignTensor& t = doc_->design().tensors[static_cast<std::size_t>(i)];
+  const auto restore = [this, &t] {
+    const QSignalBlocker block(dtype_);
+    dtype_->setCurrentIndex(dtype_->findData(q(to_string(t.dtype))));
+  };
+  const std::optional<DType> dtype = dtype_from_string(name.trimmed().toStdString());
+  if (!dtype) {
+    QStringList names;
+    for (const auto n : dtype_names()) names << q(n);
+    show_message(dtype_message_, tr("dtype \"%1\": dtypes are %2").arg(name, names.join(QStringLiteral(", "))));
+    restore();
+    return false;
+  }
+  if (*dtype == t.dtype) {
+    show_message(dtype_message_, QString());
+    restore();
+    return true;
+  }
+  const std::string tensor = t.name;
+  const QString text = tr("Dtype of %1: %2 → %3").arg(q(tensor), q(to_string(t.dtype)), q(to_string(*dtype)));
+  const bool ok = edit_tensor(text, [&](const Design& d) { return set_tensor_dtype(d, tensor, *dtype); },
+                              dtype_message_);
+  if (!ok) restore();
+  return ok;
+}
+
+std::unique_ptr<TensorDialog> RedistributionPanel::make_add_dialog() {
+  const Design& d = doc_->design();
+  DesignTensor t;
+  for (std::size_t n = 0;; ++n) {
+    t.name = "tensor" + std::to_string(n);
+    if (std::none_of(d.tensors.begin(), d.tensors.end(), [&t](const DesignTensor& x) { return x.name == t.name; })) break;
+  }
+  t.shape = {1024, 1024};
+  t.dtype = DType::Float32;
+  t.src = replicated_state(d);
+  t.dst = t.src;
+  return std::make_unique<TensorDialog>(d, t, this);
+}
+
+std::unique_ptr<EditDialog> RedistributionPanel::make_rename_dialog() {
+  const QString current = current_tensor();
+  if (current.isEmpty()) return nullptr;
+  const std::string from = current.toStdString();
+  const EditDialog::Check check = [this, from](const std::vector<QString>& t) -> EditDialog::Outcome {
+    const std::string to = t[0].trimmed().toStdString();
+    try {
+      Design next = meshloom::rename_tensor(doc_->design(), from, to);
+      const bool listed = next.workload && std::any_of(next.workload->tensors.begin(), next.workload->tensors.end(),
+                                                       [&to](const WorkloadTensor& w) { return w.tensor == to; });
+      const QString said = to == from ? tr("The name is unchanged")
+                           : listed   ? tr("Renames %1 to %2, and its workload entry").arg(q(from), q(to))
+                                      : tr("Renames %1 to %2").arg(q(from), q(to));
+      return {std::move(next), QString(), said};
+    } catch (const std::exception& e) {
+      return {std::nullopt, error_text(e), QString()};
+    }
+  };
+  return std::make_unique<EditDialog>(tr("Rename tensor"),
+                                      std::vector<std::vector<QString>>{{tr("&Name"), current, tr("e.g. layers.0.wq")}},
+                                      doc_->design(), check, this);
+}
+
+void RedistributionPanel::add_dialog() {
+  const std::unique_ptr<TensorDialog> dialog = make_add_dialog();
+  if (dialog->exec() != QDialog::Accepted) return;
+  if (const auto tensor = dialog->tensor()) (void)add_tensor(*tensor);
+}
+
+void RedistributionPanel::rename_dialog() {
+  const std::unique_ptr<EditDialog> dialog = make_rename_dialog();
+  if (!dialog || dialog->exec() != QDialog::Accepted) return;
+  (void)rename_tensor(current_tensor(), dialog->field(0)->text());
+}
+
+QList<QAction*> RedistributionPanel::tensor_actions() const { return {add_action_, rename_action_, remove_action_}; }
+
 QString RedistributionPanel::message(const QString& field) const {
   const QLabel* l = field == QLatin1String("source")   ? src_message_
                     : field == QLatin1String("target") ? dst_message_
+                    : field == QLatin1String("shape")  ? shape_message_
+                    : field == QLatin1String("dtype")  ? dtype_message_
+                    : field == QLatin1String("tensors") ? tensor_message_
                     : field == QLatin1String("plan")   ? plan_message_
                     : field == QLatin1String("graph")  ? graph_message_
                     : field == QLatin1String("greedy") ? greedy_message_

@@ -1,13 +1,15 @@
 // RedistributionPanel: how one of the design's tensors moves from its source state to its target state. A tensor
-// picker (the design's tensors by name), the tensor's shape and dtype, its source and target states as text (the
+// picker (the design's tensors by name) with Add tensor..., Rename... and Remove beside it, the tensor's shape (an
+// editable "1024, 512") and dtype (a box of the engine's dtypes), its source and target states as text (the
 // engine's state text form, "S(0)[0]S(0)[1]R") and axis by axis (PlacementPicker: a placement and a shard-order
 // place per mesh axis), a planner (graph, greedy, auto) and a cost model (fixed, comm,
 // calibrated when the design's calibration file loads); the plan of the chosen planner, and the graph and greedy
 // plans side by side so their costs can be compared.
 //
 // It is a view over the engine: plans come from PlanCache (one per cost model; the engine's plan_redistribution),
-// and editing the source or target text is one undoable design edit through the document (parse_state,
-// check_state and validate_design decide what is valid). An impossible request (greedy refusing a non-default
+// and editing the source or target text, the shape or the dtype, and adding, renaming or removing a tensor, is one
+// undoable design edit through the document (parse_state, check_state and the engine's tensor edits of
+// meshloom/design/edit.hpp decide what is valid). An impossible request (greedy refusing a non-default
 // shard order, no path between partial ops, a state that does not fit, a search past the state budget) shows the
 // engine's message in red under its table and no rows; a refused state text shows the message under its field,
 // and the design is unchanged.
@@ -19,18 +21,22 @@
 // search, so a large mesh ends in the engine's RuntimeError rather than a frozen window.
 #pragma once
 
+#include <QList>
 #include <QString>
 #include <QWidget>
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "meshloom/design/design.hpp"
 #include "meshloom/plan/planner.hpp"
 
+class QAction;
 class QComboBox;
 class QGroupBox;
 class QLabel;
@@ -41,9 +47,11 @@ class QTableView;
 namespace meshloom::app {
 
 class DesignDocument;
+class EditDialog;
 class PlacementPicker;
 class PlanModel;
 class PredictionRecords;
+class TensorDialog;
 
 class RedistributionPanel : public QWidget {
   Q_OBJECT
@@ -78,8 +86,37 @@ public:
   // the field and the design is unchanged. Text equal to the current state pushes nothing and returns true.
   bool set_source(const QString& text);
   bool set_target(const QString& text);
-  // Commits what is typed in the source and target fields but not yet committed (before saving or closing).
+  // Commits what is typed in the shape, source and target fields but not yet committed (before saving or closing).
   void commit_pending();
+
+  // ---- Tensor edits ----
+  // Each is one undoable design edit, the engine's add_tensor, rename_tensor, remove_tensor, set_tensor_shape or
+  // set_tensor_dtype, named on the undo stack "Add tensor w", "Rename tensor w to w2", "Remove tensor w" (", and its
+  // workload entry" when the workload listed it: the entry goes with the tensor, and a rename renames it), "Shape of
+  // w: [1024, 512] → [2048, 512]", "Dtype of w: float32 → bfloat16". A refused edit returns false, shows why (the
+  // engine's message, naming the value) under the picker (message "tensors"), the shape field ("shape") or the dtype
+  // box ("dtype"), and leaves the design unchanged; the shape field keeps what was typed, the dtype box shows the
+  // design's dtype again. The next edit that succeeds clears the message. After add and rename the picker shows that
+  // tensor; after remove, the tensor that took its place. An edit that changes nothing pushes nothing and returns
+  // true.
+  bool add_tensor(const DesignTensor& tensor);
+  bool rename_tensor(const QString& from, const QString& to);
+  bool remove_tensor(const QString& name);
+  // The current tensor's shape from text as parse_shape (plan/tensor_dialog.hpp) reads it: "1024, 512", "[]".
+  bool set_shape(const QString& text);
+  // The current tensor's dtype by name ("bfloat16"); an unknown name is refused with the names there are.
+  bool set_dtype(const QString& name);
+  // The dialogs behind Add tensor... and Rename... (the actions exec them and apply add_tensor / rename_tensor).
+  // Add: a free name (tensor0, tensor1, ...), shape [1024, 1024], float32, R on every axis as source and target.
+  // Rename: the current tensor's name; nullptr without a tensor.
+  [[nodiscard]] std::unique_ptr<TensorDialog> make_add_dialog();
+  [[nodiscard]] std::unique_ptr<EditDialog> make_rename_dialog();
+  // Add tensor..., Rename tensor..., Remove tensor: the buttons beside the picker, and the Plan menu's entries.
+  // Rename and Remove are disabled without a tensor.
+  [[nodiscard]] QList<QAction*> tensor_actions() const;
+  [[nodiscard]] QComboBox* tensor_box() const noexcept { return tensor_; }
+  [[nodiscard]] QLineEdit* shape_field() const noexcept { return shape_; }
+  [[nodiscard]] QComboBox* dtype_box() const noexcept { return dtype_; }
   // The current tensor's graph and greedy plans under the chosen cost model as Markdown (the engine's
   // plan_markdown: steps, bytes, costs, and the two totals compared); empty when the design has no tensor.
   [[nodiscard]] std::string markdown() const;
@@ -129,8 +166,9 @@ public:
   [[nodiscard]] QComboBox* placement_picker(bool source, std::size_t axis) const;
   [[nodiscard]] QSpinBox* order_picker(bool source, std::size_t axis) const;
 
-  // The inline message shown (empty when none). Fields: "source", "target" (a refused state text), "plan",
-  // "graph", "greedy" (the engine's error for that plan), "tensor" (the hint of a design without tensors),
+  // The inline message shown (empty when none). Fields: "source", "target" (a refused state text), "shape", "dtype"
+  // (a refused shape or dtype), "tensors" (a refused add, rename or remove), "plan", "graph", "greedy" (the engine's
+  // error for that plan), "tensor" (the hint of a design without tensors),
   // "compare" (the comparison line under the two plans), "recalibration" (before calibration against after),
   // "calibrations" (the old calibration against the new).
   [[nodiscard]] QString message(const QString& field) const;
@@ -160,6 +198,10 @@ private:
   [[nodiscard]] Outcome plan_with(ModelSlot& slot, const PlanRequest& request);
   [[nodiscard]] QString cost_unit(CostModelKind kind) const;
   bool set_state(bool source, const QString& text);
+  // Runs one tensor edit through the document as the undo entry `text`; a refusal shows under `label`.
+  bool edit_tensor(const QString& text, const std::function<Design(const Design&)>& edit, QLabel* label);
+  void add_dialog();
+  void rename_dialog();
   // The "calibrations" line and its tooltip (the steps one by one); empty when there is nothing to compare.
   [[nodiscard]] std::pair<QString, QString> calibrations_text(const PlanRequest& request, const Plan& plan) const;
 
@@ -171,8 +213,14 @@ private:
 
   QComboBox* tensor_ = nullptr;
   QLabel* tensor_hint_ = nullptr;
+  QLabel* tensor_message_ = nullptr;
+  QAction* add_action_ = nullptr;
+  QAction* rename_action_ = nullptr;
+  QAction* remove_action_ = nullptr;
   QLineEdit* shape_ = nullptr;
-  QLineEdit* dtype_ = nullptr;
+  QLabel* shape_message_ = nullptr;
+  QComboBox* dtype_ = nullptr;
+  QLabel* dtype_message_ = nullptr;
   QLineEdit* src_ = nullptr;
   QLineEdit* dst_ = nullptr;
   PlacementPicker* src_picker_ = nullptr;

@@ -366,6 +366,12 @@ void MainWindow::build_menus() {
   }
 
   QMenu* plan = menuBar()->addMenu(tr("&Plan"));
+  // The tensors to plan (the Redistribution dock's buttons beside its picker).
+  for (QAction* a : redistribution_->tensor_actions()) {
+    plan->addAction(a);
+    connect(a, &QAction::triggered, this, &MainWindow::show_plan);  // where the tensor it changed shows
+  }
+  plan->addSeparator();
   plan->addAction(tr("Apply &calibration..."), this, &MainWindow::calibration_dialog)
       ->setToolTip(tr("Price plans with costs measured on your cluster (meshloom-launch calibrate writes the file)"));
   plan->addAction(tr("Export plan as &Markdown..."), this, &MainWindow::export_plan_dialog);
@@ -1171,7 +1177,7 @@ void MainWindow::update_animation() {
     animated_request_.reset();
     animation_->clear();
     animation_bar_->set_idle_text(
-        !request ? tr("No tensor to animate: add one to the design, then its plan plays here step by step.")
+        !request ? tr("No tensor to animate: add one (Plan > Add tensor...), then its plan plays here step by step.")
         : model->error().isEmpty() ? tr("No plan to animate.")
                                    : tr("No plan to animate: %1").arg(model->error()));
     return;

@@ -216,6 +216,77 @@ void carry_roles(Design& design, Parts&& parts) {
   }
 }
 
+// ---- Tensor edits -----------------------------------------------------------------------------------------
+
+// Tensors listed in a message: at most this many names, then how many there are.
+constexpr std::size_t kListedTensors = 8;
+
+bool is_tensor_name(const std::string& name) {
+  return !name.empty() && name.size() <= kMaxTensorNameChars && std::all_of(name.begin(), name.end(), [](char c) {
+           return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
+         });
+}
+
+// A tensor name in a message: 'layers.0.wq' when it is a valid name, else the JSON string literal ("a b", "").
+std::string quote_tensor(const std::string& name) {
+  return is_tensor_name(name) ? "'" + name + "'" : detail::render_text(name);
+}
+
+// "tensors are w, b", "tensors are a, b, ... (1024 in all)" or "the design has no tensors".
+std::string tensors_are(const Design& design) {
+  if (design.tensors.empty()) return "the design has no tensors";
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < design.tensors.size() && i < kListedTensors; ++i) names.push_back(design.tensors[i].name);
+  std::string out = "tensors are " + join(names);
+  if (design.tensors.size() > kListedTensors) out += ", ... (" + std::to_string(design.tensors.size()) + " in all)";
+  return out;
+}
+
+std::optional<std::size_t> tensor_index(const Design& design, const std::string& name) {
+  const auto it = std::find_if(design.tensors.begin(), design.tensors.end(),
+                               [&name](const DesignTensor& t) { return t.name == name; });
+  if (it == design.tensors.end()) return std::nullopt;
+  return static_cast<std::size_t>(it - design.tensors.begin());
+}
+
+std::size_t require_tensor(const Design& design, const std::string& name) {
+  if (const auto index = tensor_index(design, name)) return *index;
+  fail("tensor " + quote_tensor(name) + " does not exist; " + tensors_are(design));
+}
+
+// The tensor name rule, and a name no tensor has.
+void require_new_tensor_name(const Design& design, const std::string& name) {
+  detail::check_name(name, "tensor name", kMaxTensorNameChars, true);
+  if (tensor_index(design, name)) fail(quote_tensor(name) + " is already the name of a tensor; " + tensors_are(design));
+}
+
+// The shape rules: at most kMaxDesignTensorRank dims, each >= 1, numel * itemsize < 2^63.
+void require_shape(const std::vector<std::int64_t>& shape, DType dtype) {
+  if (shape.size() > kMaxDesignTensorRank) {
+    fail("shape = " + detail::render_ints(shape) + ": at most " + std::to_string(kMaxDesignTensorRank) + " dims");
+  }
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] < 1) fail(detail::item("shape", i) + " = " + std::to_string(shape[i]) + ": dims must be >= 1");
+  }
+  std::int64_t bytes = itemsize(dtype);
+  for (std::int64_t size : shape) {
+    if (__builtin_mul_overflow(bytes, size, &bytes)) {
+      fail("shape = " + detail::render_ints(shape) + ": the tensor would hold more than 2^63-1 bytes of " +
+           std::string(to_string(dtype)));
+    }
+  }
+}
+
+// src and dst fit the mesh and a tensor of `rank` dims: "<prefix>src<owner> = \"S(2)R\": <why><suffix>".
+void require_states_fit(const Design& design, const DesignTensor& tensor, std::size_t rank, const std::string& prefix,
+                        const std::string& owner, const std::string& suffix) {
+  for (const auto& [key, state] : {std::pair<std::string, const State*>{"src", &tensor.src}, {"dst", &tensor.dst}}) {
+    if (auto why = state_misfit(*state, design.mesh.shape.size(), static_cast<std::int64_t>(rank))) {
+      fail(prefix + key + owner + " = " + detail::render_text(to_string(*state)) + ": " + *why + suffix);
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> flattened_using(const Design& design, const std::string& axis) {
@@ -464,6 +535,92 @@ Design apply_mesh(const Design& design, const MeshSpec& mesh, std::optional<std:
   carry_roles(next, [&mesh](const std::string& name) {
     return axis_index(mesh, name) ? std::vector<std::string>{name} : std::vector<std::string>{};
   });
+  validate_design(next);
+  return next;
+}
+
+// ---- Tensors ------------------------------------------------------------------------------------------------
+
+State replicated_state(const Design& design) {
+  return State(std::vector<Placement>(design.mesh.shape.size(), Placement::replicate()));
+}
+
+Design add_tensor(const Design& design, const DesignTensor& tensor) {
+  validate_design(design);
+  if (design.tensors.size() >= kMaxDesignTensors) {
+    fail("tensors: the design has " + std::to_string(design.tensors.size()) + " tensors; at most " +
+         std::to_string(kMaxDesignTensors));
+  }
+  require_new_tensor_name(design, tensor.name);
+  require_shape(tensor.shape, tensor.dtype);
+  require_states_fit(design, tensor, tensor.shape.size(), "", "", "");
+  Design next = design;
+  next.tensors.push_back(tensor);
+  validate_design(next);
+  return next;
+}
+
+Design remove_tensor(const Design& design, const std::string& name) {
+  validate_design(design);
+  const std::size_t k = require_tensor(design, name);
+  Design next = design;
+  next.tensors.erase(at(next.tensors, k));
+  if (next.workload) {
+    std::erase_if(next.workload->tensors, [&name](const WorkloadTensor& w) { return w.tensor == name; });
+  }
+  validate_design(next);
+  return next;
+}
+
+Design rename_tensor(const Design& design, const std::string& from, const std::string& to) {
+  validate_design(design);
+  const std::size_t k = require_tensor(design, from);
+  if (to == from) return design;
+  require_new_tensor_name(design, to);
+  Design next = design;
+  next.tensors[k].name = to;
+  if (next.workload) {
+    for (WorkloadTensor& w : next.workload->tensors) {
+      if (w.tensor == from) w.tensor = to;
+    }
+  }
+  validate_design(next);
+  return next;
+}
+
+Design set_tensor_shape(const Design& design, const std::string& name, const std::vector<std::int64_t>& shape) {
+  validate_design(design);
+  const std::size_t k = require_tensor(design, name);
+  const DesignTensor& tensor = design.tensors[k];
+  require_shape(shape, tensor.dtype);
+  require_states_fit(design, tensor, shape.size(), "shape = " + detail::render_ints(shape) + ": ",
+                     " of " + quote_tensor(name), "; change the states first");
+  Design next = design;
+  next.tensors[k].shape = shape;
+  validate_design(next);
+  return next;
+}
+
+Design set_tensor_dtype(const Design& design, const std::string& name, DType dtype) {
+  validate_design(design);
+  const std::size_t k = require_tensor(design, name);
+  if (dtype_from_string(to_string(dtype)) != dtype) {
+    fail("dtype = " + std::to_string(static_cast<int>(dtype)) + ": not a dtype; dtypes are " + [] {
+      std::vector<std::string> names;
+      for (const auto n : dtype_names()) names.emplace_back(n);
+      return join(names);
+    }());
+  }
+  const DesignTensor& tensor = design.tensors[k];
+  std::int64_t bytes = itemsize(dtype);
+  for (std::int64_t size : tensor.shape) {
+    if (__builtin_mul_overflow(bytes, size, &bytes)) {
+      fail("dtype = " + std::string(to_string(dtype)) + ": the tensor " + detail::render_ints(tensor.shape) +
+           " would hold more than 2^63-1 bytes");
+    }
+  }
+  Design next = design;
+  next.tensors[k].dtype = dtype;
   validate_design(next);
   return next;
 }

@@ -1,7 +1,7 @@
-// Design edits: the pure functions the mesh designer applies to a Design. Each takes a design and returns the
-// edited design, validated (validate_design), or throws ValueError naming the offending value and the rule it
-// breaks; the input is never modified. The app wraps each call in one undoable command and keeps no mesh
-// arithmetic of its own.
+// Design edits: the pure functions the mesh designer (and the Redistribution dock, for tensors) applies to a
+// Design. Each takes a design and returns the edited design, validated (validate_design), or throws ValueError
+// naming the offending value and the rule it breaks; the input is never modified. The app wraps each call in one
+// undoable command and keeps no mesh arithmetic of its own.
 //
 // Errors: the edits' own checks throw meshloom::Error of kind ValueError (an unknown name too, as
 // validate_design does, not KeyError). The checks flatten_axes and unflatten_axis leave to the engine's
@@ -44,6 +44,19 @@
 // the roles whose axes the new mesh has (by name) and drops the others. add, move and resize leave them as they are
 // (roles name axes, and fsdp and replicate are applied in mesh order whatever their listed order).
 //
+// Tensor edits (add_tensor .. set_tensor_dtype) change one design tensor and leave the mesh alone. They follow the
+// design's tensor rules (design.hpp): names 1..256 characters of A-Z a-z 0-9 _ ., unique; at most 1024 tensors;
+// shape 0..64 dims, each >= 1, numel * itemsize < 2^63; src and dst one placement per mesh axis, sharded dims < rank.
+// The workload follows the tensor by name: rename renames its entry in design.workload->tensors, remove removes the
+// entry (the workload lists tensors of the design; a removed tensor is no longer communicated), and the others leave
+// it as it is (a new tensor is not added to the workload). Messages, e.g.:
+//   tensor 'wq' does not exist; tensors are w, b
+//   'w' is already the name of a tensor; tensors are w, b
+//   tensor name = "a b": names must be 1 to 256 characters of A-Z, a-z, 0-9, _ and .
+//   shape[1] = 0: dims must be >= 1
+//   shape = [16]: src of 'w' = "RS(1)": S(1) on axis 1 shards dim 1 but the tensor has 1 dim (0..0); change the
+//     states first
+//
 // Example: on (dp=2, tp=4) with tensor w "S(0)R",
 //   unflatten_axis(d, "tp", {2, 2}, {"tp_a", "tp_b"})  -> (dp=2, tp_a=2, tp_b=2), w "S(0)RR"
 //   flatten_axes(d, {"dp", "tp"}, std::nullopt)         -> flattened dp_tp = [dp, tp]
@@ -57,7 +70,9 @@
 #include <vector>
 
 #include "meshloom/design/design.hpp"
+#include "meshloom/dtype.hpp"
 #include "meshloom/mesh/mesh_spec.hpp"
+#include "meshloom/plan/state.hpp"
 
 namespace meshloom {
 
@@ -120,5 +135,36 @@ namespace meshloom {
 // name (see above). The spec is checked by validate_design ("mesh.shape[1] = 0: axis sizes must be >= 1").
 [[nodiscard]] Design apply_mesh(const Design& design, const MeshSpec& mesh,
                                 std::optional<std::int64_t> world = std::nullopt);
+
+// ---- Tensors ----
+
+// The state with R on every axis of the design's mesh ("RR" on (dp, tp)): what a new tensor starts from.
+[[nodiscard]] State replicated_state(const Design& design);
+
+// Appends `tensor` to design.tensors. ValueError for a name that breaks the tensor name rule or is already a
+// tensor's, a design that already has kMaxDesignTensors tensors, a bad shape (see set_tensor_shape), or a src or dst
+// that does not fit the mesh and the shape ("src = \"S(2)R\": S(2) on axis 0 shards dim 2 but the tensor has 2 dims
+// (0..1)"). The workload is left as it is.
+[[nodiscard]] Design add_tensor(const Design& design, const DesignTensor& tensor);
+
+// Removes tensor `name`, and its entry of the workload when it has one (the workload itself stays, empty or not).
+// ValueError for an unknown name (the message lists the tensors).
+[[nodiscard]] Design remove_tensor(const Design& design, const std::string& name);
+
+// Renames tensor `from` to `to`, and its workload entry. ValueError for an unknown name, an invalid new name (the
+// tensor name rule) or one that another tensor has. Renaming to the same name is a no-op.
+[[nodiscard]] Design rename_tensor(const Design& design, const std::string& from, const std::string& to);
+
+// Sets the global shape of tensor `name`; src and dst stay as they are. ValueError for an unknown name, more than
+// kMaxDesignTensorRank dims ("shape = [...]: at most 64 dims"), a dim < 1 ("shape[1] = 0: dims must be >= 1"),
+// numel * itemsize >= 2^63, or a src or dst that shards a dim the new shape does not have: the edit is refused (not
+// the state reset), naming the state and the dim, so a rank can only shrink once the states no longer shard the dims
+// it drops (see the messages above).
+[[nodiscard]] Design set_tensor_shape(const Design& design, const std::string& name,
+                                      const std::vector<std::int64_t>& shape);
+
+// Sets the element type of tensor `name`. ValueError for an unknown name or a tensor that would hold 2^63 bytes or
+// more ("dtype = float64: the tensor [...] would hold more than 2^63-1 bytes").
+[[nodiscard]] Design set_tensor_dtype(const Design& design, const std::string& name, DType dtype);
 
 }  // namespace meshloom
