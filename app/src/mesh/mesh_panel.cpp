@@ -105,7 +105,7 @@ MeshPanel::MeshPanel(DesignDocument* doc, AxesModel* axes, QWidget* parent)
   description_->setTabChangesFocus(true);  // Tab leaves the field
   description_->setPlaceholderText(tr("What this design is for (optional)"));
   description_->setToolTip(tr("The design's description (saved in the file; a preset sets its own)"));
-  description_->setFixedHeight(static_cast<int>(description_->fontMetrics().lineSpacing() * 2.6) +
+  description_->setFixedHeight(static_cast<int>(description_->fontMetrics().lineSpacing() * 2.2) +
                                2 * description_->frameWidth());
   description_->installEventFilter(this);
   description_message_ = make_message_label(this);

@@ -9,6 +9,7 @@
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
+#include <QRegularExpression>
 #include <QLineEdit>
 #include <QSignalBlocker>
 #include <QSplitter>
@@ -88,6 +89,10 @@ QTableView* make_plan_table(QWidget* parent, PlanModel* model) {
   table->setWordWrap(false);
   table->verticalHeader()->setVisible(false);
   table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  // From → To takes what is left and elides in the middle (the whole states in its tooltip), so the columns fit
+  // the dock rather than hiding Cost behind a scroll bar.
+  table->horizontalHeader()->setSectionResizeMode(PlanModel::FromToColumn, QHeaderView::Stretch);
+  table->setTextElideMode(Qt::ElideMiddle);
   table->horizontalHeader()->setStretchLastSection(false);
   return table;
 }
@@ -237,46 +242,22 @@ RedistributionPanel::RedistributionPanel(DesignDocument* doc, QWidget* parent) :
   plan_layout->addWidget(calibrations_);
   plan_layout->addWidget(plan_message_);
 
-  // Graph and greedy side by side (the bytes are in the plan above; the comparison is about cost: that column
-  // comes before the states).
-  auto* compare_box = new QGroupBox(tr("Graph and greedy"), this);
-  auto* split = new QSplitter(Qt::Horizontal, compare_box);
-  const auto side = [split](const QString& title, PlanModel* model, QTableView** out_table, QLabel** out_summary,
-                            QLabel** out_message) {
-    auto* w = new QWidget(split);
-    auto* v = new QVBoxLayout(w);
-    v->setContentsMargins(0, 0, 0, 0);
-    auto* head = new QLabel(QStringLiteral("<b>%1</b>").arg(title), w);
-    *out_table = make_plan_table(w, model);
-    (*out_table)->setColumnHidden(PlanModel::BytesColumn, true);
-    // Cost before the (long) states, so the costs compared stay in view.
-    QHeaderView* header = (*out_table)->horizontalHeader();
-    header->moveSection(header->visualIndex(PlanModel::CostColumn), header->visualIndex(PlanModel::FromToColumn));
-    *out_summary = new QLabel(w);
-    (*out_summary)->setWordWrap(true);
-    *out_message = make_message_label(w);
-    v->addWidget(head);
-    v->addWidget(*out_table);
-    v->addWidget(*out_summary);
-    v->addWidget(*out_message);
-    split->addWidget(w);
-  };
-  side(tr("graph"), graph_model_, &graph_table_, &graph_summary_, &graph_message_);
-  side(tr("greedy"), greedy_model_, &greedy_table_, &greedy_summary_, &greedy_message_);
-  compare_ = new QLabel(compare_box);
-  compare_->setWordWrap(true);
-  auto* compare_layout = new QVBoxLayout(compare_box);
-  compare_layout->addWidget(split);
-  compare_layout->addWidget(compare_);
+  // The other planner in one line under the plan ("greedy: the same plan", "greedy: 3 steps, 14.4 µs, +12%",
+  // "greedy refuses: ..."): neutral, never red (a refusal of the planner not chosen is a note, not an error); its
+  // steps or its whole reason in the tooltip.
+  other_ = new QLabel(plan_box_);
+  other_->setObjectName(QStringLiteral("other_planner"));
+  other_->setWordWrap(true);
+  other_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  plan_layout->insertWidget(plan_layout->indexOf(plan_summary_) + 1, other_);
 
-  // Side by side: the request, the chosen plan, the comparison (the panel lives in a wide, short dock).
+  // Side by side: the request and the chosen plan (the panel lives in a wide, short dock).
   auto* layout = new QHBoxLayout(this);
   auto* request_column = new QVBoxLayout;
   request_column->addLayout(form);
   request_column->addStretch(1);
   layout->addLayout(request_column, 2);
-  layout->addWidget(plan_box_, 3);
-  layout->addWidget(compare_box, 4);
+  layout->addWidget(plan_box_, 5);
 
   connect(tensor_, &QComboBox::currentIndexChanged, this, [this] {
     sync_fields();
@@ -546,12 +527,13 @@ void RedistributionPanel::replan() {
   ModelSlot& s = slot(kind);
   const QString unit = cost_unit(kind);
   const MeshSpec& mesh = doc_->design().mesh;
-  const auto show = [&](PlanModel* model, QLabel* summary_label, QLabel* message_at, PlannerKind kind_of_plan) {
+  // The graph and greedy plans (one of them is the chosen one; the other is told in one line under it), each with
+  // the engine's error when it has none.
+  const auto plan_into = [&](PlanModel* model, QString* error, PlannerKind kind_of_plan) {
+    error->clear();
     const auto r = request(kind_of_plan);
     if (!r) {
       model->clear();
-      summary_label->clear();
-      show_message(message_at, QString());
       return;
     }
     const Outcome o = plan_with(s, *r);
@@ -560,11 +542,16 @@ void RedistributionPanel::replan() {
     } else {
       model->set_error(o.error);
     }
-    summary_label->setText(model->summary());
-    show_message(message_at, o.error);
+    *error = o.error;
   };
-  show(graph_model_, graph_summary_, graph_message_, PlannerKind::Graph);
-  show(greedy_model_, greedy_summary_, greedy_message_, PlannerKind::Greedy);
+  plan_into(graph_model_, &graph_error_, PlannerKind::Graph);
+  plan_into(greedy_model_, &greedy_error_, PlannerKind::Greedy);
+  const auto show = [&](PlanModel* model, QLabel* summary_label, QLabel* message_at, PlannerKind kind_of_plan) {
+    QString error;
+    plan_into(model, &error, kind_of_plan);
+    summary_label->setText(model->summary());
+    show_message(message_at, error);
+  };
   // The chosen plan: auto resolves to graph or greedy (the engine's rule), so it is one of the two above, from the
   // cache.
   PlannerKind chosen = planner();
@@ -586,10 +573,15 @@ void RedistributionPanel::replan() {
       const Outcome before = plan_with(slot(CostModelKind::Comm), *r);
       if (before.plan) {
         const bool same = trace(*before.plan) == trace(*plan_model_->plan());
-        recalibrated = tr("Before calibration (comm model): %1 µs in %2 step(s). After: %3 µs. %4")
+        // After: the plan priced as it runs (a merged step as its flattened group's one collective), as the step
+        // tooltips and validate price it, not the search's edge sum.
+        const std::vector<double> as_run = price_plan_steps(*r, *plan_model_->plan(), *s.model);
+        const double after = std::accumulate(as_run.begin(), as_run.end(), 0.0);
+        const std::size_t n = before.plan->steps.size();
+        recalibrated = tr("Before calibration (comm model): %1 µs in %2. After: %3 µs. %4")
                            .arg(before.plan->cost, 0, 'f', 2)
-                           .arg(before.plan->steps.size())
-                           .arg(plan_model_->plan()->cost, 0, 'f', 2)
+                           .arg(n == 1 ? tr("1 step") : tr("%1 steps").arg(n))
+                           .arg(after, 0, 'f', 2)
                            .arg(same ? tr("The planner's choice is the same.")
                                      : tr("The planner's choice changed: %1 instead of %2.")
                                            .arg(q(trace(*plan_model_->plan())), q(trace(*before.plan))));
@@ -609,24 +601,42 @@ void RedistributionPanel::replan() {
   calibrations_->setToolTip(calibrations.second);
   calibrations_->setVisible(!calibrations.first.isEmpty());
 
-  QString verdict;
-  if (graph_model_->has_plan() && greedy_model_->has_plan()) {
-    const double graph = graph_model_->total();
-    const double greedy = greedy_model_->total();
-    verdict = graph == greedy ? tr("Both planners find plans of the same cost, %1.").arg(graph_model_->total_text())
-              : graph < greedy
-                  ? tr("Greedy's plan costs more: %1 against graph's %2.")
-                        .arg(greedy_model_->total_text(), graph_model_->total_text())
-                  : tr("Greedy's plan costs less: %1 against graph's %2.")
-                        .arg(greedy_model_->total_text(), graph_model_->total_text());
-  } else if (graph_model_->has_plan() != greedy_model_->has_plan()) {
-    verdict = graph_model_->has_plan() ? tr("Only the graph planner finds a plan.")
-                                       : tr("Only the greedy planner finds a plan.");
-  }
-  compare_->setText(verdict);
-  compare_->setVisible(!verdict.isEmpty());
+  const auto [line, tip] = other_planner_text(chosen);
+  other_->setText(line);
+  other_->setToolTip(tip);
+  other_->setVisible(!line.isEmpty());
   show_step(step_);  // the models were reset: select the step's rows again
   emit plans_changed();
+}
+
+std::pair<QString, QString> RedistributionPanel::other_planner_text(PlannerKind chosen) const {
+  const bool graph_chosen = chosen != PlannerKind::Greedy;
+  const PlanModel* mine = graph_chosen ? graph_model_ : greedy_model_;
+  const PlanModel* other = graph_chosen ? greedy_model_ : graph_model_;
+  const QString& other_error = graph_chosen ? greedy_error_ : graph_error_;
+  const QString name = graph_chosen ? tr("greedy") : tr("graph");
+  if (other->has_plan()) {
+    const QString steps = q(trace(*other->plan()));
+    if (mine->has_plan() && trace(*mine->plan()) == trace(*other->plan())) {
+      return {tr("%1: the same plan.").arg(name), steps};
+    }
+    const std::size_t n = other->plan()->steps.size();
+    QString line = tr("%1: %2, %3").arg(name, n == 1 ? tr("1 step") : tr("%1 steps").arg(n), other->total_text());
+    if (mine->has_plan() && mine->total() > 0 && std::isfinite(mine->total()) && std::isfinite(other->total())) {
+      const double change = 100.0 * (other->total() - mine->total()) / mine->total();
+      line += change == 0.0 ? tr(", the same cost") : QStringLiteral(", %1%2%").arg(change > 0 ? QStringLiteral("+") : QString()).arg(change, 0, 'f', 0);
+    }
+    return {line + QLatin1Char('.'), steps};
+  }
+  if (!other_error.isEmpty()) {
+    // The engine's reason, its exception kind left out and cut to its first sentence; whole in the tooltip.
+    QString reason = other_error;
+    reason.remove(QRegularExpression(QStringLiteral("^[A-Za-z]*Error: ")));
+    const auto stop = reason.indexOf(QStringLiteral(". "));
+    if (stop > 0) reason = reason.left(stop + 1);
+    return {tr("%1 refuses: %2").arg(name, reason), other_error};
+  }
+  return {};
 }
 
 void RedistributionPanel::show_step(int step) {
@@ -644,8 +654,6 @@ void RedistributionPanel::show_step(int step) {
     table->scrollTo(at);
   };
   follow(plan_table_, plan_model_);
-  follow(graph_table_, graph_model_);
-  follow(greedy_table_, greedy_model_);
 }
 
 // ---- Old calibration against new -------------------------------------------------------------------------------
@@ -964,16 +972,16 @@ void RedistributionPanel::rename_dialog() {
 QList<QAction*> RedistributionPanel::tensor_actions() const { return {add_action_, rename_action_, remove_action_}; }
 
 QString RedistributionPanel::message(const QString& field) const {
+  if (field == QLatin1String("graph")) return graph_error_;
+  if (field == QLatin1String("greedy")) return greedy_error_;
   const QLabel* l = field == QLatin1String("source")   ? src_message_
                     : field == QLatin1String("target") ? dst_message_
                     : field == QLatin1String("shape")  ? shape_message_
                     : field == QLatin1String("dtype")  ? dtype_message_
                     : field == QLatin1String("tensors") ? tensor_message_
                     : field == QLatin1String("plan")   ? plan_message_
-                    : field == QLatin1String("graph")  ? graph_message_
-                    : field == QLatin1String("greedy") ? greedy_message_
                     : field == QLatin1String("tensor") ? tensor_hint_
-                    : field == QLatin1String("compare") ? compare_
+                    : field == QLatin1String("other") ? other_
                     : field == QLatin1String("recalibration") ? recalibration_
                     : field == QLatin1String("calibrations") ? calibrations_
                                                         : nullptr;

@@ -3,15 +3,15 @@
 // editable "1024, 512") and dtype (a box of the engine's dtypes), its source and target states as text (the
 // engine's state text form, "S(0)[0]S(0)[1]R") and axis by axis (PlacementPicker: a placement and a shard-order
 // place per mesh axis), a planner (graph, greedy, auto) and a cost model (fixed, comm,
-// calibrated when the design's calibration file loads); the plan of the chosen planner, and the graph and greedy
-// plans side by side so their costs can be compared.
+// calibrated when the design's calibration file loads); the plan of the chosen planner, and under it the other
+// planner in one line ("greedy: the same plan", "greedy: 3 steps, 14.4 µs, +12%", "greedy refuses: ...").
 //
 // It is a view over the engine: plans come from PlanCache (one per cost model; the engine's plan_redistribution),
 // and editing the source or target text, the shape or the dtype, and adding, renaming or removing a tensor, is one
 // undoable design edit through the document (parse_state, check_state and the engine's tensor edits of
-// meshloom/design/edit.hpp decide what is valid). An impossible request (greedy refusing a non-default
-// shard order, no path between partial ops, a state that does not fit, a search past the state budget) shows the
-// engine's message in red under its table and no rows; a refused state text shows the message under its field,
+// meshloom/design/edit.hpp decide what is valid). An impossible request for the chosen planner (greedy refusing a
+// non-default shard order, no path between partial ops, a state that does not fit, a search past the state budget)
+// shows the engine's message in red under the table and no rows; the other planner's refusal is a neutral note; a refused state text shows the message under its field,
 // and the design is unchanged.
 //
 // After a calibration replaces another (Apply to planner), the plan under the calibrated model is priced under the
@@ -142,13 +142,11 @@ public:
   // What the panel asks the engine for the current tensor with `kind` (auto stays auto); nullopt without one.
   [[nodiscard]] std::optional<PlanRequest> request(PlannerKind kind) const;
 
-  // The plan of the chosen planner, and the graph and greedy plans of the comparison.
+  // The plan of the chosen planner (the one table), and the graph and greedy plans it is compared with.
   [[nodiscard]] PlanModel* plan_model() const noexcept { return plan_model_; }
   [[nodiscard]] PlanModel* graph_model() const noexcept { return graph_model_; }
   [[nodiscard]] PlanModel* greedy_model() const noexcept { return greedy_model_; }
   [[nodiscard]] QTableView* plan_table() const noexcept { return plan_table_; }
-  [[nodiscard]] QTableView* graph_table() const noexcept { return graph_table_; }
-  [[nodiscard]] QTableView* greedy_table() const noexcept { return greedy_table_; }
   [[nodiscard]] QLineEdit* source_field() const noexcept { return src_; }
   [[nodiscard]] QLineEdit* target_field() const noexcept { return dst_; }
   // The per-axis pickers under the source and target fields (PlacementPicker), one label, placement box and
@@ -167,9 +165,10 @@ public:
   [[nodiscard]] QSpinBox* order_picker(bool source, std::size_t axis) const;
 
   // The inline message shown (empty when none). Fields: "source", "target" (a refused state text), "shape", "dtype"
-  // (a refused shape or dtype), "tensors" (a refused add, rename or remove), "plan", "graph", "greedy" (the engine's
-  // error for that plan), "tensor" (the hint of a design without tensors),
-  // "compare" (the comparison line under the two plans), "recalibration" (before calibration against after),
+  // (a refused shape or dtype), "tensors" (a refused add, rename or remove), "plan" (the engine's error for the
+  // chosen plan, shown), "graph", "greedy" (the engine's error for that planner's plan, shown or not), "tensor" (the
+  // hint of a design without tensors), "other" (the other planner's line under the plan), "recalibration" (before
+  // calibration against after),
   // "calibrations" (the old calibration against the new).
   [[nodiscard]] QString message(const QString& field) const;
 
@@ -202,6 +201,8 @@ private:
   bool edit_tensor(const QString& text, const std::function<Design(const Design&)>& edit, QLabel* label);
   void add_dialog();
   void rename_dialog();
+  // The other planner's line under the plan and its tooltip (its steps, or its whole refusal).
+  [[nodiscard]] std::pair<QString, QString> other_planner_text(PlannerKind chosen) const;
   // The "calibrations" line and its tooltip (the steps one by one); empty when there is nothing to compare.
   [[nodiscard]] std::pair<QString, QString> calibrations_text(const PlanRequest& request, const Plan& plan) const;
 
@@ -234,8 +235,6 @@ private:
   PlanModel* graph_model_ = nullptr;
   PlanModel* greedy_model_ = nullptr;
   QTableView* plan_table_ = nullptr;
-  QTableView* graph_table_ = nullptr;
-  QTableView* greedy_table_ = nullptr;
   QLabel* plan_summary_ = nullptr;
   QLabel* recalibration_ = nullptr;  // under the calibrated model: the same request under comm, before against after
   QLabel* calibrations_ = nullptr;   // under the calibrated model: the plan under the old calibration and the new
@@ -243,12 +242,10 @@ private:
   QString previous_label_;
   std::shared_ptr<const PredictionRecords> measured_;
   QString measured_label_;
-  QLabel* graph_summary_ = nullptr;
-  QLabel* greedy_summary_ = nullptr;
   QLabel* plan_message_ = nullptr;
-  QLabel* graph_message_ = nullptr;
-  QLabel* greedy_message_ = nullptr;
-  QLabel* compare_ = nullptr;
+  QLabel* other_ = nullptr;  // the other planner, in one line
+  QString graph_error_;      // the engine's error for the graph plan (empty when it has one)
+  QString greedy_error_;
 };
 
 }  // namespace meshloom::app

@@ -313,10 +313,25 @@ private slots:
     QCOMPARE(panel.message(QStringLiteral("plan")), panel.message(QStringLiteral("greedy")));
     QVERIFY(panel.graph_model()->rowCount() > 0);
     QVERIFY(panel.message(QStringLiteral("graph")).isEmpty());
-    QCOMPARE(panel.message(QStringLiteral("compare")), QStringLiteral("Only the graph planner finds a plan."));
+    // The other planner in one line under the plan: graph's plan, its steps and cost.
+    const QString graph_line = panel.message(QStringLiteral("other"));
+    QVERIFY2(graph_line.startsWith(QStringLiteral("graph: ")) && graph_line.contains(panel.graph_model()->total_text()),
+             qPrintable(graph_line));
+
+    // With graph chosen (the first screen of the bundled default), nothing is red: greedy's refusal is a neutral
+    // note under the one plan table, its whole reason in the tooltip.
+    panel.set_planner(PlannerKind::Graph);
+    QVERIFY(panel.message(QStringLiteral("plan")).isEmpty());
+    const QString note = panel.message(QStringLiteral("other"));
+    QVERIFY2(note.startsWith(QStringLiteral("greedy refuses: ")) && note.contains(QStringLiteral("shard order")),
+             qPrintable(note));
+    const auto* other = panel.findChild<QLabel*>(QStringLiteral("other_planner"));
+    QVERIFY(other != nullptr);
+    QVERIFY(other->styleSheet().isEmpty());
+    QCOMPARE(other->toolTip(), panel.message(QStringLiteral("greedy")));
+    QCOMPARE(panel.findChildren<QTableView*>().size(), 1);  // one plan table
 
     // One partial op to another: both planners refuse, with the engine's words.
-    panel.set_planner(PlannerKind::Graph);
     QVERIFY(panel.set_source(QStringLiteral("P(sum)RR")));
     QVERIFY(panel.set_target(QStringLiteral("P(max)RR")));
     const Expected want = engine_plan(request_for(doc.design(), doc.design().tensors[0], PlannerKind::Graph),
@@ -327,7 +342,7 @@ private slots:
     QCOMPARE(panel.message(QStringLiteral("plan")), want.error);
     QCOMPARE(panel.graph_model()->rowCount(), 0);
     QCOMPARE(panel.plan_model()->rowCount(), 0);
-    QVERIFY(panel.message(QStringLiteral("compare")).isEmpty());
+    QVERIFY(panel.message(QStringLiteral("other")).startsWith(QStringLiteral("greedy refuses: ")));
 
     // A state that does not fit (a design that reached the document unvalidated): the engine's message.
     doc.reset(cube_with("S(5)RR", "RRR"), QString());
