@@ -95,48 +95,57 @@ void TensorKey::paintEvent(QPaintEvent* /*event*/) {
   if (!has_grid_) return;
   QPainter painter(this);
   const QPalette& pal = palette();
-  const QColor text = pal.color(QPalette::ToolTipText);
-  const QColor back = pal.color(QPalette::ToolTipBase);
-  const QFontMetricsF fm(font());
+  paint_tensor_key(painter, QRectF(rect()), grid_, layout_, title_, pal.color(QPalette::ToolTipText),
+                   pal.color(QPalette::ToolTipBase), &drawn_);
+}
+
+void paint_tensor_key(QPainter& painter, const QRectF& area, const BlockGrid& grid, const TensorKeyLayout& layout,
+                      const QString& title, const QColor& text, const QColor& back, std::vector<QStringList>* drawn) {
+  std::vector<QStringList> labels(1 + layout.columns.size());
+  const QFontMetricsF fm(painter.font());
+  const double pad = fm.height() * 0.4;
   double label_w = fm.horizontalAdvance(QStringLiteral("dim 0"));
-  for (const auto& r : layout_.rows) label_w = std::max(label_w, fm.horizontalAdvance(r.label()));
-  const double header_h = fm.height() * static_cast<double>(layout_.columns.size());
-  const QRectF grid_rect(kPad + label_w + kPad, kPad + fm.height() + header_h,
-                         std::max(40.0, width() - (kPad + label_w + kPad) - kPad),
-                         std::max(30.0, height() - (kPad + fm.height() + header_h) - fm.height() - kPad));
+  for (const auto& r : layout.rows) label_w = std::max(label_w, fm.horizontalAdvance(r.label()));
+  const double header_h = fm.height() * static_cast<double>(layout.columns.size());
+  const QRectF grid_rect(area.left() + pad + label_w + pad, area.top() + pad + fm.height() + header_h,
+                         std::max(4.0 * pad, area.width() - (pad + label_w + pad) - pad),
+                         std::max(3.0 * pad, area.height() - (pad + fm.height() + header_h) - fm.height() - pad));
+  painter.save();
   painter.setPen(text);
-  painter.drawText(QPointF(kPad, kPad + fm.ascent()), fm.elidedText(title_, Qt::ElideRight, width() - 2 * kPad));
+  painter.drawText(QPointF(area.left() + pad, area.top() + pad + fm.ascent()),
+                   fm.elidedText(title, Qt::ElideRight, area.width() - 2 * pad));
 
   // Blocks in their colours.
   painter.setPen(Qt::NoPen);
-  for (std::int64_t b = 0; b < grid_.block_count; ++b) {
-    const auto r = static_cast<std::size_t>(grid_.row_of(b));
-    const auto c = static_cast<std::size_t>(grid_.col_of(b));
-    if (r + 1 >= grid_.row_edges.size() || c + 1 >= grid_.col_edges.size()) continue;
-    const QRectF block(grid_rect.left() + grid_rect.width() * grid_.col_edges[c],
-                       grid_rect.top() + grid_rect.height() * grid_.row_edges[r],
-                       grid_rect.width() * (grid_.col_edges[c + 1] - grid_.col_edges[c]),
-                       grid_rect.height() * (grid_.row_edges[r + 1] - grid_.row_edges[r]));
-    painter.setBrush(BlockOverlayItem::block_color(b, grid_.block_count));
+  for (std::int64_t b = 0; b < grid.block_count; ++b) {
+    const auto r = static_cast<std::size_t>(grid.row_of(b));
+    const auto c = static_cast<std::size_t>(grid.col_of(b));
+    if (r + 1 >= grid.row_edges.size() || c + 1 >= grid.col_edges.size()) continue;
+    const QRectF block(grid_rect.left() + grid_rect.width() * grid.col_edges[c],
+                       grid_rect.top() + grid_rect.height() * grid.row_edges[r],
+                       grid_rect.width() * (grid.col_edges[c + 1] - grid.col_edges[c]),
+                       grid_rect.height() * (grid.row_edges[r + 1] - grid.row_edges[r]));
+    painter.setBrush(BlockOverlayItem::block_color(b, grid.block_count));
     painter.drawRect(block);
   }
   // Lines: every block edge thin, the edges of the outer spans across (dim 1 of a 3-D tensor) strong.
   painter.setBrush(Qt::NoBrush);
   painter.setPen(cosmetic(mix(back, text, 0.45), 1.0));
-  for (const auto& r : layout_.rows) {
+  for (const auto& r : layout.rows) {
     const double y = grid_rect.top() + grid_rect.height() * r.from;
     painter.drawLine(QPointF(grid_rect.left(), y), QPointF(grid_rect.right(), y));
   }
-  if (!layout_.columns.empty()) {
-    for (const auto& s : layout_.columns.back()) {
-      const double x = grid_rect.left() + grid_rect.width() * s.from;
+  if (!layout.columns.empty()) {
+    for (const auto& sp : layout.columns.back()) {
+      const double x = grid_rect.left() + grid_rect.width() * sp.from;
       painter.drawLine(QPointF(x, grid_rect.top()), QPointF(x, grid_rect.bottom()));
     }
   }
-  if (layout_.columns.size() > 1) {
+  if (layout.columns.size() > 1) {
     painter.setPen(cosmetic(mix(back, text, 0.85), 2.0));
-    for (const auto& s : layout_.columns.front()) {
-      const double x = grid_rect.left() + grid_rect.width() * s.from;
+    for (const auto& sp : layout.columns.front()) {
+      if (sp.from <= 0.0) continue;  // the grid's own border
+      const double x = grid_rect.left() + grid_rect.width() * sp.from;
       painter.drawLine(QPointF(x, grid_rect.top() - header_h), QPointF(x, grid_rect.bottom()));
     }
   }
@@ -145,29 +154,31 @@ void TensorKey::paintEvent(QPaintEvent* /*event*/) {
 
   // Labels: each range where it fits (else left out, never overlapping), the dims' names in the corner column.
   painter.setPen(text);
-  const auto place = [&](const QRectF& room, const QString& label, QStringList& drawn) {
+  const auto place = [&](const QRectF& room, const QString& label, QStringList& out) {
     if (fm.horizontalAdvance(label) > room.width() + 0.5 || fm.height() > room.height() + 0.5) return;
     painter.drawText(room, Qt::AlignCenter, label);
-    drawn << label;
+    out << label;
   };
-  for (const auto& r : layout_.rows) {
-    const QRectF room(kPad, grid_rect.top() + grid_rect.height() * r.from, label_w,
+  for (const auto& r : layout.rows) {
+    const QRectF room(area.left() + pad, grid_rect.top() + grid_rect.height() * r.from, label_w,
                       grid_rect.height() * (r.to - r.from));
-    place(room, r.label(), drawn_[0]);
+    place(room, r.label(), labels[0]);
   }
-  if (layout_.row_dim >= 0) {
-    painter.drawText(QPointF(kPad, grid_rect.bottom() + 2.0 + fm.ascent()),
-                     QStringLiteral("dim %1 \u2193 (rows)").arg(layout_.row_dim));
+  if (layout.row_dim >= 0) {
+    painter.drawText(QPointF(area.left() + pad, grid_rect.bottom() + 0.3 * pad + fm.ascent()),
+                     QStringLiteral("dim %1 \u2193 (rows)").arg(layout.row_dim));
   }
-  for (std::size_t level = 0; level < layout_.columns.size(); ++level) {
-    const double y = kPad + fm.height() * static_cast<double>(1 + level);
-    painter.drawText(QPointF(kPad, y + fm.ascent()), QStringLiteral("dim %1 \u2192").arg(layout_.column_dims[level]));
-    for (const auto& s : layout_.columns[level]) {
-      const QRectF room(grid_rect.left() + grid_rect.width() * s.from, y, grid_rect.width() * (s.to - s.from),
+  for (std::size_t level = 0; level < layout.columns.size(); ++level) {
+    const double y = area.top() + pad + fm.height() * static_cast<double>(1 + level);
+    painter.drawText(QPointF(area.left() + pad, y + fm.ascent()), QStringLiteral("dim %1 \u2192").arg(layout.column_dims[level]));
+    for (const auto& sp : layout.columns[level]) {
+      const QRectF room(grid_rect.left() + grid_rect.width() * sp.from, y, grid_rect.width() * (sp.to - sp.from),
                         fm.height());
-      place(room, s.label(), drawn_[1 + level]);
+      place(room, sp.label(), labels[1 + level]);
     }
   }
+  painter.restore();
+  if (drawn) *drawn = std::move(labels);
 }
 
 }  // namespace meshloom::app

@@ -10,6 +10,8 @@
 // on dim 0 and at 3 on dim 2 has rows "0:4", "4:8", one column group "0:4" of dim 1 and in it "0:3", "3:6" of dim 2.
 #pragma once
 
+#include <QColor>
+#include <QRectF>
 #include <QString>
 #include <QStringList>
 #include <QWidget>
@@ -18,6 +20,8 @@
 #include <vector>
 
 #include "plan/plan_animation.hpp"
+
+class QPainter;
 
 namespace meshloom::app {
 
@@ -39,6 +43,13 @@ struct TensorKeyLayout {
 
 // The key's layout for a block grid (PlanAnimation::block_grid).
 [[nodiscard]] TensorKeyLayout tensor_key_layout(const BlockGrid& grid);
+
+// Draws the key into `area` with the painter's font (the widget's paintEvent, and each page of the PDF handout):
+// the title, the header rows of the dims across, the blocks, the row ranges and the dim down. `drawn` (when not
+// null) receives the labels drawn, as TensorKey::drawn_labels.
+void paint_tensor_key(QPainter& painter, const QRectF& area, const BlockGrid& grid, const TensorKeyLayout& layout,
+                      const QString& title, const QColor& text, const QColor& back,
+                      std::vector<QStringList>* drawn = nullptr);
 
 class TensorKey : public QWidget {
   Q_OBJECT

@@ -5,6 +5,7 @@
 #include <QFileInfo>
 #include <QFont>
 #include <QGraphicsScene>
+#include <QImage>
 #include <QPageLayout>
 #include <QPageSize>
 #include <QPainter>
@@ -13,10 +14,12 @@
 #include <QSaveFile>
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 
 #include "canvas/block_overlay_item.hpp"
 #include "canvas/canvas_export.hpp"
+#include "canvas/tensor_key.hpp"
 #include "plan/plan_animation.hpp"
 #include "shell/inline_message.hpp"
 
@@ -50,9 +53,10 @@ void show_frame(const PlanAnimation& animation, BlockOverlayItem& overlay, int k
   overlay.set_transition(nullptr, 1.0);
 }
 
-// One page: the title, the canvas fitted in the space left, the caption under it (word-wrapped).
+// One page: the title, the canvas fitted in the space left (beside the tensor key, top right, when there is a grid),
+// the caption under it (word-wrapped).
 void paint_page(QPainter& painter, const QRectF& page, QGraphicsScene& scene, const QString& title,
-                const QString& caption) {
+                const QString& caption, const BlockGrid* grid = nullptr, const QString& key_title = QString()) {
   QFont title_font = painter.font();
   title_font.setPointSizeF(14.0);
   title_font.setBold(true);
@@ -71,8 +75,19 @@ void paint_page(QPainter& painter, const QRectF& page, QGraphicsScene& scene, co
   const QRectF caption_at(page.left(), page.bottom() - caption_box.height(), page.width(), caption_box.height());
   painter.drawText(caption_at, kWrap, caption);
 
-  const QRectF space(page.left(), title_box.bottom() + gap, page.width(),
-                     caption_at.top() - gap - (title_box.bottom() + gap));
+  QRectF space(page.left(), title_box.bottom() + gap, page.width(), caption_at.top() - gap - (title_box.bottom() + gap));
+  if (grid != nullptr && space.height() > 0) {
+    // The key: the right quarter of the page, as tall as it needs up to the space's height.
+    QFont key_font = caption_font;
+    key_font.setPointSizeF(10.0);
+    painter.setFont(key_font);
+    const QRectF key(space.right() - space.width() * 0.26, space.top(), space.width() * 0.26,
+                     std::min(space.height(), space.width() * 0.2));
+    paint_tensor_key(painter, key, *grid, tensor_key_layout(*grid), key_title, Qt::black, Qt::white);
+    painter.setPen(QColor(0x99, 0x99, 0x99));
+    painter.drawRect(key);
+    space.setRight(key.left() - gap);
+  }
   const QRectF source = scene.sceneRect();
   if (space.height() <= 0 || source.isEmpty()) return;
   // The canvas at its aspect ratio, centred, on the scene's own background.
@@ -81,6 +96,13 @@ void paint_page(QPainter& painter, const QRectF& page, QGraphicsScene& scene, co
   const QRectF target(space.center() - QPointF(size.width() / 2, size.height() / 2), size);
   painter.fillRect(target, scene.palette().color(QPalette::Base));
   scene.render(&painter, target, source, Qt::KeepAspectRatio);
+}
+
+// The key's title: the tensor's shape as simulated ("[1024, 512]", "(scaled)" when it was cut down).
+QString key_title(const PlanAnimation& animation) {
+  QStringList dims;
+  for (const auto v : animation.grid().tensor_shape) dims << QString::number(v);
+  return QStringLiteral("blocks of [%1]%2").arg(dims.join(QStringLiteral(", ")), animation.scaled() ? QStringLiteral(" (scaled)") : QString());
 }
 
 }  // namespace
@@ -117,7 +139,7 @@ bool export_animation_pdf(const PlanAnimation& animation, BlockOverlayItem& over
       for (int k = 0; k < animation.frame_count(); ++k) {
         if (k > 0) pdf.newPage();
         show_frame(animation, overlay, k);
-        paint_page(painter, page, scene, title, animation.caption(k));
+        paint_page(painter, page, scene, title, animation.caption(k), &animation.grid(), key_title(animation));
       }
     } catch (const std::exception& e) {
       painter.end();
@@ -128,6 +150,34 @@ bool export_animation_pdf(const PlanAnimation& animation, BlockOverlayItem& over
   }
   if (!file.commit()) return fail(error, QStringLiteral("Cannot write %1: %2").arg(path, file.errorString()));
   return true;
+}
+
+QImage handout_page_image(const PlanAnimation& animation, BlockOverlayItem& overlay, const QString& title, int frame,
+                          int width) {
+  if (!unrenderable(animation, overlay).isEmpty() || frame < 0 || frame >= animation.frame_count() || width < 16) {
+    return {};
+  }
+  // A4 landscape with the PDF's margins, at `width` pixels across the sheet.
+  const QSizeF sheet_mm(297.0, 210.0);
+  const double px_per_mm = width / sheet_mm.width();
+  QImage image(QSize(width, static_cast<int>(std::lround(sheet_mm.height() * px_per_mm))),
+               QImage::Format_ARGB32_Premultiplied);
+  image.fill(Qt::white);
+  // The PDF's page is 300 dpi and fonts in points follow the device's resolution: the image claims 300 dpi and is
+  // drawn in a coordinate system of 300-dpi dots, scaled down to its pixels: the same layout, smaller.
+  const int dots_per_metre = static_cast<int>(std::lround(kPdfResolution / 0.0254));
+  image.setDotsPerMeterX(dots_per_metre);
+  image.setDotsPerMeterY(dots_per_metre);
+  QPainter painter(&image);
+  painter.setRenderHint(QPainter::TextAntialiasing, true);
+  painter.setRenderHint(QPainter::Antialiasing, true);
+  const double dots_per_px = kPdfResolution / 25.4 / px_per_mm;
+  painter.scale(1.0 / dots_per_px, 1.0 / dots_per_px);
+  const double margin = kMarginMm * px_per_mm * dots_per_px;
+  const QRectF page(margin, margin, image.width() * dots_per_px - 2 * margin, image.height() * dots_per_px - 2 * margin);
+  show_frame(animation, overlay, frame);
+  paint_page(painter, page, *overlay.scene(), title, animation.caption(frame), &animation.grid(), key_title(animation));
+  return image;
 }
 
 bool export_animation_pngs(const PlanAnimation& animation, BlockOverlayItem& overlay, const QString& dir,

@@ -5,6 +5,7 @@
 // overlay is left at the last frame, and the caller shows its own frame again. Nothing here opens a dialog.
 #pragma once
 
+#include <QImage>
 #include <QString>
 #include <QStringList>
 
@@ -22,6 +23,12 @@ class PlanAnimation;
 // ranks are not the overlay's cells, or the overlay is in no scene.
 bool export_animation_pdf(const PlanAnimation& animation, BlockOverlayItem& overlay, const QString& title,
                           const QString& path, QString* error);
+
+// Page `frame` of the handout as an image of `width` pixels (the page's A4 landscape proportions, white), drawn by
+// the same code as the PDF's pages: a preview, and the docs' picture of a page. A null image when the animation
+// cannot be rendered on `overlay` (as above) or `frame` is not one of its frames.
+[[nodiscard]] QImage handout_page_image(const PlanAnimation& animation, BlockOverlayItem& overlay, const QString& title,
+                                        int frame, int width);
 
 // The frames: every frame as animation_frame_path(dir, stem, k), the scene at `scale` pixels per scene unit
 // (export_scene_png: each file written atomically). `dir` must be an existing folder. False with *error

@@ -1,10 +1,11 @@
 // meshloom: the desktop app. `meshloom [design]` opens a design (the bundled example by default);
 // `meshloom --screenshot out.png [--size WxH] [design]` renders the window offscreen to a PNG and exits. --slice, --select, --go-to,
-// --tensor, --step, --measurements, --fit, --predictions, --advise, --preview and --theme set up what the window shows first (the docs' screenshots use them):
+// --tensor, --step, --handout-page, --measurements, --fit, --predictions, --advise, --preview and --theme set up what the window shows first (the docs' screenshots use them):
 // `meshloom --screenshot out.png --step 2 design` renders step 2 of the current tensor's plan (0: the layout
 // before the first step).
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QImage>
 #include <QPixmap>
 #include <QSettings>
 
@@ -36,6 +37,10 @@ int main(int argc, char** argv) {
                                  QStringLiteral("Slice by <axes> (comma separated), as mesh[axes] in PyTorch."),
                                  QStringLiteral("axes"));
   const QCommandLineOption select(QStringLiteral("select"), QStringLiteral("Select rank <rank>."), QStringLiteral("rank"));
+  const QCommandLineOption handout(QStringLiteral("handout-page"),
+                                   QStringLiteral("Render the PDF handout's page of --step <n> (default 0) to <png> "
+                                                  "(1600 pixels wide) and exit."),
+                                   QStringLiteral("png"));
   const QCommandLineOption go_to(QStringLiteral("go-to"),
                                  QStringLiteral("Select rank <rank> and centre the canvas on it (View > Go to rank)."),
                                  QStringLiteral("rank"));
@@ -66,7 +71,7 @@ int main(int argc, char** argv) {
                                 QStringLiteral("With --screenshot: the window's <WxH> in pixels (default 1280x800)."),
                                 QStringLiteral("WxH"));
   parser.addOptions(
-      {screenshot, size, slice, select, go_to, tensor, step, measurements, fit, predictions, advise, preview, theme});
+      {screenshot, handout, size, slice, select, go_to, tensor, step, measurements, fit, predictions, advise, preview, theme});
   parser.addPositionalArgument(QStringLiteral("design"), QStringLiteral("A *.meshloom.json design to open."));
   parser.process(app);
 
@@ -195,6 +200,15 @@ int main(int argc, char** argv) {
     }
   } else if (parser.isSet(preview)) {
     return fail(QStringLiteral("--preview needs --advise"));
+  }
+  if (parser.isSet(handout)) {
+    if (!opened) return fail(window.last_error());
+    const int page = parser.isSet(step) ? parser.value(step).toInt() : 0;
+    const QImage image = window.handout_page(page, 1600);
+    if (image.isNull()) return fail(QStringLiteral("--handout-page: %1").arg(window.last_error()));
+    const QString out = parser.value(handout);
+    if (!image.save(out)) return fail(QStringLiteral("cannot write %1").arg(out));
+    return 0;
   }
   if (parser.isSet(screenshot)) {
     if (!opened) return fail(window.last_error());

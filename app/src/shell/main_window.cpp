@@ -768,8 +768,7 @@ bool MainWindow::export_animation(AnimationKind kind, const QString& path) {
   QString error;
   const bool ok =
       kind == AnimationKind::PdfHandout
-          ? export_animation_pdf(*animation_, *overlay_,
-                                 tr("%1: tensor %2").arg(q(doc_->design().name), tensor), path, &error)
+          ? export_animation_pdf(*animation_, *overlay_, handout_title(), path, &error)
           : export_animation_pngs(*animation_, *overlay_, path, tensor, 2.0, &error);
   overlay_frame_ = -1;
   update_overlay();
@@ -780,6 +779,29 @@ bool MainWindow::export_animation(AnimationKind kind, const QString& path) {
   last_error_.clear();
   statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
   return true;
+}
+
+QString MainWindow::handout_title() const {
+  return tr("%1: tensor %2").arg(q(doc_->design().name), redistribution_->current_tensor());
+}
+
+QImage MainWindow::handout_page(int frame, int width) {
+  if (overlay_ == nullptr || grid_ == nullptr || preview_ || !animation_->has_plan()) {
+    fail(animation_->error().isEmpty() ? tr("No plan to animate for tensor '%1'").arg(redistribution_->current_tensor())
+                                       : tr("Cannot animate the plan: %1").arg(animation_->error()));
+    return {};
+  }
+  if (frame < 0 || frame >= animation_->frame_count()) {
+    fail(tr("No page %1: the handout has pages 0 to %2").arg(frame).arg(animation_->frame_count() - 1));
+    return {};
+  }
+  grid_->set_numbers_in_band(true);
+  grid_->set_group_paint(MeshGridItem::GroupPaint::Outline);
+  const QImage page = handout_page_image(*animation_, *overlay_, handout_title(), frame, width);
+  overlay_frame_ = -1;
+  update_overlay();
+  last_error_.clear();
+  return page;
 }
 
 void MainWindow::export_animation_dialog(AnimationKind kind) {

@@ -30,6 +30,7 @@
 #include "meshloom/plan/planner.hpp"
 
 class QAction;
+class QImage;
 class QDockWidget;
 class QGraphicsScene;
 class QLabel;
@@ -142,6 +143,10 @@ public:
   // View > Go to rank (Ctrl+G): selects `rank` and centres the canvas on it, zoomed in until its number shows.
   // False with the reason in last_error() for a rank the mesh does not have (or a mesh too large to draw).
   bool go_to_rank(std::int64_t rank);
+  // Page `frame` of the current plan's PDF handout (File > Export > Plan animation as PDF handout) as an image
+  // `width` pixels wide, drawn as the PDF draws it; a null image with the reason in last_error() when there is no
+  // plan to animate or no such frame.
+  [[nodiscard]] QImage handout_page(int frame, int width);
   // Opens an autosaved copy: on top of its original file as one undoable edit when that still loads, else
   // as an unsaved design. The copy is removed once it is open.
   bool recover(const Autosave::Recovery& recovery);
@@ -181,6 +186,7 @@ protected:
 
 private:
   void go_to_rank_dialog();
+  [[nodiscard]] QString handout_title() const;  // "<design>: tensor <name>" on every page of the handout
   void build_menus();
   void build_docks();
   void build_canvas();

@@ -510,6 +510,22 @@ private slots:
     // The canvas shows the animation's own frame again.
     QCOMPARE(anim->current(), 1);
     QVERIFY(overlay_shows(w, 1));
+    // A page as an image (the docs' picture of it): A4 landscape, white margins, the tensor key's colours on it;
+    // a page past the last refused with the pages there are.
+    const QImage page = w.handout_page(1, 800);
+    QVERIFY2(!page.isNull(), qPrintable(w.last_error()));
+    QCOMPARE(page.width(), 800);
+    QVERIFY(std::abs(page.height() - qRound(800 * 210.0 / 297.0)) <= 1);
+    QCOMPARE(page.pixelColor(2, 2), QColor(Qt::white));
+    bool key_colour = false;
+    const QColor first = meshloom::app::BlockOverlayItem::block_color(0, anim->grid().block_count);
+    for (int y = 0; y < page.height() / 2 && !key_colour; ++y) {
+      for (int x = page.width() * 3 / 4; x < page.width() && !key_colour; ++x) key_colour = page.pixelColor(x, y).rgb() == first.rgb();
+    }
+    QVERIFY(key_colour);
+    QVERIFY(w.handout_page(anim->frame_count(), 800).isNull());
+    QVERIFY2(w.last_error().contains(QStringLiteral("No page %1").arg(anim->frame_count())), qPrintable(w.last_error()));
+    QVERIFY(overlay_shows(w, 1));
 
     // The frames: <tensor>_step<k>.png for k = 0..n, real images.
     const QString tensor = w.redistribution_panel()->current_tensor();
