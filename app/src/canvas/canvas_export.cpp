@@ -10,6 +10,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <vector>
+
+#include "canvas/mesh_grid_item.hpp"
 
 namespace meshloom::app {
 
@@ -41,6 +45,37 @@ bool check_scene(const QGraphicsScene& scene, const QString& path, QString* erro
   return true;
 }
 
+// While it lives, the grids of the scene draw no selection or hover outline (an export shows the mesh, not where the
+// mouse was); both come back after.
+class WithoutPointer {
+public:
+  explicit WithoutPointer(QGraphicsScene& scene) {
+    for (QGraphicsItem* item : scene.items()) {
+      if (auto* grid = dynamic_cast<MeshGridItem*>(item)) {
+        kept_.push_back({grid, grid->selected_cell(), grid->hovered_cell()});
+        grid->set_selected_cell(std::nullopt);
+        grid->set_hovered_cell(std::nullopt);
+      }
+    }
+  }
+  ~WithoutPointer() {
+    for (const auto& k : kept_) {
+      k.grid->set_selected_cell(k.selected);
+      k.grid->set_hovered_cell(k.hovered);
+    }
+  }
+  WithoutPointer(const WithoutPointer&) = delete;
+  WithoutPointer& operator=(const WithoutPointer&) = delete;
+
+private:
+  struct Kept {
+    MeshGridItem* grid;
+    std::optional<std::size_t> selected;
+    std::optional<std::size_t> hovered;
+  };
+  std::vector<Kept> kept_;
+};
+
 }  // namespace
 
 bool export_scene_png(QGraphicsScene& scene, const QString& path, double scale, QString* error) {
@@ -55,6 +90,7 @@ bool export_scene_png(QGraphicsScene& scene, const QString& path, double scale, 
   if (image.isNull()) return fail(error, QStringLiteral("Cannot write %1: out of memory for the image").arg(path));
   image.fill(scene.palette().color(QPalette::Base));
   {
+    const WithoutPointer clean(scene);
     QPainter painter(&image);
     painter.setRenderHint(QPainter::TextAntialiasing, true);
     scene.render(&painter, QRectF(0, 0, source.width() * s, source.height() * s), source, Qt::IgnoreAspectRatio);
@@ -87,6 +123,7 @@ bool export_scene_svg(QGraphicsScene& scene, const QString& path, const QString&
     }
     const QRectF target(0, 0, source.width(), source.height());
     painter.fillRect(target, scene.palette().color(QPalette::Base));
+    const WithoutPointer clean(scene);
     scene.render(&painter, target, source, Qt::IgnoreAspectRatio);
     painter.end();
   }

@@ -8,7 +8,8 @@ class QGraphicsScene;
 
 namespace meshloom::app {
 
-// Renders the whole scene rect on the scene palette's Base colour. PNG: at `scale` pixels per scene unit (capped
+// Renders the whole scene rect on the scene palette's Base colour, without the grids' selection and hover outlines
+// (they come back after). PNG: at `scale` pixels per scene unit (capped
 // so neither side exceeds 16,384 pixels): an image of ceil(width * s) x ceil(height * s). SVG: vector output,
 // one scene unit per SVG unit, rank numbers and labels as text. Return false and set *error ("Cannot write
 // <path>: <cause>") when the file cannot be written, the scale is not positive or the scene rect is empty.

@@ -74,6 +74,7 @@ public:
   [[nodiscard]] std::int32_t group_of_cell(std::size_t cell) const;  // -1 when not coloured
   [[nodiscard]] std::int32_t emphasised_group() const noexcept { return emphasised_; }
   [[nodiscard]] std::optional<std::size_t> selected_cell() const noexcept { return selected_; }
+  [[nodiscard]] std::optional<std::size_t> hovered_cell() const noexcept { return hovered_; }
   // The fill colour the cell is painted with under `palette` (what paint() uses; tests check it), and the colour
   // of its group outline (an invalid QColor under GroupPaint::Fill and for a cell in no group).
   [[nodiscard]] QColor cell_fill(std::size_t cell, const QPalette& palette) const;

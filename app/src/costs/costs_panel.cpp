@@ -356,11 +356,10 @@ QString CostsPanel::open_measurements(const QString& path) {
   chart_->set_measurements(std::move(m));
   views_->setCurrentWidget(chart_);
   sync_buttons();
-  show_message(problems == 0 ? tr("%1: %2 points").arg(QFileInfo(path).fileName()).arg(points)
-                             : tr("%1: %2 points; %3 line(s) skipped, listed in the log")
-                                   .arg(QFileInfo(path).fileName())
-                                   .arg(points)
-                                   .arg(problems),
+  const QString shown = tr("%1: %2").arg(QFileInfo(path).fileName(), counted(static_cast<long long>(points), tr("point")));
+  show_message(problems == 0 ? shown
+                             : tr("%1; %2 skipped, listed in the log")
+                                   .arg(shown, counted(static_cast<long long>(problems), tr("line"))),
                problems != 0);
   return {};
 }
@@ -393,8 +392,10 @@ QString CostsPanel::open_predictions(const QString& path) {
   predictions_path_ = QFileInfo(path).absoluteFilePath();
   prediction_chart_->set_records(std::move(records), name);
   views_->setCurrentWidget(prediction_chart_);
-  QString text = tr("%1: %2 step record(s)").arg(name).arg(steps);
-  if (problems != 0) text += tr("; %1 line(s) skipped, listed in the log").arg(problems);
+  QString text = tr("%1: %2").arg(name, counted(static_cast<long long>(steps), tr("step record")));
+  if (problems != 0) {
+    text += tr("; %1 skipped, listed in the log").arg(counted(static_cast<long long>(problems), tr("line")));
+  }
   if (steps == 0) {
     text += command.empty() || command == "run" || command == "validate"
                 ? tr(". Predicted against measured reads the step records of meshloom-launch run or validate --jsonl.")

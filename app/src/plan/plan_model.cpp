@@ -8,6 +8,8 @@
 #include <cmath>
 #include <utility>
 
+#include "shell/inline_message.hpp"
+
 namespace meshloom::app {
 
 namespace {
@@ -177,7 +179,7 @@ QString PlanModel::summary() const {
   const QString head = steps == 0   ? tr("No steps: the states are equal")
                        : steps == 1 ? tr("1 step (%1)").arg(list)
                                     : tr("%1 steps (%2)").arg(steps).arg(list);
-  return tr("%1, total %2; %3 states explored").arg(head, total_text()).arg(plan_->states_explored);
+  return tr("%1, total %2; %3 explored").arg(head, total_text(), counted(static_cast<long long>(plan_->states_explored), tr("state")));
 }
 
 }  // namespace meshloom::app

@@ -93,6 +93,10 @@ QString error_text(const std::exception& e) {
   return capitalized(QString::fromStdString(error != nullptr ? error->message() : std::string(e.what())));
 }
 
+QString counted(long long n, const QString& singular, const QString& plural) {
+  return QStringLiteral("%1 %2").arg(n).arg(n == 1 ? singular : plural.isEmpty() ? singular + QLatin1Char('s') : plural);
+}
+
 QString capitalized(const QString& text) {
   // Only an English word that messages open with: a message may start with a name the user chose ("fsdp already
   // exists ...", as PyTorch says it) or a field path ("tensors[0].dst = ..."), and those keep their case.

@@ -35,5 +35,8 @@ void mark_error(QWidget* widget, bool error);
 // that messages open with are capitalized: a message that starts with a field path or a name keeps it
 // ("tensors[0].dst = ...", "fsdp already exists ...").
 [[nodiscard]] QString capitalized(const QString& text);
+// A count and its noun, singular for one: counted(1, "state") is "1 state", counted(9, "state") "9 states";
+// `plural` for nouns that do not take an s ("1 entry", "2 entries").
+[[nodiscard]] QString counted(long long n, const QString& singular, const QString& plural = QString());
 
 }  // namespace meshloom::app

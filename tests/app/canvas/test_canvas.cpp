@@ -592,6 +592,16 @@ private slots:
     const QImage image(png);
     QVERIFY(!image.isNull());
     QCOMPARE(image.size(), QSize(qCeil(scene.sceneRect().width() * 2.0), qCeil(scene.sceneRect().height() * 2.0)));
+    // A selected (and a hovered) cell: the export shows the mesh, not the pointer; the selection stays on the canvas.
+    item->set_selected_cell(3);
+    item->set_hovered_cell(5);
+    const QString selected_png = tmp.filePath(QStringLiteral("selected.png"));
+    QVERIFY2(meshloom::app::export_scene_png(scene, selected_png, 2.0, &error), qPrintable(error));
+    QCOMPARE(QImage(selected_png), image);
+    QCOMPARE(item->selected_cell(), std::optional<std::size_t>(3));
+    QCOMPARE(item->hovered_cell(), std::optional<std::size_t>(5));
+    item->set_selected_cell(std::nullopt);
+    item->set_hovered_cell(std::nullopt);
 
     const QString svg = tmp.filePath(QStringLiteral("canvas.svg"));
     QVERIFY2(meshloom::app::export_scene_svg(scene, svg, QStringLiteral("torchtitan-4d"), &error), qPrintable(error));

@@ -315,7 +315,7 @@ private slots:
     QCOMPARE(panel.views()->currentWidget(), static_cast<QWidget*>(panel.prediction_chart()));
     QCOMPARE(panel.predictions_path(), QFileInfo(kFixture).absoluteFilePath());
     QCOMPARE(panel.prediction_chart()->records().steps().size(), std::size_t{6});
-    QVERIFY2(panel.message().contains(QStringLiteral("6 step record(s); 2 line(s) skipped")), qPrintable(panel.message()));
+    QVERIFY2(panel.message().contains(QStringLiteral("6 step records; 2 lines skipped")), qPrintable(panel.message()));
     QVERIFY2(panel.log_text().contains(QStringLiteral("predictions-small.jsonl: line 5: not a JSON record")),
              qPrintable(panel.log_text()));
     // A bench file has no step records: the message points at Open.
