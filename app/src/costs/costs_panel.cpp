@@ -36,6 +36,7 @@
 #include "costs/prediction_chart.hpp"
 #include "costs/prediction_points.hpp"
 #include "live/run_dialog.hpp"
+#include "live/slurm_run.hpp"
 
 namespace meshloom::app {
 
@@ -71,11 +72,26 @@ RunSettings RunSettings::load(int world) {
   QSettings s;
   s.beginGroup(QLatin1String(kGroup));
   RunSettings r;
-  r.where = s.value(QStringLiteral("where")).toString() == QLatin1String("template") ? Where::Template : Where::Local;
+  const QString where = s.value(QStringLiteral("where")).toString();
+  r.where = where == QLatin1String("template") ? Where::Template
+            : where == QLatin1String("slurm")  ? Where::Slurm
+                                                : Where::Local;
   r.launcher = s.value(QStringLiteral("launcher")).toString();
   if (r.launcher.isEmpty() || !QFileInfo(r.launcher).isExecutable()) r.launcher = default_launcher();
   r.mpirun = s.value(QStringLiteral("mpirun"), default_mpirun()).toString();
   r.command_template = s.value(QStringLiteral("template")).toString();
+  r.slurm.partition = s.value(QStringLiteral("slurm_partition")).toString();
+  r.slurm.nodes = std::max(1, s.value(QStringLiteral("slurm_nodes"), 1).toInt());
+  r.slurm.tasks_per_node = std::max(1, s.value(QStringLiteral("slurm_tasks_per_node"), world).toInt());
+  if (world >= 1 && static_cast<qint64>(r.slurm.nodes) * r.slurm.tasks_per_node != world) {
+    // Saved for another design's world: the same nodes when they divide this world, else one node.
+    if (world % r.slurm.nodes != 0) r.slurm.nodes = 1;
+    r.slurm.tasks_per_node = world / r.slurm.nodes;
+  }
+  r.slurm.gpus_per_task = std::max(0, s.value(QStringLiteral("slurm_gpus_per_task"), 0).toInt());
+  r.slurm.time_limit = s.value(QStringLiteral("slurm_time"), r.slurm.time_limit).toString();
+  r.slurm.extra_options = s.value(QStringLiteral("slurm_options")).toString();
+  r.slurm.login_host = s.value(QStringLiteral("slurm_login_host")).toString();
   r.bench.world = world;
   r.bench.backend = s.value(QStringLiteral("backend"), r.bench.backend).toString();
   r.bench.min_bytes = s.value(QStringLiteral("min_bytes"), r.bench.min_bytes).toString();
@@ -92,10 +108,19 @@ RunSettings RunSettings::load(int world) {
 void RunSettings::save() const {
   QSettings s;
   s.beginGroup(QLatin1String(kGroup));
-  s.setValue(QStringLiteral("where"), where == Where::Template ? QStringLiteral("template") : QStringLiteral("local"));
+  s.setValue(QStringLiteral("where"), where == Where::Template ? QStringLiteral("template")
+                                     : where == Where::Slurm  ? QStringLiteral("slurm")
+                                                              : QStringLiteral("local"));
   s.setValue(QStringLiteral("launcher"), launcher);
   s.setValue(QStringLiteral("mpirun"), mpirun);
   s.setValue(QStringLiteral("template"), command_template);
+  s.setValue(QStringLiteral("slurm_partition"), slurm.partition);
+  s.setValue(QStringLiteral("slurm_nodes"), slurm.nodes);
+  s.setValue(QStringLiteral("slurm_tasks_per_node"), slurm.tasks_per_node);
+  s.setValue(QStringLiteral("slurm_gpus_per_task"), slurm.gpus_per_task);
+  s.setValue(QStringLiteral("slurm_time"), slurm.time_limit);
+  s.setValue(QStringLiteral("slurm_options"), slurm.extra_options);
+  s.setValue(QStringLiteral("slurm_login_host"), slurm.login_host);
   s.setValue(QStringLiteral("backend"), bench.backend);
   s.setValue(QStringLiteral("min_bytes"), bench.min_bytes);
   s.setValue(QStringLiteral("max_bytes"), bench.max_bytes);
@@ -108,6 +133,7 @@ void RunSettings::save() const {
 }
 
 std::optional<LaunchCommand> RunSettings::command(QString* error) const {
+  if (where == Where::Slurm) return sbatch_command(slurm);
   const QStringList args = bench_arguments(bench);
   if (where == Where::Local) {
     // A path must name a program; a bare name must be on PATH: refused here, before the settings are kept.
@@ -128,6 +154,10 @@ std::optional<LaunchCommand> RunSettings::command(QString* error) const {
     return c;
   }
   return template_command(command_template, launcher, bench.world, args, error);
+}
+
+std::optional<QString> RunSettings::slurm_script(const QString& run_dir, QString* error) const {
+  return batch_script(slurm, launcher, bench, slurm_job_files(run_dir), error);
 }
 
 // ---- CostsPanel ----------------------------------------------------------------------------------------------------
@@ -170,6 +200,7 @@ void CostsPanel::build() {
   views_->setTabToolTip(1, tr("Each cost model's predicted step time against the measured one "
                               "(meshloom-launch run or validate --jsonl)"));
   run_ = new LauncherRun(this);
+  slurm_ = new SlurmRun(this);
 
   auto* open = new QPushButton(tr("Open..."), this);
   open->setToolTip(tr("Plot a bench --jsonl file"));
@@ -255,29 +286,48 @@ void CostsPanel::build() {
 
   // The live run: records into the chart as they arrive (the chart shown before stays until the first one: a run
   // that fails to start leaves it); everything else into the log.
-  connect(run_, &LauncherRun::record_line, this, [this](const QString& line) {
-    if (clear_on_first_record_) {
-      clear_on_first_record_ = false;
-      chart_->clear();
-    }
-    (void)chart_->append_line(line.toStdString());
-  });
+  connect(run_, &LauncherRun::record_line, this, &CostsPanel::on_record_line);
+  connect(slurm_, &SlurmRun::record_line, this, &CostsPanel::on_record_line);
   // What the dock shows belongs to its design: another design (new, open, a recovered copy) starts it empty, and
   // every edit re-checks whether the calibration shown can be applied to the design as it now is.
   connect(doc_, &DesignDocument::document_replaced, this, &CostsPanel::forget_document);
   connect(doc_, &DesignDocument::design_changed, this, &CostsPanel::sync_buttons);
   connect(run_, &LauncherRun::log, this, &CostsPanel::append_log);
-  connect(run_, &LauncherRun::progress, this, [this](int done, int total) {
-    progress_->setRange(0, std::max(total, 1));
-    progress_->setValue(std::min(done, std::max(total, 1)));
-  });
+  connect(run_, &LauncherRun::progress, this, &CostsPanel::on_progress);
   connect(run_, &LauncherRun::finished, this, &CostsPanel::on_finished);
+  // A Slurm job: its state as Slurm reports it in the message line, the rest as for a run.
+  connect(slurm_, &SlurmRun::log, this, &CostsPanel::append_log);
+  connect(slurm_, &SlurmRun::progress, this, &CostsPanel::on_progress);
+  connect(slurm_, &SlurmRun::finished, this, &CostsPanel::on_finished);
+  connect(slurm_, &SlurmRun::submitted, this, [this](const QString& id) {
+    show_message(tr("Job %1: submitted").arg(id), false);
+  });
+  connect(slurm_, &SlurmRun::state_changed, this, [this](const SlurmJobState& state) {
+    if (is_final_state(state.state)) return;  // the outcome's message says it, with what was measured
+    show_message(describe_job(slurm_->job_id(), state), false);
+  });
+  connect(slurm_, &SlurmRun::cancel_failed, this, [this](const QString& why) {
+    show_message(tr("Job %1: scancel failed: %2").arg(slurm_->job_id(), why), true);
+  });
+}
+
+void CostsPanel::on_record_line(const QString& line) {
+  if (clear_on_first_record_) {
+    clear_on_first_record_ = false;
+    chart_->clear();
+  }
+  (void)chart_->append_line(line.toStdString());
+}
+
+void CostsPanel::on_progress(int done, int total) {
+  progress_->setRange(0, std::max(total, 1));
+  progress_->setValue(std::min(done, std::max(total, 1)));
 }
 
 void CostsPanel::sync_buttons() {
-  const bool busy = run_->running() || (calibrate_ && calibrate_->running());
+  const bool busy = running() || (calibrate_ && calibrate_->running());
   run_button_->setEnabled(!busy);
-  cancel_button_->setEnabled(run_->running());
+  cancel_button_->setEnabled(running());
   fit_button_->setEnabled(!busy && !records_path_.isEmpty() && chart_->measurements().point_count() > 0);
   const QString refusal = apply_refusal();
   apply_button_->setEnabled(!busy && !calibration_path_.isEmpty() && refusal.isEmpty());
@@ -293,7 +343,7 @@ QString CostsPanel::apply_refusal() const {
 }
 
 void CostsPanel::forget_document() {
-  if (run_->running()) return;  // a run under way keeps its records; they were made for the design it saved
+  if (running()) return;  // a run under way keeps its records; they were made for the design it saved
   clear_on_first_record_ = false;
   chart_->clear();
   chart_->set_calibration(std::nullopt);
@@ -323,7 +373,7 @@ QString CostsPanel::message() const { return message_->text(); }
 QString CostsPanel::log_text() const { return log_->toPlainText(); }
 int CostsPanel::progress_value() const { return progress_->value(); }
 int CostsPanel::progress_maximum() const { return progress_->maximum(); }
-bool CostsPanel::running() const { return run_->running(); }
+bool CostsPanel::running() const { return run_->running() || slurm_->running(); }
 
 void CostsPanel::append_log(const QString& text) {
   QString t = text;
@@ -414,7 +464,7 @@ QString CostsPanel::new_run_dir() const {
 bool CostsPanel::start_run(RunSettings settings) { return start_run(std::move(settings), new_run_dir()); }
 
 bool CostsPanel::start_run(RunSettings settings, const QString& dir) {
-  if (run_->running()) {
+  if (running()) {
     show_message(tr("A run is under way: cancel it first."), true);
     return false;
   }
@@ -432,6 +482,7 @@ bool CostsPanel::start_run(RunSettings settings, const QString& dir) {
   }
   QString error;
   settings.bench.design_path = design_path;
+  if (settings.where == RunSettings::Where::Slurm) return start_slurm(settings, dir);
   const std::optional<LaunchCommand> command = settings.command(&error);
   if (!command) {
     show_message(error, true);
@@ -448,6 +499,7 @@ bool CostsPanel::start_run(RunSettings settings, const QString& dir) {
   progress_->setRange(0, 0);  // busy until the config record says how many results to expect
   progress_->setFormat(tr("%v of %m results"));
   append_log(QStringLiteral("$ ") + command_text(*command));
+  slurm_active_ = false;
   run_->start(*command, records_path_);
   show_message(tr("Running %1 on %2 ranks...").arg(QFileInfo(command->program).fileName()).arg(settings.bench.world),
                false);
@@ -455,7 +507,48 @@ bool CostsPanel::start_run(RunSettings settings, const QString& dir) {
   return true;
 }
 
+bool CostsPanel::start_slurm(const RunSettings& settings, const QString& dir) {
+  QString error;
+  const std::optional<QString> script = settings.slurm_script(dir, &error);
+  if (!script) {
+    show_message(error, true);
+    return false;
+  }
+  // The script as submitted stays in the run's folder, beside what the job writes.
+  const SlurmJobFiles files = slurm_job_files(dir);
+  QFile copy(files.script);
+  if (!copy.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text) || copy.write(script->toUtf8()) < 0) {
+    show_message(tr("Cannot write the job's script %1: %2").arg(files.script, copy.errorString()), true);
+    return false;
+  }
+  copy.close();
+  shown_before_run_ = {records_path_, run_dir_};
+  run_dir_ = dir;
+  records_path_ = QDir(dir).filePath(QStringLiteral("bench.jsonl"));
+  launcher_ = settings.launcher;
+  log_->clear();
+  clear_on_first_record_ = true;
+  views_->setCurrentWidget(chart_);
+  progress_->setRange(0, 0);
+  progress_->setFormat(tr("%v of %m results"));
+  slurm_active_ = true;
+  show_message(settings.slurm.login_host.isEmpty()
+                   ? tr("Submitting the job to Slurm (sbatch)...")
+                   : tr("Submitting the job to Slurm on %1 (ssh, sbatch)...").arg(settings.slurm.login_host),
+               false);
+  slurm_->start(settings.slurm, *script, files, records_path_);
+  sync_buttons();
+  return true;
+}
+
 void CostsPanel::cancel_run() {
+  if (slurm_->running()) {
+    show_message(slurm_->job_id().isEmpty() ? tr("Cancelling: the job is cancelled once sbatch gives its id...")
+                                            : tr("Job %1: cancelling (scancel)...").arg(slurm_->job_id()),
+                 false);
+    slurm_->cancel();
+    return;
+  }
   if (!run_->running()) return;
   show_message(tr("Cancelling..."), false);
   run_->cancel();
@@ -473,17 +566,21 @@ void CostsPanel::on_finished(const RunOutcome& outcome) {
     progress_->setValue(0);
     progress_->setFormat(tr("No results"));
   }
+  // A Slurm job says its id and end state first: "Job 123: COMPLETED. Done: ...".
+  const QString job = slurm_active_ && !slurm_->job_id().isEmpty()
+                          ? describe_job(slurm_->job_id(), slurm_->state()) + QStringLiteral(". ")
+                          : QString();
   switch (outcome.status) {
     case RunOutcome::Status::Succeeded:
-      show_message(tr("Done: %1 results in %2. Fit a calibration to price plans with them.")
-                       .arg(results)
-                       .arg(QDir::toNativeSeparators(records_path_)),
+      show_message(job + tr("Done: %1 results in %2. Fit a calibration to price plans with them.")
+                             .arg(results)
+                             .arg(QDir::toNativeSeparators(records_path_)),
                    false);
       break;
     case RunOutcome::Status::Cancelled:
-      show_message(tr("Cancelled after %1 results; what was measured stays (%2).")
-                       .arg(results)
-                       .arg(QDir::toNativeSeparators(records_path_)),
+      show_message(job + tr("Cancelled after %1 results; what was measured stays (%2).")
+                             .arg(results)
+                             .arg(QDir::toNativeSeparators(records_path_)),
                    true);
       break;
     default:
@@ -499,7 +596,7 @@ bool CostsPanel::fit_calibration() {
     show_message(tr("Nothing to fit: run a benchmark or open its records first."), true);
     return false;
   }
-  if (run_->running() || (calibrate_ && calibrate_->running())) {
+  if (running() || (calibrate_ && calibrate_->running())) {
     show_message(tr("Wait for the run to end first."), true);
     return false;
   }

@@ -7,10 +7,12 @@
 //     `meshloom-launch run --jsonl` or `validate --jsonl` and plots each cost model's predicted step time against
 //     the measured one, with each model's error statistics (PNG / PDF export the tab shown);
 //   - a live run: "Run benchmark..." asks for a RunSettings (RunDialog) and starts the launcher through a
-//     LauncherRun (local ranks under mpirun, or the user's cluster command template, always as an argument list);
-//     records stream into the chart as they arrive, with a progress bar, Cancel, and the launcher's output and
-//     errors in a log. The run's files go to a folder of their own (run_dir(): the design as run, bench.jsonl with
-//     every accepted record, calibration.json once fitted), so a crashed launcher leaves what was measured;
+//     LauncherRun (local ranks under mpirun, or the user's cluster command template, always as an argument list)
+//     or submits it as a Slurm batch job through a SlurmRun (sbatch, its state from squeue / scontrol in the
+//     message line, Cancel runs scancel); records stream into the chart as they arrive, with a progress bar,
+//     Cancel, and the launcher's output and errors in a log. The run's files go to a folder of their own
+//     (run_dir(): the design as run, bench.jsonl with every accepted record, calibration.json once fitted; a Slurm
+//     job's script, records and output too), so a crashed launcher leaves what was measured;
 //   - recalibration: "Fit calibration" runs `meshloom-launch calibrate --from bench.jsonl --out calibration.json`
 //     (no MPI), shows the fitted model over the points, and "Apply to planner" hands the file to the window
 //     (apply_requested), which makes it the design's calibration as one undoable edit.
@@ -25,6 +27,7 @@
 #include <optional>
 
 #include "live/launcher_run.hpp"
+#include "live/slurm_submit.hpp"
 
 class QLabel;
 class QPlainTextEdit;
@@ -36,25 +39,31 @@ namespace meshloom::app {
 
 class CostChart;
 class DesignDocument;
+class SlurmRun;
 class FitTableModel;
 class PredictionChart;
 
 // What the run dialog asks for, remembered between runs (QSettings).
 struct RunSettings {
-  enum class Where { Local, Template };
+  enum class Where { Local, Template, Slurm };
   Where where = Where::Local;
-  QString launcher;         // the meshloom-launch program
+  QString launcher;         // the meshloom-launch program (Slurm: its path on the job's nodes)
   QString mpirun;           // for Local
   QString command_template; // for Template: e.g. "srun -n {world} {launcher} {args}"
+  SlurmSettings slurm;      // for Slurm: partition, nodes, tasks per node, GPUs, time, extra options, login node
   BenchSettings bench;      // world, sizes, collectives, backend, ... (design_path is filled in by the panel)
 
   // The saved settings, with defaults for what was never saved: the launcher beside this program (or on PATH),
-  // mpirun from PATH, the design's world.
+  // mpirun from PATH, the design's world (Slurm: nodes x tasks per node made the world again when the saved ones
+  // do not make it).
   [[nodiscard]] static RunSettings load(int world);
   void save() const;
-  // The command that runs the benchmark (local_command or template_command over bench_arguments); nullopt with
-  // the reason in *error when the template does not expand.
+  // The command that runs the benchmark (local_command or template_command over bench_arguments; Slurm: the sbatch
+  // command, which reads slurm_script() on standard input); nullopt with the reason in *error when the template does
+  // not expand.
   [[nodiscard]] std::optional<LaunchCommand> command(QString* error) const;
+  // Slurm: the batch script of a run whose files go to `run_dir` (batch_script); nullopt with the reason.
+  [[nodiscard]] std::optional<QString> slurm_script(const QString& run_dir, QString* error) const;
 };
 
 class CostsPanel : public QWidget {
@@ -70,6 +79,8 @@ public:
   // table of every curve's model, alpha, bus bandwidth, R² and held-out error, with a one-line summary).
   [[nodiscard]] QTabWidget* views() const noexcept { return views_; }
   [[nodiscard]] LauncherRun* run() const noexcept { return run_; }
+  // The Slurm side of live runs (Run benchmark... in Slurm mode).
+  [[nodiscard]] SlurmRun* slurm_run() const noexcept { return slurm_; }
   [[nodiscard]] FitTableModel* fits() const noexcept { return fits_; }
   [[nodiscard]] QString fits_summary() const;
 
@@ -87,8 +98,9 @@ public:
   // The records file shown in the predicted-against-measured view; empty before one is opened.
   [[nodiscard]] const QString& predictions_path() const noexcept { return predictions_path_; }
 
-  // Starts a benchmark of the design's mesh with `settings` (the design is saved into the run's folder first).
-  // False with the reason in message() when it cannot start (a run under way, a bad template, no folder).
+  // Starts a benchmark of the design's mesh with `settings` (the design is saved into the run's folder first; in
+  // Slurm mode the batch script too, as job.sbatch, which is then submitted). False with the reason in message()
+  // when it cannot start (a run under way, a bad template, Slurm settings that make no script, no folder).
   bool start_run(RunSettings settings);
   // The same in the run folder `dir` (new_run_dir(): the Run dialog previews its command with the design copy there).
   bool start_run(RunSettings settings, const QString& dir);
@@ -139,6 +151,9 @@ private:
   void calibration_dialog();
   void export_dialog(bool pdf);
   void on_finished(const RunOutcome& outcome);
+  void on_record_line(const QString& line);
+  void on_progress(int done, int total);
+  bool start_slurm(const RunSettings& settings, const QString& dir);
   // Why the calibration shown cannot be applied to the design (calibration_mismatch); empty when it can, or when
   // there is none.
   [[nodiscard]] QString apply_refusal() const;
@@ -153,6 +168,8 @@ private:
   FitTableModel* fits_ = nullptr;
   QLabel* fits_summary_ = nullptr;
   LauncherRun* run_ = nullptr;
+  SlurmRun* slurm_ = nullptr;
+  bool slurm_active_ = false;  // the run under way (or last run) is slurm_'s
   std::unique_ptr<CalibrateJob> calibrate_;
   QString runs_root_;
   QString run_dir_;

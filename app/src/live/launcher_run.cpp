@@ -1,68 +1,15 @@
 #include "live/launcher_run.hpp"
 
-#include <QFile>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QRegularExpression>
 #include <QTimer>
 
-#include <algorithm>
-#include <limits>
-#include <map>
 #include <utility>
+
+#include "live/record_stream.hpp"
 
 namespace meshloom::app {
 
 namespace {
-
-QString quoted(const QString& word) {
-  static const QRegularExpression plain(QStringLiteral("^[A-Za-z0-9_./:=,+@%-]+$"));
-  if (plain.match(word).hasMatch()) return word;
-  QString w = word;
-  w.replace(QLatin1Char('\''), QStringLiteral("'\\''"));
-  return QLatin1Char('\'') + w + QLatin1Char('\'');
-}
-
-// The number of result records a config record announces, as bench counts its rows (bench_run.cpp): for every axis,
-// collective and size, one row unless the size leaves a rank no element. all_reduce and broadcast move size /
-// itemsize elements; all_gather, reduce_scatter and all_to_all that many over the axis' group of n ranks, so
-// (size / itemsize) / n per rank. An axis is a mesh axis (n from the shape) or a flattened one (n the product of its
-// axes). 0 when the record lists no axes, collectives or sizes.
-int expected_from_config(const QByteArray& line) {
-  const QJsonObject o = QJsonDocument::fromJson(line).object();
-  const QJsonObject mesh = o.value(QLatin1String("mesh")).toObject();
-  const QJsonArray shape = mesh.value(QLatin1String("shape")).toArray();
-  const QJsonArray names = mesh.value(QLatin1String("names")).toArray();
-  std::map<QString, qint64> group_size;
-  for (qsizetype i = 0; i < std::min(shape.size(), names.size()); ++i) {
-    group_size[names.at(i).toString()] = shape.at(i).toInteger();
-  }
-  for (const QJsonValue f : mesh.value(QLatin1String("flattened")).toArray()) {
-    qint64 n = 1;
-    for (const QJsonValue a : f.toObject().value(QLatin1String("axes")).toArray()) {
-      const auto it = group_size.find(a.toString());
-      n *= it != group_size.end() ? it->second : 1;
-    }
-    group_size[f.toObject().value(QLatin1String("name")).toString()] = n;
-  }
-  const qint64 itemsize = std::max<qint64>(1, o.value(QLatin1String("itemsize")).toInteger(1));
-  qint64 total = 0;
-  for (const QJsonValue axis : o.value(QLatin1String("axes")).toArray()) {
-    const auto it = group_size.find(axis.toString());
-    const qint64 n = it != group_size.end() ? std::max<qint64>(1, it->second) : 1;
-    for (const QJsonValue collective : o.value(QLatin1String("collectives")).toArray()) {
-      const QString c = collective.toString();
-      const bool split = c == QLatin1String("all_gather") || c == QLatin1String("reduce_scatter") ||
-                         c == QLatin1String("all_to_all");
-      for (const QJsonValue size : o.value(QLatin1String("sizes")).toArray()) {
-        const qint64 elements = size.toInteger() / itemsize;
-        total += (split ? elements / n : elements) > 0 ? 1 : 0;
-      }
-    }
-  }
-  return static_cast<int>(std::min<qint64>(total, std::numeric_limits<int>::max()));
-}
 
 // Ends a process that is still running when its owner goes (its signals no longer reach the owner).
 void end_process(QProcess* process, QObject* owner) {
@@ -86,9 +33,17 @@ QString status_word(QProcess::ProcessError error) {
 
 }  // namespace
 
+QString shell_quoted(const QString& word) {
+  static const QRegularExpression plain(QStringLiteral("^[A-Za-z0-9_./:=,+@%-]+$"));
+  if (plain.match(word).hasMatch()) return word;
+  QString w = word;
+  w.replace(QLatin1Char('\''), QStringLiteral("'\\''"));
+  return QLatin1Char('\'') + w + QLatin1Char('\'');
+}
+
 QString command_text(const LaunchCommand& command) {
-  QStringList words{quoted(command.program)};
-  for (const QString& a : command.arguments) words << quoted(a);
+  QStringList words{shell_quoted(command.program)};
+  for (const QString& a : command.arguments) words << shell_quoted(a);
   return words.join(QLatin1Char(' '));
 }
 
@@ -168,7 +123,10 @@ std::optional<LaunchCommand> template_command(const QString& command_template, c
 // ---- LauncherRun ---------------------------------------------------------------------------------------------------
 
 LauncherRun::LauncherRun(QObject* parent)
-    : QObject(parent), process_(new QProcess(this)), kill_timer_(new QTimer(this)) {
+    : QObject(parent), process_(new QProcess(this)), kill_timer_(new QTimer(this)), stream_(new RecordStream(this)) {
+  connect(stream_, &RecordStream::record_line, this, &LauncherRun::record_line);
+  connect(stream_, &RecordStream::log, this, &LauncherRun::log);
+  connect(stream_, &RecordStream::progress, this, &LauncherRun::progress);
   kill_timer_->setSingleShot(true);
   kill_timer_->setInterval(kKillGraceMs);
   kill_timer_->setTimerType(Qt::PreciseTimer);
@@ -182,31 +140,25 @@ LauncherRun::LauncherRun(QObject* parent)
 LauncherRun::~LauncherRun() { end_process(process_, this); }
 
 bool LauncherRun::running() const { return !done_; }
+const Measurements& LauncherRun::measurements() const noexcept { return stream_->measurements(); }
+int LauncherRun::results() const noexcept { return stream_->results(); }
+int LauncherRun::expected_results() const noexcept { return stream_->expected(); }
+const QString& LauncherRun::records_path() const noexcept { return stream_->records_path(); }
 
 bool LauncherRun::start(const LaunchCommand& command, const QString& records_path) {
   if (!done_) return false;  // the run under way keeps its single finished()
-  measurements_.clear();
-  results_ = 0;
-  expected_ = 0;
   cancelled_ = false;
-  partial_.clear();
   stderr_decoder_.resetState();
   stderr_.clear();
-  records_error_.clear();
   program_ = command.program;
-  records_path_ = records_path;
-  records_.reset();
   done_ = false;
-  if (!records_path.isEmpty()) {
-    records_ = std::make_unique<QFile>(records_path);
-    if (!records_->open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) {
-      RunOutcome o;
-      o.status = RunOutcome::Status::FailedToStart;
-      o.message = QStringLiteral("Cannot write the run's records to %1: %2").arg(records_path, records_->errorString());
-      records_.reset();
-      finish(std::move(o));
-      return false;
-    }
+  QString error;
+  if (!stream_->open(records_path, &error)) {
+    RunOutcome o;
+    o.status = RunOutcome::Status::FailedToStart;
+    o.message = error;
+    finish(std::move(o));
+    return false;
   }
   process_->setProgram(command.program);
   process_->setArguments(command.arguments);
@@ -224,15 +176,7 @@ void LauncherRun::cancel() {
 
 QString LauncherRun::stderr_tail() const { return stderr_.right(kStderrTail).trimmed(); }
 
-void LauncherRun::read_stdout() {
-  partial_ += process_->readAllStandardOutput();
-  qsizetype start = 0;
-  for (qsizetype nl = partial_.indexOf('\n', start); nl >= 0; nl = partial_.indexOf('\n', start)) {
-    take_line(partial_.mid(start, nl - start));
-    start = nl + 1;
-  }
-  partial_.remove(0, start);
-}
+void LauncherRun::read_stdout() { stream_->feed(process_->readAllStandardOutput()); }
 
 void LauncherRun::read_stderr() {
   const QString text = stderr_decoder_.decode(process_->readAllStandardError());
@@ -240,43 +184,6 @@ void LauncherRun::read_stderr() {
   stderr_ += text;
   if (stderr_.size() > 4 * kStderrTail) stderr_ = stderr_.right(2 * kStderrTail);
   emit log(text);
-}
-
-void LauncherRun::take_line(const QByteArray& raw) {
-  QByteArray line = raw;
-  if (line.endsWith('\r')) line.chop(1);
-  const QByteArray trimmed = line.trimmed();
-  if (trimmed.isEmpty()) return;
-  if (!trimmed.startsWith('{')) {  // not a record: mpirun's or a shell's words
-    emit log(QString::fromLocal8Bit(line));
-    return;
-  }
-  const LineResult r = measurements_.add_line(std::string_view(line.constData(), static_cast<std::size_t>(line.size())));
-  if (!r.ok()) {
-    emit log(QString::fromStdString(r.error));
-    return;
-  }
-  if (records_ && records_error_.isEmpty()) {
-    if (records_->write(line + '\n') != line.size() + 1 || !records_->flush()) {
-      // The records accepted before this one (blank lines never get here).
-      const std::size_t saved = measurements_.lines() - measurements_.problems().size() - 1;
-      records_error_ =
-          QStringLiteral("Cannot save the run's records to %1: %2 (it holds the first %3 records only).")
-              .arg(records_path_, records_->errorString())
-              .arg(saved);
-      emit log(records_error_);
-    }
-  }
-  emit record_line(QString::fromUtf8(line));
-  if (r.kind == RecordKind::Config) {
-    expected_ = expected_from_config(line);
-    emit progress(results_, expected_);
-  } else if (r.kind == RecordKind::Result) {
-    ++results_;
-    emit progress(results_, std::max(expected_, results_));
-  } else if (r.kind == RecordKind::Error) {
-    emit log(QStringLiteral("launcher: ") + QString::fromStdString(measurements_.run_errors().back()));
-  }
 }
 
 void LauncherRun::on_error(QProcess::ProcessError error) {
@@ -291,45 +198,46 @@ void LauncherRun::on_finished(int exit_code, QProcess::ExitStatus status) {
   kill_timer_->stop();
   read_stdout();
   read_stderr();
-  if (!partial_.isEmpty()) {  // a last line without its newline
-    take_line(partial_);
-    partial_.clear();
-  }
+  stream_->close(/*take_partial=*/true);  // a last line without its newline counts
+  const int results = stream_->results();
+  const int expected = stream_->expected();
+  const Measurements& measurements = stream_->measurements();
+  const QString& records_error = stream_->records_error();
   RunOutcome o;
   o.exit_code = exit_code;
   const QString tail = stderr_tail();
   const QString said = tail.isEmpty() ? QString() : QStringLiteral("\n%1").arg(tail);
   QStringList errors;
-  for (const auto& e : measurements_.run_errors()) errors << QString::fromStdString(e);
+  for (const auto& e : measurements.run_errors()) errors << QString::fromStdString(e);
   if (cancelled_) {
     o.status = RunOutcome::Status::Cancelled;
-    o.message = QStringLiteral("Cancelled after %1 of %2 results.").arg(results_).arg(expected_);
+    o.message = QStringLiteral("Cancelled after %1 of %2 results.").arg(results).arg(expected);
   } else if (status == QProcess::CrashExit) {
     o.status = RunOutcome::Status::Crashed;
-    o.message = QStringLiteral("%1 crashed after %2 of %3 results.%4").arg(program_).arg(results_).arg(expected_).arg(said);
+    o.message = QStringLiteral("%1 crashed after %2 of %3 results.%4").arg(program_).arg(results).arg(expected).arg(said);
   } else if (exit_code != 0) {
     o.status = RunOutcome::Status::Failed;
     o.message = QStringLiteral("%1 exited with status %2 after %3 of %4 results.")
                     .arg(program_)
                     .arg(exit_code)
-                    .arg(results_)
-                    .arg(expected_);
+                    .arg(results)
+                    .arg(expected);
     if (!errors.isEmpty()) o.message += QStringLiteral(" The launcher said: ") + errors.join(QStringLiteral("; "));
     o.message += said;
-  } else if (!measurements_.summary_seen()) {
+  } else if (!measurements.summary_seen()) {
     o.status = RunOutcome::Status::Failed;
     o.message = QStringLiteral("%1 exited without a summary record after %2 of %3 results: was it started with "
                                "--jsonl -?%4")
                     .arg(program_)
-                    .arg(results_)
-                    .arg(expected_)
+                    .arg(results)
+                    .arg(expected)
                     .arg(said);
-  } else if (!records_error_.isEmpty()) {
+  } else if (!records_error.isEmpty()) {
     o.status = RunOutcome::Status::Failed;
-    o.message = QStringLiteral("%1 results, but not all saved. %2").arg(results_).arg(records_error_);
+    o.message = QStringLiteral("%1 results, but not all saved. %2").arg(results).arg(records_error);
   } else {
     o.status = RunOutcome::Status::Succeeded;
-    o.message = QStringLiteral("%1 results.").arg(results_);
+    o.message = QStringLiteral("%1 results.").arg(results);
   }
   finish(std::move(o));
 }
@@ -338,12 +246,13 @@ void LauncherRun::finish(RunOutcome o) {
   if (done_) return;
   done_ = true;
   kill_timer_->stop();
-  if (records_) records_->close();
-  if (!records_error_.isEmpty() && !o.message.contains(records_error_)) o.message += QLatin1Char('\n') + records_error_;
-  o.results = results_;
-  o.expected = expected_;
-  o.summary_ok = measurements_.summary_ok().value_or(false);
-  for (const auto& p : measurements_.problems()) o.problems << QString::fromStdString(p);
+  stream_->close(/*take_partial=*/false);
+  const QString& records_error = stream_->records_error();
+  if (!records_error.isEmpty() && !o.message.contains(records_error)) o.message += QLatin1Char('\n') + records_error;
+  o.results = stream_->results();
+  o.expected = stream_->expected();
+  o.summary_ok = stream_->measurements().summary_ok().value_or(false);
+  for (const auto& p : stream_->measurements().problems()) o.problems << QString::fromStdString(p);
   emit finished(o);
 }
 

@@ -3,15 +3,14 @@
 // A run is one process started from an argument list, never a shell string:
 //   local     mpirun --oversubscribe -np <world> <launcher> bench ... --jsonl -        (local_command)
 //   cluster   the user's template, e.g. "srun -n {world} {launcher} {args}"             (template_command)
+// (A Slurm batch job is SlurmRun's: live/slurm_run.hpp.)
 // `bench --jsonl -` writes its JSON Lines records to standard output, one per line as each is measured, and its
-// table to standard error (docs/05-launcher.md). LauncherRun reads standard output as it arrives, line by line:
-// a line that is a record goes to record_line() and is appended to the run's records file (flushed per record, so
-// `meshloom-launch calibrate --from` can fit it, and a crash keeps what was measured); anything else, and all of
-// standard error, goes to log(). Progress counts result records against the config record's plan, counted as bench
-// counts its rows: every axis x collective x size, less the sizes that leave a rank no element (all_gather,
-// reduce_scatter and all_to_all split size / itemsize elements over the axis' group; bench_run.cpp skips a size when
-// that is 0). finished() comes exactly once per start, with what happened in words. Nothing here blocks the thread
-// it runs on, but the destructor of a run still going (it kills the process and reaps it, at most a moment).
+// table to standard error (docs/05-launcher.md). LauncherRun hands standard output as it arrives to a RecordStream
+// (live/record_stream.hpp): a line that is a record goes to record_line() and is appended to the run's records file
+// (flushed per record); anything else, and all of standard error, goes to log(); progress counts results against
+// the config record's plan. finished() comes exactly once per start, with what happened in words. Nothing here
+// blocks the thread it runs on, but the destructor of a run still going (it kills the process and reaps it, at most
+// a moment).
 #pragma once
 
 #include <QObject>
@@ -28,10 +27,11 @@
 
 #include "costs/measurements.hpp"
 
-class QFile;
 class QTimer;
 
 namespace meshloom::app {
+
+class RecordStream;
 
 // A program and its arguments, passed to the OS as they are (no shell, no word splitting).
 struct LaunchCommand {
@@ -42,6 +42,10 @@ struct LaunchCommand {
 
 // The command as one line for people (arguments quoted where a shell would need it). Display only: never run.
 [[nodiscard]] QString command_text(const LaunchCommand& command);
+// `word` as a POSIX shell reads it back as one word: as it is when it holds only [A-Za-z0-9_./:=,+@%-], else in
+// single quotes (a quote inside becomes '\''). For command_text, and for the words of a command run by a remote
+// shell (ssh) or written into a batch script.
+[[nodiscard]] QString shell_quoted(const QString& word);
 
 // What `meshloom-launch bench` measures.
 struct BenchSettings {
@@ -80,10 +84,11 @@ struct BenchSettings {
 // How a run ended. Succeeded: exit status 0, a summary record, every accepted record saved. Failed: a non-zero exit
 // status (the message has it, the launcher's error records and the tail of standard error), no summary record, or
 // records that could not be saved. Crashed: the program died of a signal it did not ask for. Cancelled: cancel().
-// FailedToStart: the program could not be started (the message names it) or the records file not created. Whatever
-// ended the run, what was measured stays: measurements() and the records file hold every accepted record.
+// FailedToStart: the program could not be started (the message names it), the records file not created, or (Slurm)
+// the job refused by sbatch. TimedOut: a Slurm job that reached its time limit. Whatever ended the run, what was
+// measured stays: measurements() and the records file hold every accepted record.
 struct RunOutcome {
-  enum class Status { Succeeded, Failed, Crashed, Cancelled, FailedToStart };
+  enum class Status { Succeeded, Failed, Crashed, Cancelled, FailedToStart, TimedOut };
   Status status = Status::Succeeded;
   int exit_code = 0;
   int results = 0;             // result records received
@@ -113,10 +118,10 @@ public:
   void cancel();
 
   [[nodiscard]] bool running() const;
-  [[nodiscard]] const Measurements& measurements() const noexcept { return measurements_; }
-  [[nodiscard]] int results() const noexcept { return results_; }
-  [[nodiscard]] int expected_results() const noexcept { return expected_; }
-  [[nodiscard]] const QString& records_path() const noexcept { return records_path_; }
+  [[nodiscard]] const Measurements& measurements() const noexcept;
+  [[nodiscard]] int results() const noexcept;
+  [[nodiscard]] int expected_results() const noexcept;
+  [[nodiscard]] const QString& records_path() const noexcept;
   // The last lines of standard error (at most kStderrTail characters), for messages.
   [[nodiscard]] QString stderr_tail() const;
   static constexpr int kStderrTail = 2000;
@@ -130,23 +135,16 @@ signals:
 private:
   void read_stdout();
   void read_stderr();
-  void take_line(const QByteArray& line);
   void on_finished(int exit_code, QProcess::ExitStatus status);
   void on_error(QProcess::ProcessError error);
   void finish(RunOutcome outcome);
 
   QProcess* process_ = nullptr;
   QTimer* kill_timer_ = nullptr;
-  std::unique_ptr<QFile> records_;
-  QString records_path_;
+  RecordStream* stream_ = nullptr;
   QString program_;
-  QByteArray partial_;
   QStringDecoder stderr_decoder_{QStringDecoder::System};  // keeps a character split across two reads whole
   QString stderr_;
-  QString records_error_;  // the first failure to save a record ("" while every record is saved)
-  Measurements measurements_;
-  int results_ = 0;
-  int expected_ = 0;
   bool cancelled_ = false;
   bool done_ = true;
 };

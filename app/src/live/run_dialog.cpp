@@ -4,13 +4,16 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
+#include <QDir>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QRadioButton>
 #include <QSpinBox>
@@ -35,10 +38,13 @@ RunDialog::RunDialog(RunSettings settings, const QString& design_path, QWidget* 
 
   auto* local = new QRadioButton(tr("Local ranks on this machine (mpirun)"), this);
   auto* cluster = new QRadioButton(tr("Cluster command"), this);
+  auto* slurm = new QRadioButton(tr("Slurm batch job (sbatch)"), this);
+  slurm->setObjectName(QStringLiteral("slurm_mode"));
   where_ = new QButtonGroup(this);
   where_->addButton(local, static_cast<int>(RunSettings::Where::Local));
   where_->addButton(cluster, static_cast<int>(RunSettings::Where::Template));
-  (base_.where == RunSettings::Where::Local ? local : cluster)->setChecked(true);
+  where_->addButton(slurm, static_cast<int>(RunSettings::Where::Slurm));
+  where_->button(static_cast<int>(base_.where))->setChecked(true);
 
   world_ = new QSpinBox(this);
   world_->setRange(1, 1 << 20);
@@ -54,6 +60,56 @@ RunDialog::RunDialog(RunSettings settings, const QString& design_path, QWidget* 
   template_->setToolTip(tr("One command line, split into arguments like a shell would (quotes respected) but never run "
                            "by a shell. {world} is the number of ranks, {launcher} the launcher program, and the word "
                            "{args} becomes the launcher's arguments."));
+  // Slurm: the job's resources, and where Slurm's commands run.
+  const SlurmSettings& js = base_.slurm;
+  partition_ = new QLineEdit(js.partition, this);
+  partition_->setObjectName(QStringLiteral("slurm_partition"));
+  partition_->setPlaceholderText(tr("the cluster's default"));
+  nodes_ = new QSpinBox(this);
+  nodes_->setObjectName(QStringLiteral("slurm_nodes"));
+  nodes_->setRange(1, 1 << 20);
+  nodes_->setValue(js.nodes);
+  tasks_per_node_ = new QSpinBox(this);
+  tasks_per_node_->setObjectName(QStringLiteral("slurm_tasks_per_node"));
+  tasks_per_node_->setRange(1, 1 << 20);
+  tasks_per_node_->setValue(js.tasks_per_node);
+  tasks_per_node_->setToolTip(tr("Ranks per node: nodes x tasks per node must be the design's world"));
+  gpus_per_task_ = new QSpinBox(this);
+  gpus_per_task_->setObjectName(QStringLiteral("slurm_gpus_per_task"));
+  gpus_per_task_->setRange(0, 64);
+  gpus_per_task_->setSpecialValueText(tr("none"));
+  gpus_per_task_->setValue(js.gpus_per_task);
+  gpus_per_task_->setToolTip(tr("--gpus-per-task: 1 with the nccl backend gives every rank a GPU of its own"));
+  time_limit_ = new QLineEdit(js.time_limit, this);
+  time_limit_->setObjectName(QStringLiteral("slurm_time"));
+  time_limit_->setPlaceholderText(tr("the partition's default"));
+  time_limit_->setToolTip(tr("--time: minutes, hours:minutes:seconds or days-hours:minutes:seconds"));
+  sbatch_options_ = new QLineEdit(js.extra_options, this);
+  sbatch_options_->setObjectName(QStringLiteral("slurm_options"));
+  sbatch_options_->setPlaceholderText(QStringLiteral("--account=myproject --qos=normal"));
+  sbatch_options_->setToolTip(tr("More sbatch options, one #SBATCH line each; split like a shell would (quotes "
+                                 "respected) but never run by one"));
+  login_host_ = new QLineEdit(js.login_host, this);
+  login_host_->setObjectName(QStringLiteral("slurm_login_host"));
+  login_host_->setPlaceholderText(tr("this machine; or user@login-node, over ssh"));
+  login_host_->setToolTip(tr("Where sbatch, squeue, scontrol and scancel run. Over ssh the run's folder must be on a "
+                             "filesystem the login node and the job's nodes see at the same path."));
+  slurm_fields_ = new QWidget(this);
+  auto* slurm_form = new QFormLayout(slurm_fields_);
+  slurm_form->setContentsMargins(0, 0, 0, 0);
+  auto* shape_row = new QHBoxLayout;
+  shape_row->addWidget(nodes_);
+  shape_row->addWidget(new QLabel(tr("nodes of"), slurm_fields_));
+  shape_row->addWidget(tasks_per_node_);
+  shape_row->addWidget(new QLabel(tr("tasks each"), slurm_fields_));
+  shape_row->addStretch(1);
+  slurm_form->addRow(tr("Partition"), partition_);
+  slurm_form->addRow(tr("Nodes"), shape_row);
+  slurm_form->addRow(tr("GPUs per task"), gpus_per_task_);
+  slurm_form->addRow(tr("Time limit"), time_limit_);
+  slurm_form->addRow(tr("sbatch options"), sbatch_options_);
+  slurm_form->addRow(tr("Submit on"), login_host_);
+
   backend_ = new QComboBox(this);
   backend_->addItem(tr("mpi (host memory)"), QStringLiteral("mpi"));
   backend_->addItem(tr("nccl (one GPU per rank)"), QStringLiteral("nccl"));
@@ -100,6 +156,14 @@ RunDialog::RunDialog(RunSettings settings, const QString& design_path, QWidget* 
   mono.setStyleHint(QFont::Monospace);
   preview_->setFont(mono);
   error_ = make_message_label(this);
+  script_ = new QPlainTextEdit(this);
+  script_->setObjectName(QStringLiteral("slurm_script"));
+  script_->setReadOnly(true);
+  script_->setTabChangesFocus(true);
+  script_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  script_->setFont(mono);
+  script_->setFixedHeight(QFontMetrics(mono).lineSpacing() * 12 + 12);
+  script_->setToolTip(tr("The batch script as it will be submitted (a copy is kept as job.sbatch in the run's folder)"));
 
   auto* where_box = new QGroupBox(tr("Where"), this);
   auto* where_form = new QFormLayout(where_box);
@@ -110,6 +174,8 @@ RunDialog::RunDialog(RunSettings settings, const QString& design_path, QWidget* 
   where_form->addRow(tr("mpirun"), mpirun_);
   where_form->addRow(cluster);
   where_form->addRow(tr("Command"), template_);
+  where_form->addRow(slurm);
+  where_form->addRow(slurm_fields_);
   where_form->addRow(tr("Launcher"), launcher_row);
   where_form->addRow(tr("Ranks"), world_);
 
@@ -134,8 +200,10 @@ RunDialog::RunDialog(RunSettings settings, const QString& design_path, QWidget* 
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(where_box);
   layout->addWidget(sweep_box);
-  layout->addWidget(new QLabel(tr("Runs:"), this));
+  runs_label_ = new QLabel(tr("Runs:"), this);
+  layout->addWidget(runs_label_);
   layout->addWidget(preview_);
+  layout->addWidget(script_);
   layout->addWidget(error_);
   layout->addWidget(buttons_);
 
@@ -146,9 +214,18 @@ RunDialog::RunDialog(RunSettings settings, const QString& design_path, QWidget* 
     if (!path.isEmpty()) launcher_->setText(path);
   });
   connect(where_, &QButtonGroup::idClicked, this, &RunDialog::update_preview);
-  for (QLineEdit* e : {launcher_, mpirun_, template_, min_bytes_, max_bytes_}) {
+  for (QLineEdit* e : {launcher_, mpirun_, template_, min_bytes_, max_bytes_, partition_, time_limit_, sbatch_options_,
+                       login_host_}) {
     connect(e, &QLineEdit::textChanged, this, &RunDialog::update_preview);
   }
+  // Nodes that divide the world take the tasks per node with them (nodes x tasks per node = world).
+  connect(nodes_, &QSpinBox::valueChanged, this, [this](int nodes) {
+    const int world = world_->value();
+    if (nodes > 0 && world % nodes == 0) tasks_per_node_->setValue(world / nodes);
+    update_preview();
+  });
+  connect(tasks_per_node_, &QSpinBox::valueChanged, this, &RunDialog::update_preview);
+  connect(gpus_per_task_, &QSpinBox::valueChanged, this, &RunDialog::update_preview);
   connect(backend_, &QComboBox::currentIndexChanged, this, &RunDialog::update_preview);
   connect(step_factor_, &QSpinBox::valueChanged, this, &RunDialog::update_preview);
   connect(dtype_, &QComboBox::currentIndexChanged, this, &RunDialog::update_preview);
@@ -165,6 +242,13 @@ RunSettings RunDialog::settings() const {
   s.launcher = launcher_->text().trimmed();
   s.mpirun = mpirun_->text().trimmed();
   s.command_template = template_->text().trimmed();
+  s.slurm.partition = partition_->text().trimmed();
+  s.slurm.nodes = nodes_->value();
+  s.slurm.tasks_per_node = tasks_per_node_->value();
+  s.slurm.gpus_per_task = gpus_per_task_->value();
+  s.slurm.time_limit = time_limit_->text().trimmed();
+  s.slurm.extra_options = sbatch_options_->text().trimmed();
+  s.slurm.login_host = login_host_->text().trimmed();
   s.bench.backend = backend_->currentData().toString();
   s.bench.min_bytes = min_bytes_->text().trimmed();
   s.bench.max_bytes = max_bytes_->text().trimmed();
@@ -189,11 +273,24 @@ RunSettings RunDialog::settings() const {
 
 QString RunDialog::preview() const { return preview_->text(); }
 QString RunDialog::preview_error() const { return error_->text(); }
+QString RunDialog::script_preview() const { return script_->isHidden() ? QString() : script_->toPlainText(); }
+
+QString RunDialog::run_dir() const {
+  return design_path_.isEmpty() ? QStringLiteral("<run folder>") : QFileInfo(design_path_).absolutePath();
+}
 
 void RunDialog::update_preview() {
-  const bool local = where_->checkedId() == static_cast<int>(RunSettings::Where::Local);
-  mpirun_->setEnabled(local);
-  template_->setEnabled(!local);
+  const auto where = static_cast<RunSettings::Where>(where_->checkedId());
+  const bool slurm = where == RunSettings::Where::Slurm;
+  mpirun_->setEnabled(where == RunSettings::Where::Local);
+  template_->setEnabled(where == RunSettings::Where::Template);
+  if (slurm_fields_->isHidden() == slurm) {  // the Slurm fields and script only in Slurm mode
+    slurm_fields_->setVisible(slurm);
+    script_->setVisible(slurm);
+    if (isVisible()) adjustSize();
+  }
+  runs_label_->setText(slurm ? tr("Submits (the script below on standard input):") : tr("Runs:"));
+  buttons_->button(QDialogButtonBox::Ok)->setText(slurm ? tr("Submit") : tr("Run"));
   const RunSettings s = settings();
   QString why;
   if (s.launcher.isEmpty()) why = tr("Name the meshloom-launch program.");
@@ -201,8 +298,20 @@ void RunDialog::update_preview() {
   for (QCheckBox* c : collectives_) none = none && !c->isChecked();
   if (none) why = tr("Pick at least one collective.");
   std::optional<LaunchCommand> command;
-  if (why.isEmpty()) command = s.command(&why);
-  preview_->setText(command ? command_text(*command) : QString());
+  std::optional<QString> script;
+  if (why.isEmpty() && slurm) {
+    script = s.slurm_script(run_dir(), &why);
+    if (script) command = s.command(&why);
+  } else if (why.isEmpty()) {
+    command = s.command(&why);
+  }
+  QString text;
+  if (command) {
+    text = command_text(*command);
+    if (slurm) text += QStringLiteral(" < ") + QDir::toNativeSeparators(slurm_job_files(run_dir()).script);
+  }
+  preview_->setText(text);
+  script_->setPlainText(script.value_or(QString()));
   show_message(error_, command ? QString() : why);
   buttons_->button(QDialogButtonBox::Ok)->setEnabled(command.has_value());
 }

@@ -1,8 +1,11 @@
 // RunDialog: what a live benchmark runs and where. Local ranks (`mpirun --oversubscribe -np <world>` on this
-// machine) or a cluster command template typed once and remembered ("srun -n {world} {launcher} {args}",
-// "ssh head mpirun -np {world} {launcher} {args}"); the launcher program; the sweep (backend, sizes, iterations,
-// collectives). The exact argument list that will run is previewed as it is edited, and a template that does not
-// expand is explained under it (Run stays disabled). It only edits a RunSettings; CostsPanel runs it.
+// machine), a cluster command template typed once and remembered ("srun -n {world} {launcher} {args}",
+// "ssh head mpirun -np {world} {launcher} {args}"), or a Slurm batch job (partition, nodes, tasks per node, GPUs per
+// task, time limit, extra sbatch options, and whether Slurm's commands run here or on a login node over ssh); the
+// launcher program; the sweep (backend, sizes, iterations, collectives). The exact argument list that will run is
+// previewed as it is edited (Slurm: the sbatch command and the exact batch script it submits), and settings that do
+// not make a command are explained under it (Run / Submit stays disabled). It only edits a RunSettings; CostsPanel
+// runs it.
 #pragma once
 
 #include <QDialog>
@@ -16,6 +19,7 @@ class QComboBox;
 class QDialogButtonBox;
 class QLabel;
 class QLineEdit;
+class QPlainTextEdit;
 class QSpinBox;
 
 namespace meshloom::app {
@@ -31,9 +35,12 @@ public:
   // The command that would run, or why there is none (preview_error()).
   [[nodiscard]] QString preview() const;
   [[nodiscard]] QString preview_error() const;
+  // Slurm: the batch script that would be submitted ("" in the other modes, or when there is none).
+  [[nodiscard]] QString script_preview() const;
 
 private:
   void update_preview();
+  [[nodiscard]] QString run_dir() const;
 
   QString design_path_;
   RunSettings base_;
@@ -42,6 +49,16 @@ private:
   QLineEdit* launcher_ = nullptr;
   QLineEdit* mpirun_ = nullptr;
   QLineEdit* template_ = nullptr;
+  QWidget* slurm_fields_ = nullptr;
+  QLineEdit* partition_ = nullptr;
+  QSpinBox* nodes_ = nullptr;
+  QSpinBox* tasks_per_node_ = nullptr;
+  QSpinBox* gpus_per_task_ = nullptr;
+  QLineEdit* time_limit_ = nullptr;
+  QLineEdit* sbatch_options_ = nullptr;
+  QLineEdit* login_host_ = nullptr;
+  QPlainTextEdit* script_ = nullptr;
+  QLabel* runs_label_ = nullptr;
   QComboBox* backend_ = nullptr;
   QLineEdit* min_bytes_ = nullptr;
   QLineEdit* max_bytes_ = nullptr;
