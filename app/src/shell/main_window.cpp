@@ -73,6 +73,7 @@ namespace meshloom::app {
 namespace {
 
 constexpr int kMaxRecent = 8;
+constexpr double kPlanAreaShare = 0.4;  // of the window's height, when the plan area opens
 constexpr qlonglong kMaxDrawnRanks = qlonglong{1} << 20;  // about 50 MB of cells; far past any real cluster
 constexpr int kAutosaveMs = 30'000;
 const char* const kRecentKey = "recent_files";
@@ -1099,7 +1100,12 @@ void MainWindow::refresh_overview() {
 
 void MainWindow::set_plan_area_visible(bool visible) {
   if (presenting()) return;  // the canvas alone until the presentation ends (a run finishing must not pop docks)
+  const bool was_visible = plan_area_visible();
   for (QDockWidget* d : plan_area_docks()) d->setVisible(visible);
+  // Opened from hidden: room enough for a table or a chart (kPlanAreaShare of the window), the canvas keeps the rest.
+  if (visible && !was_visible) {
+    resizeDocks({plan_dock_}, {static_cast<int>(height() * kPlanAreaShare)}, Qt::Vertical);
+  }
   sync_plan_area_action();
 }
 
