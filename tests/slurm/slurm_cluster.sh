@@ -29,7 +29,11 @@ kill_pidfiles() {
   for file in "$@"; do
     [ -s "$file" ] || continue
     pid=$(cat "$file")
-    [[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null && pids+=("$pid")
+    # Only one of this cluster's daemons: a pid file left from before a reboot may name a process that reused the pid.
+    [[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || continue
+    case $(cat "/proc/$pid/comm" 2>/dev/null) in
+      munged | slurmctld | slurmd) pids+=("$pid") ;;
+    esac
   done
   [ ${#pids[@]} -gt 0 ] || return 0
   kill -TERM "${pids[@]}" 2>/dev/null || true

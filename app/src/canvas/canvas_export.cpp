@@ -45,38 +45,24 @@ bool check_scene(const QGraphicsScene& scene, const QString& path, QString* erro
   return true;
 }
 
-// While it lives, the grids of the scene draw no selection or hover outline (an export shows the mesh, not where the
-// mouse was); both come back after.
-class WithoutPointer {
-public:
-  explicit WithoutPointer(QGraphicsScene& scene) {
-    for (QGraphicsItem* item : scene.items()) {
-      if (auto* grid = dynamic_cast<MeshGridItem*>(item)) {
-        kept_.push_back({grid, grid->selected_cell(), grid->hovered_cell()});
-        grid->set_selected_cell(std::nullopt);
-        grid->set_hovered_cell(std::nullopt);
-      }
-    }
-  }
-  ~WithoutPointer() {
-    for (const auto& k : kept_) {
-      k.grid->set_selected_cell(k.selected);
-      k.grid->set_hovered_cell(k.hovered);
-    }
-  }
-  WithoutPointer(const WithoutPointer&) = delete;
-  WithoutPointer& operator=(const WithoutPointer&) = delete;
-
-private:
-  struct Kept {
-    MeshGridItem* grid;
-    std::optional<std::size_t> selected;
-    std::optional<std::size_t> hovered;
-  };
-  std::vector<Kept> kept_;
-};
-
 }  // namespace
+
+WithoutPointer::WithoutPointer(QGraphicsScene& scene) {
+  for (QGraphicsItem* item : scene.items()) {
+    if (auto* grid = dynamic_cast<MeshGridItem*>(item)) {
+      kept_.push_back({grid, grid->selected_cell(), grid->hovered_cell()});
+      grid->set_selected_cell(std::nullopt);
+      grid->set_hovered_cell(std::nullopt);
+    }
+  }
+}
+
+WithoutPointer::~WithoutPointer() {
+  for (const auto& k : kept_) {
+    k.grid->set_selected_cell(k.selected);
+    k.grid->set_hovered_cell(k.hovered);
+  }
+}
 
 bool export_scene_png(QGraphicsScene& scene, const QString& path, double scale, QString* error) {
   if (!(scale > 0.0) || !std::isfinite(scale)) {

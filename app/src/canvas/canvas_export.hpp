@@ -4,9 +4,34 @@
 
 #include <QString>
 
+#include <cstddef>
+#include <optional>
+#include <vector>
+
 class QGraphicsScene;
 
 namespace meshloom::app {
+
+class MeshGridItem;
+
+// While it lives, the grids of `scene` draw no selection or hover outline (an export shows the mesh, not where the
+// mouse was); both come back when it goes. Every export of the canvas (PNG, SVG, the animation's handout and frames)
+// renders under one.
+class WithoutPointer {
+public:
+  explicit WithoutPointer(QGraphicsScene& scene);
+  ~WithoutPointer();
+  WithoutPointer(const WithoutPointer&) = delete;
+  WithoutPointer& operator=(const WithoutPointer&) = delete;
+
+private:
+  struct Kept {
+    MeshGridItem* grid;
+    std::optional<std::size_t> selected;
+    std::optional<std::size_t> hovered;
+  };
+  std::vector<Kept> kept_;
+};
 
 // Renders the whole scene rect on the scene palette's Base colour, without the grids' selection and hover outlines
 // (they come back after). PNG: at `scale` pixels per scene unit (capped

@@ -510,7 +510,8 @@ void MeshGridItem::set_hovered_cell(std::optional<std::size_t> cell) {
 void MeshGridItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) {
   const QPalette palette = widget ? widget->palette() : scene() ? scene()->palette() : QPalette();
   const double lod = option->levelOfDetailFromTransform(painter->worldTransform());
-  last_lod_ = lod;
+  // The zoom of the view (a widget), not of an export or the minimap's picture: it sizes update rects.
+  if (widget != nullptr) last_lod_ = lod;
   const QRectF exposed = visible_area(painter, option->exposedRect.isEmpty() ? bounding_ : option->exposedRect);
   const bool everything = exposed.contains(geometry_.bounds);
   const QColor base = palette.color(QPalette::Base);

@@ -48,12 +48,11 @@ MeshView::MeshView(QGraphicsScene* scene, QWidget* parent) : QGraphicsView(scene
   legend_->hide();
   tensor_key_ = new TensorKey(this);
   tensor_key_->hide();
-  if (scene) {
-    connect(scene, &QGraphicsScene::changed, this, [this] {
-      minimap_->scene_changed();
-      update_overlays();
-    });
-  }
+}
+
+void MeshView::content_changed() {
+  minimap_->scene_changed();
+  update_overlays();
 }
 
 void MeshView::set_grid(MeshGridItem* grid) {
@@ -282,6 +281,8 @@ void MeshView::leaveEvent(QEvent* event) {
 
 bool MeshView::viewportEvent(QEvent* event) {
   if (event->type() == QEvent::Leave) update_hover(std::nullopt);
+  // The viewport resized without the view (a scroll bar came or went): the rulers follow its edges.
+  if (event->type() == QEvent::Resize) layout_overlays();
   return QGraphicsView::viewportEvent(event);
 }
 

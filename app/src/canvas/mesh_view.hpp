@@ -42,8 +42,10 @@ public:
   void centre_on_cell(std::size_t cell);
   // Whether the arrow keys move the selection (off in presentation mode, where they step the animation).
   void set_keyboard_navigation(bool on) { keyboard_navigation_ = on; }
-  // Lays the corner overlays out again (after the tensor key's grid changed).
-  void refresh_overlays() { update_overlays(); }
+  // What the scene draws changed (a slice, a selection, an animation frame): the minimap's picture and the legend
+  // follow. The window calls it; the view does not listen to every scene update (that would route each item update
+  // through the scene).
+  void content_changed();
 
   [[nodiscard]] CanvasRuler* top_ruler() const noexcept { return top_ruler_; }
   [[nodiscard]] CanvasRuler* left_ruler() const noexcept { return left_ruler_; }

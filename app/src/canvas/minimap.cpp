@@ -37,7 +37,7 @@ QSize Minimap::sizeHint() const {
 }
 
 void Minimap::scene_changed() {
-  if (!refresh_.isActive()) refresh_.start();
+  refresh_.start();  // (re)started: the picture is redrawn once the changes pause for kRefreshMs
 }
 
 void Minimap::view_changed() { update(); }

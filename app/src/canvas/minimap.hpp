@@ -1,7 +1,8 @@
 // Minimap: a small picture of the whole scene in a corner of the canvas with the part in view outlined; a click or
 // a drag on it centres the view there. It shows only while the view does not show the whole scene. The picture
 // is rendered from the scene (at its own small size, so the grid paints its aggregated view) and kept until the
-// scene changes; redrawing it waits a moment (kRefreshMs) so that hovering does not re-render it on every move.
+// scene changes; redrawing waits until the changes pause for kRefreshMs, so that playback or a stream of edits does
+// not re-render it on every frame.
 #pragma once
 
 #include <QImage>

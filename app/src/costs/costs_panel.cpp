@@ -77,7 +77,10 @@ RunSettings RunSettings::load(int world) {
             : where == QLatin1String("slurm")  ? Where::Slurm
                                                 : Where::Local;
   r.launcher = s.value(QStringLiteral("launcher")).toString();
-  if (r.launcher.isEmpty() || !QFileInfo(r.launcher).isExecutable()) r.launcher = default_launcher();
+  // A Slurm job runs the launcher on the cluster's nodes (over ssh, on another machine): its path need not exist here.
+  if (r.launcher.isEmpty() || (r.where != Where::Slurm && !QFileInfo(r.launcher).isExecutable())) {
+    r.launcher = default_launcher();
+  }
   r.mpirun = s.value(QStringLiteral("mpirun"), default_mpirun()).toString();
   r.command_template = s.value(QStringLiteral("template")).toString();
   r.slurm.partition = s.value(QStringLiteral("slurm_partition")).toString();

@@ -124,6 +124,18 @@ void SlurmRun::run_command(const LaunchCommand& command, const QByteArray& input
     r.err = QString::fromLocal8Bit(p->readAllStandardError());
     complete(r);
   });
+  // A command that does not answer (a login node gone quiet, a hung controller) is ended and counts as failed, so
+  // the polling, the reads and Cancel go on instead of waiting for it forever.
+  auto* limit = new QTimer(p);
+  limit->setSingleShot(true);
+  connect(limit, &QTimer::timeout, this, [p, complete, ms = command_timeout_ms_] {
+    Result r;
+    r.exit_code = -1;
+    r.err = QStringLiteral("%1 did not answer within %2 s and was stopped").arg(p->program()).arg(ms / 1000.0);
+    complete(r);
+    p->kill();
+  });
+  limit->start(command_timeout_ms_);
   p->start(QIODevice::ReadWrite);
   if (!input.isEmpty()) p->write(input);  // buffered until the process runs
   p->closeWriteChannel();                 // after what was written: the script ends here
@@ -267,13 +279,16 @@ void SlurmRun::read_remote(std::function<void()> then) {
   reading_ = true;
   run_command(remote_read_command(settings_, files_.records, offset_), {}, [this, then](const Result& r) {
     reading_ = false;
-    if (r.started && r.exit_code == 0) {
-      offset_ += r.out.size();
-      if (!r.out.isEmpty()) stream_->feed(r.out);
+    const std::optional<QByteArray> bytes =
+        r.started && r.exit_code == 0 ? remote_read_payload(r.out) : std::optional<QByteArray>();
+    if (bytes) {
+      offset_ += bytes->size();
+      if (!bytes->isEmpty()) stream_->feed(*bytes);
     } else if (then) {  // the last read: say why it failed (before that, the file may not be there yet)
-      emit log(QStringLiteral("Cannot read the job's records %1 on %2: %3")
-                   .arg(files_.records, settings_.login_host,
-                        r.started ? said(QStringLiteral("tail"), r.exit_code, r.err) : r.error));
+      const QString why = !r.started       ? r.error
+                          : r.exit_code != 0 ? said(QStringLiteral("tail"), r.exit_code, r.err)
+                                             : QStringLiteral("its output lacks the line that starts the file's bytes");
+      emit log(QStringLiteral("Cannot read the job's records %1 on %2: %3").arg(files_.records, settings_.login_host, why));
     }
     if (after_read_) {
       std::function<void()> next = std::move(after_read_);

@@ -19,6 +19,7 @@
 #include <QObject>
 #include <QString>
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 
@@ -39,6 +40,7 @@ public:
   static constexpr int kDefaultPollMs = 2000;
   static constexpr int kLocalReadMs = 500;    // the records file, when it is on this machine
   static constexpr int kOutputTailLines = 20;  // the job's output shown when it failed
+  static constexpr int kCommandTimeoutMs = 60000;  // a Slurm command (or ssh) that takes longer is stopped, failed
 
   explicit SlurmRun(QObject* parent = nullptr);
   ~SlurmRun() override;
@@ -46,6 +48,8 @@ public:
   // How often Slurm is asked for the job's state (tests ask more often).
   void set_poll_interval(int ms);
   [[nodiscard]] int poll_interval() const noexcept { return poll_ms_; }
+  // How long one command may take before it is stopped and counts as failed (tests shorten it).
+  void set_command_timeout(int ms) { command_timeout_ms_ = std::max(1, ms); }
 
   // Submits `script` with `settings` (login host, time limit for messages). The job writes files.records and
   // files.output; accepted records are appended to `records_path` (created or truncated; "" keeps none). False when
@@ -105,6 +109,7 @@ private:
   QTimer* poll_timer_ = nullptr;
   QTimer* read_timer_ = nullptr;
   int poll_ms_ = kDefaultPollMs;
+  int command_timeout_ms_ = kCommandTimeoutMs;
   QString job_id_;
   SlurmJobState state_;
   QString last_query_error_;

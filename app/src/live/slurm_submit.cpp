@@ -4,6 +4,9 @@
 #include <QFileInfo>
 #include <QRegularExpression>
 
+#include <algorithm>
+#include <iterator>
+
 namespace meshloom::app {
 
 namespace {
@@ -39,6 +42,7 @@ const RefusedOption kRefused[] = {
     {"time", 't', "it has a field of its own: Time limit"},
     {"gpus-per-task", 0, "it has a field of its own: GPUs per task"},
     {"chdir", 'D', "the job runs in the run's folder, where it writes its records"},
+    {"array", 'a', "the run is one job writing one records file; the tasks of an array would all write into it"},
 };
 
 }  // namespace
@@ -132,10 +136,17 @@ std::optional<QStringList> sbatch_extra_options(const SlurmSettings& settings, Q
       }
       continue;  // the value of the option before it
     }
+    // sbatch reads long options with getopt_long, which takes any unambiguous abbreviation: "--outp" is --output.
+    // The option a long word names: the refused one it spells out, else the first it abbreviates.
+    const QString key = w.startsWith(QLatin1String("--")) ? w.mid(2).section(QLatin1Char('='), 0, 0) : QString();
+    // getopt_long takes an exact name over the names it abbreviates: sbatch's own --gpus is not --gpus-per-task.
+    static const QStringList kOwnNames{QStringLiteral("gpus")};
+    if (kOwnNames.contains(key)) continue;
+    const bool exact = std::any_of(std::begin(kRefused), std::end(kRefused),
+                                   [&key](const RefusedOption& r) { return key == QLatin1String(r.name); });
     for (const RefusedOption& r : kRefused) {
       const QString name = QString::fromLatin1(r.name);
-      const bool long_match = w.startsWith(QLatin1String("--")) &&
-                              (w.mid(2) == name || w.mid(2).startsWith(name + QLatin1Char('=')));
+      const bool long_match = !key.isEmpty() && (exact ? key == name : name.startsWith(key));
       const bool short_match = r.letter != 0 && !w.startsWith(QLatin1String("--")) && w.size() >= 2 &&
                                w.at(1) == QLatin1Char(r.letter);
       if (long_match || short_match) {
@@ -246,7 +257,12 @@ std::optional<QString> batch_script(const SlurmSettings& s, const QString& launc
 
 LaunchCommand slurm_command(const SlurmSettings& s, const QString& program, const QStringList& arguments) {
   if (s.login_host.isEmpty()) return {program, arguments};
-  QStringList a{QStringLiteral("-o"), QStringLiteral("BatchMode=yes"), s.login_host, shell_quoted(program)};
+  // Never a password prompt, and a login node that stops answering ends the command (ConnectTimeout, and
+  // ServerAlive* for a connection that goes quiet) rather than hanging the run's polling.
+  QStringList a{QStringLiteral("-o"), QStringLiteral("BatchMode=yes"),          QStringLiteral("-o"),
+                QStringLiteral("ConnectTimeout=15"), QStringLiteral("-o"),    QStringLiteral("ServerAliveInterval=15"),
+                QStringLiteral("-o"), QStringLiteral("ServerAliveCountMax=3"), s.login_host,
+                shell_quoted(program)};
   for (const QString& w : arguments) a << shell_quoted(w);
   return {QStringLiteral("ssh"), a};
 }
@@ -271,7 +287,17 @@ LaunchCommand scancel_command(const SlurmSettings& s, const QString& job_id) {
 }
 
 LaunchCommand remote_read_command(const SlurmSettings& s, const QString& path, qint64 offset) {
-  return slurm_command(s, QStringLiteral("tail"), {QStringLiteral("-c"), QStringLiteral("+%1").arg(offset + 1), path});
+  return slurm_command(s, QStringLiteral("sh"),
+                       {QStringLiteral("-c"),
+                        QStringLiteral("printf \"%s\\n\" meshloom-records && exec tail -c +\"$1\" \"$0\""), path,
+                        QString::number(offset + 1)});
+}
+
+std::optional<QByteArray> remote_read_payload(const QByteArray& output) {
+  const QByteArray marker(kRemoteReadMarker);
+  const qsizetype at = output.startsWith(marker) ? 0 : output.indexOf(QByteArray("\n") + marker);
+  if (at < 0) return std::nullopt;
+  return output.mid(at == 0 ? marker.size() : at + 1 + marker.size());
 }
 
 LaunchCommand remote_tail_command(const SlurmSettings& s, const QString& path, int lines) {

@@ -8,6 +8,7 @@
 // the cluster, or a shared filesystem; docs/05-launcher.md).
 #pragma once
 
+#include <QByteArray>
 #include <QString>
 #include <QStringList>
 
@@ -78,8 +79,14 @@ struct SlurmJobFiles {
 [[nodiscard]] LaunchCommand scontrol_command(const SlurmSettings& settings, const QString& job_id);
 // scancel ID
 [[nodiscard]] LaunchCommand scancel_command(const SlurmSettings& settings, const QString& job_id);
-// Over ssh only: tail -c +<offset + 1> PATH (the bytes of a remote file from `offset` on).
+// Over ssh only: the bytes of a remote file from `offset` on, after a marker line (kRemoteReadMarker), so that what a
+// login shell prints before the command (a banner from .bashrc) is told apart from the file:
+//   sh -c 'printf "%s\n" meshloom-records && exec tail -c +"$1" "$0"' PATH <offset + 1>
 [[nodiscard]] LaunchCommand remote_read_command(const SlurmSettings& settings, const QString& path, qint64 offset);
+inline constexpr char kRemoteReadMarker[] = "meshloom-records\n";
+// The file's bytes in the output of remote_read_command: what follows the first marker line; nullopt without one
+// (the command did not run as asked: nothing of it is the file's).
+[[nodiscard]] std::optional<QByteArray> remote_read_payload(const QByteArray& output);
 // Over ssh only: tail -n LINES PATH.
 [[nodiscard]] LaunchCommand remote_tail_command(const SlurmSettings& settings, const QString& path, int lines);
 

@@ -95,6 +95,7 @@ void paint_page(QPainter& painter, const QRectF& page, QGraphicsScene& scene, co
   const QSizeF size(source.width() * s, source.height() * s);
   const QRectF target(space.center() - QPointF(size.width() / 2, size.height() / 2), size);
   painter.fillRect(target, scene.palette().color(QPalette::Base));
+  const WithoutPointer clean(scene);
   scene.render(&painter, target, source, Qt::KeepAspectRatio);
 }
 

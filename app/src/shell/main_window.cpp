@@ -146,8 +146,13 @@ MainWindow::MainWindow(QWidget* parent, const QString& autosave_dir) : QMainWind
   doc_ = new DesignDocument(this);
   // Connected before the models are made, so the canvas is rebuilt before AxesModel reports changed picks.
   connect(doc_, &DesignDocument::design_changed, this, [this] {
+    const bool previewed = preview_.has_value();
     preview_.reset();  // an edit ends any layout preview: the canvas shows the design again
-    rebuild_canvas();
+    // An edit that leaves the mesh as drawn (a tensor, the description, a calibration) keeps the canvas, its zoom
+    // and where it is centred.
+    if (previewed || drawn_ != CanvasSource{doc_->design().mesh, doc_->design().world, doc_->design().devices_per_host}) {
+      rebuild_canvas();
+    }
     refresh_overview();
     refresh_slice();
   });
@@ -954,10 +959,12 @@ void MainWindow::rebuild_canvas() {
   if (selected_rank_ && !mesh.contains(*selected_rank_)) selected_rank_.reset();
   hovered_rank_.reset();
   view_->set_grid(nullptr);
+  drawn_ = CanvasSource{design.mesh, design.world, design.devices_per_host};
   if (mesh.size() > kMaxDrawnRanks) {
     scene_->clear();
     grid_ = nullptr;
     overlay_ = nullptr;
+    view_->tensor_key()->clear();  // no blocks are drawn: no key to them
     auto* note = scene_->addSimpleText(
         tr("This mesh has %1 ranks; the canvas draws meshes of up to %2 ranks.\nThe axes table, slices of small "
            "axes and export still work.")
@@ -1048,6 +1055,7 @@ void MainWindow::select_rank(std::optional<std::int64_t> rank) {
     groups_->setCurrentIndex(QModelIndex());
   }
   syncing_groups_ = false;
+  view_->content_changed();  // the minimap's picture and the host view's legend (the group shown as a span)
 }
 
 bool MainWindow::go_to_rank(std::int64_t rank) {
@@ -1236,7 +1244,7 @@ void MainWindow::update_overlay() {
     overlay_frame_ = -1;
     if (view_->tensor_key()->has_grid()) {
       view_->tensor_key()->clear();
-      view_->refresh_overlays();
+      view_->content_changed();
     }
     return;
   }
@@ -1250,7 +1258,7 @@ void MainWindow::update_overlay() {
     QString title = QStringLiteral("%1 [%2]").arg(redistribution_->current_tensor(), dims.join(QStringLiteral(", ")));
     if (animation_->scaled()) title += tr(" (scaled)");
     view_->tensor_key()->set_grid(animation_->grid(), title);
-    view_->refresh_overlays();
+    view_->content_changed();
   }
   const int from = animation_->transition_from();
   overlay_->set_transition(from >= 0 ? &animation_->frame(from) : nullptr, animation_->transition());

@@ -185,6 +185,15 @@ protected:
   void closeEvent(QCloseEvent* event) override;
 
 private:
+  // What the canvas draws: an edit that leaves it equal does not rebuild the grid (nor refit the view).
+  struct CanvasSource {
+    MeshSpec mesh;
+    std::int64_t world = 0;
+    std::int64_t devices_per_host = 0;
+    friend bool operator==(const CanvasSource&, const CanvasSource&) = default;
+  };
+  std::optional<CanvasSource> drawn_;
+
   void go_to_rank_dialog();
   [[nodiscard]] QString handout_title() const;  // "<design>: tensor <name>" on every page of the handout
   void build_menus();

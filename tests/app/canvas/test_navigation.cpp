@@ -29,6 +29,7 @@
 #include "canvas/minimap.hpp"
 #include "meshloom/mesh/device_mesh.hpp"
 #include "mesh/slice.hpp"
+#include "plan/plan_animation.hpp"
 #include "shell/main_window.hpp"
 
 using meshloom::DeviceMesh;
@@ -374,6 +375,35 @@ private slots:
     view.set_keyboard_navigation(false);
     QTest::keyClick(&view, Qt::Key_Left);
     QCOMPARE(chosen.count(), before);
+  }
+
+  // In the window: with a rank selected, Left and Right move the selection, not the animation; with none (and in
+  // presentation mode), they step the animation as the Play menu says.
+  void arrows_move_the_selection_or_step_the_animation() {
+    meshloom::app::MainWindow w;
+    QVERIFY2(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/default.meshloom.json")), qPrintable(w.last_error()));
+    w.show();
+    w.activateWindow();
+    if (!QTest::qWaitForWindowActive(&w)) QSKIP("this platform does not activate windows");
+    auto* anim = w.animation();
+    QVERIFY(anim->has_plan() && anim->frame_count() > 1);
+    auto* view = w.findChild<MeshView*>();
+    QVERIFY(w.go_to_rank(0));
+    QTRY_COMPARE(QApplication::focusWidget(), static_cast<QWidget*>(view));
+    MeshGridItem* grid = nullptr;
+    for (auto* item : view->scene()->items()) {
+      if (auto* g = dynamic_cast<MeshGridItem*>(item)) grid = g;
+    }
+    QVERIFY(grid != nullptr);
+    const int frame = anim->current();
+    QTest::keyClick(view, Qt::Key_Right);
+    QCOMPARE(grid->rank_at(*grid->selected_cell()), std::int64_t{1});
+    QCOMPARE(anim->current(), frame);
+    w.select_rank(std::nullopt);
+    QTest::keyClick(view, Qt::Key_Right);
+    QCOMPARE(anim->current(), frame + 1);
+    QTest::keyClick(view, Qt::Key_Left);
+    QCOMPARE(anim->current(), frame);
   }
 
   // View > Go to rank: selects and centres a rank of the mesh; a rank outside it is refused with the reason.

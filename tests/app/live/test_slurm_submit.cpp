@@ -184,6 +184,12 @@ private slots:
         {"--gpus-per-task=2", "GPUs per task"},
         {"--chdir=/x", "run's folder"},
         {"--comment=$USER", "\"$\""},
+        // Abbreviations, which sbatch's getopt_long takes for the whole name, and job arrays.
+        {"--outp=/x", "--outp is not taken here: the app names the job's output"},
+        {"--ntasks-per-n=4", "Tasks per node"},
+        {"--parti=gpu", "Partition"},
+        {"--array=0-3", "one records file"},
+        {"-a 0-3", "one records file"},
     };
     for (const auto& r : refused) {
       error.clear();
@@ -330,15 +336,23 @@ private slots:
     QCOMPARE(scancel_command(here, "42"), (LaunchCommand{"scancel", {"42"}}));
     SlurmSettings remote;
     remote.login_host = QStringLiteral("me@login1");
-    QCOMPARE(sbatch_command(remote), (LaunchCommand{"ssh", {"-o", "BatchMode=yes", "me@login1", "sbatch", "--parsable"}}));
+    QCOMPARE(sbatch_command(remote), (LaunchCommand{"ssh", {"-o", "BatchMode=yes", "-o", "ConnectTimeout=15", "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=3", "me@login1", "sbatch", "--parsable"}}));
     // Every remote word quoted for the login node's shell: the | of the format is not a pipe there.
-    QCOMPARE(squeue_command(remote, "42"), (LaunchCommand{"ssh", {"-o", "BatchMode=yes", "me@login1", "squeue", "--noheader",
+    QCOMPARE(squeue_command(remote, "42"), (LaunchCommand{"ssh", {"-o", "BatchMode=yes", "-o", "ConnectTimeout=15", "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=3", "me@login1", "squeue", "--noheader",
                                                                    "--jobs", "42", "--format", "'%T|%r|%N'"}}));
-    QCOMPARE(scancel_command(remote, "42"), (LaunchCommand{"ssh", {"-o", "BatchMode=yes", "me@login1", "scancel", "42"}}));
+    QCOMPARE(scancel_command(remote, "42"), (LaunchCommand{"ssh", {"-o", "BatchMode=yes", "-o", "ConnectTimeout=15", "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=3", "me@login1", "scancel", "42"}}));
     QCOMPARE(remote_read_command(remote, QStringLiteral("/runs/my run/job.jsonl"), 1234),
-             (LaunchCommand{"ssh", {"-o", "BatchMode=yes", "me@login1", "tail", "-c", "+1235", "'/runs/my run/job.jsonl'"}}));
+             (LaunchCommand{"ssh", {"-o", "BatchMode=yes", "-o", "ConnectTimeout=15", "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=3", "me@login1", "sh", "-c",
+                                    "'printf \"%s\\n\" meshloom-records && exec tail -c +\"$1\" \"$0\"'",
+                                    "'/runs/my run/job.jsonl'", "1235"}}));
+    // What a login shell prints before the command is not the file's; without the marker nothing is.
+    QCOMPARE(remote_read_payload("meshloom-records\n{\"type\":\"config\"}\n"), std::optional<QByteArray>("{\"type\":\"config\"}\n"));
+    QCOMPARE(remote_read_payload("Welcome to login1\nmeshloom-records\nab"), std::optional<QByteArray>("ab"));
+    QCOMPARE(remote_read_payload("meshloom-records\n"), std::optional<QByteArray>(QByteArray()));
+    QCOMPARE(remote_read_payload("Welcome\n"), std::nullopt);
+    QCOMPARE(remote_read_payload("xmeshloom-records\nab"), std::nullopt);
     QCOMPARE(remote_tail_command(remote, QStringLiteral("/runs/it's/job.out"), 20),
-             (LaunchCommand{"ssh", {"-o", "BatchMode=yes", "me@login1", "tail", "-n", "20", "'/runs/it'\\''s/job.out'"}}));
+             (LaunchCommand{"ssh", {"-o", "BatchMode=yes", "-o", "ConnectTimeout=15", "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=3", "me@login1", "tail", "-n", "20", "'/runs/it'\\''s/job.out'"}}));
   }
 
   void slurm_answers_are_read() {
@@ -534,7 +548,7 @@ private slots:
     dialog.findChild<QLineEdit*>(QStringLiteral("slurm_options"))->setText(QStringLiteral("--qos=short"));
     dialog.findChild<QLineEdit*>(QStringLiteral("slurm_login_host"))->setText(QStringLiteral("me@login1"));
     QVERIFY(ok->isEnabled());
-    QCOMPARE(dialog.preview(), QStringLiteral("ssh -o BatchMode=yes me@login1 sbatch --parsable < ") +
+    QCOMPARE(dialog.preview(), QStringLiteral("ssh -o BatchMode=yes -o ConnectTimeout=15 -o ServerAliveInterval=15 -o ServerAliveCountMax=3 me@login1 sbatch --parsable < ") +
                                    QDir(dir).filePath(QStringLiteral("job.sbatch")));
     QVERIFY(dialog.script_preview().contains(QLatin1String("#SBATCH --qos=short\n")));
     chosen = dialog.settings();
@@ -619,6 +633,38 @@ private slots:
     QVERIFY(!run.running());
     QTest::qWait(300);
     QCOMPARE(finished.count(), 0);  // exactly once
+  }
+
+  // A command that does not answer is stopped after the command timeout and counts as failed: the polling goes on,
+  // and the run still sees its job to the end.
+  void a_command_that_hangs_is_stopped() {
+    QTemporaryDir bin;
+    QTemporaryDir run_dir;
+    install_fake_slurm(bin.path());
+    qputenv("PATH", (bin.path() + QLatin1Char(':')).toUtf8() + path_);
+    SlurmRun run;
+    run.set_poll_interval(100);
+    run.set_command_timeout(300);
+    QString log;
+    QObject::connect(&run, &SlurmRun::log, &run, [&](const QString& t) { log += t + QLatin1Char('\n'); });
+    QSignalSpy finished(&run, &SlurmRun::finished);
+    QVERIFY(write_file(bin.filePath(QStringLiteral("squeue.hang")), ""));
+    // squeue stopped, the run asks scontrol, which still knows the job.
+    QVERIFY(write_file(bin.filePath(QStringLiteral("scontrol.out")), "JobId=77 JobState=PENDING Reason=Priority "
+                                                                     "ExitCode=0:0 NodeList=(null)\n"));
+    QVERIFY(run.start(SlurmSettings{}, QStringLiteral("#!/bin/bash\n"), slurm_job_files(run_dir.path()),
+                      run_dir.filePath(QStringLiteral("bench.jsonl"))));
+    QTRY_VERIFY2_WITH_TIMEOUT(log.contains(QLatin1String("squeue did not answer within 0.3 s and was stopped")),
+                              qPrintable(log), 10000);
+    QVERIFY(run.running());
+    QVERIFY(QFile::remove(bin.filePath(QStringLiteral("squeue.hang"))));
+    QVERIFY(write_file(bin.filePath(QStringLiteral("squeue.out")), "RUNNING|None|node1\n"));
+    QTRY_COMPARE_WITH_TIMEOUT(run.state().state, QStringLiteral("RUNNING"), 10000);
+    QVERIFY(write_file(bin.filePath(QStringLiteral("scontrol.out")), "JobId=77 JobState=FAILED Reason=NonZeroExitCode "
+                                                                     "ExitCode=1:0 NodeList=node1\n"));
+    QVERIFY(QFile::remove(bin.filePath(QStringLiteral("squeue.out"))));
+    QVERIFY(finished.wait(10000));
+    QCOMPARE(int(outcome_of(finished).status), int(RunOutcome::Status::Failed));
   }
 
   // A failed job: its exit code, the launcher's error record, the end of its output; a cancel: scancel, the job
