@@ -10,6 +10,7 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QProgressBar>
+#include <QSaveFile>
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalBlocker>
@@ -491,16 +492,7 @@ bool CostsPanel::start_run(RunSettings settings, const QString& dir) {
     show_message(error, true);
     return false;
   }
-  // The chart shown stays until the run's first record, and with it what it was read from (Fit fits those).
-  shown_before_run_ = {records_path_, run_dir_};
-  run_dir_ = dir;
-  records_path_ = QDir(dir).filePath(QStringLiteral("bench.jsonl"));
-  launcher_ = settings.launcher;
-  log_->clear();
-  clear_on_first_record_ = true;
-  views_->setCurrentWidget(chart_);
-  progress_->setRange(0, 0);  // busy until the config record says how many results to expect
-  progress_->setFormat(tr("%v of %m results"));
+  begin_run(dir, settings.launcher);
   append_log(QStringLiteral("$ ") + command_text(*command));
   slurm_active_ = false;
   run_->start(*command, records_path_);
@@ -510,6 +502,19 @@ bool CostsPanel::start_run(RunSettings settings, const QString& dir) {
   return true;
 }
 
+void CostsPanel::begin_run(const QString& dir, const QString& launcher) {
+  // The chart shown stays until the run's first record, and with it what it was read from (Fit fits those).
+  shown_before_run_ = {records_path_, run_dir_};
+  run_dir_ = dir;
+  records_path_ = QDir(dir).filePath(QStringLiteral("bench.jsonl"));
+  launcher_ = launcher;
+  log_->clear();
+  clear_on_first_record_ = true;
+  views_->setCurrentWidget(chart_);
+  progress_->setRange(0, 0);  // busy until the config record says how many results to expect
+  progress_->setFormat(tr("%v of %m results"));
+}
+
 bool CostsPanel::start_slurm(const RunSettings& settings, const QString& dir) {
   QString error;
   const std::optional<QString> script = settings.slurm_script(dir, &error);
@@ -517,23 +522,14 @@ bool CostsPanel::start_slurm(const RunSettings& settings, const QString& dir) {
     show_message(error, true);
     return false;
   }
-  // The script as submitted stays in the run's folder, beside what the job writes.
+  // The script as submitted stays in the run's folder, beside what the job writes (written whole, or not at all).
   const SlurmJobFiles files = slurm_job_files(dir);
-  QFile copy(files.script);
-  if (!copy.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text) || copy.write(script->toUtf8()) < 0) {
+  QSaveFile copy(files.script);
+  if (!copy.open(QIODevice::WriteOnly | QIODevice::Text) || copy.write(script->toUtf8()) < 0 || !copy.commit()) {
     show_message(tr("Cannot write the job's script %1: %2").arg(files.script, copy.errorString()), true);
     return false;
   }
-  copy.close();
-  shown_before_run_ = {records_path_, run_dir_};
-  run_dir_ = dir;
-  records_path_ = QDir(dir).filePath(QStringLiteral("bench.jsonl"));
-  launcher_ = settings.launcher;
-  log_->clear();
-  clear_on_first_record_ = true;
-  views_->setCurrentWidget(chart_);
-  progress_->setRange(0, 0);
-  progress_->setFormat(tr("%v of %m results"));
+  begin_run(dir, settings.launcher);
   slurm_active_ = true;
   show_message(settings.slurm.login_host.isEmpty()
                    ? tr("Submitting the job to Slurm (sbatch)...")

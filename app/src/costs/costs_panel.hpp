@@ -159,6 +159,9 @@ private:
   [[nodiscard]] QString apply_refusal() const;
   // Another design replaced the document: what was shown for the last one goes.
   void forget_document();
+  // A run (local, template or Slurm) starts in `dir`: its records file, the chart kept until the first record, the
+  // log cleared, the progress bar busy.
+  void begin_run(const QString& dir, const QString& launcher);
   void sync_fits();  // the Fits tab shows the chart's calibration
 
   DesignDocument* doc_;
