@@ -154,10 +154,7 @@ bool LauncherRun::start(const LaunchCommand& command, const QString& records_pat
   done_ = false;
   QString error;
   if (!stream_->open(records_path, &error)) {
-    RunOutcome o;
-    o.status = RunOutcome::Status::FailedToStart;
-    o.message = error;
-    finish(std::move(o));
+    finish(RunOutcome::failed_to_start(error));
     return false;
   }
   process_->setProgram(command.program);
@@ -188,10 +185,8 @@ void LauncherRun::read_stderr() {
 
 void LauncherRun::on_error(QProcess::ProcessError error) {
   if (error != QProcess::FailedToStart || done_) return;  // the others end in finished()
-  RunOutcome o;
-  o.status = RunOutcome::Status::FailedToStart;
-  o.message = QStringLiteral("%1 %2: %3").arg(program_, status_word(error), process_->errorString());
-  finish(std::move(o));
+  finish(RunOutcome::failed_to_start(
+      QStringLiteral("%1 %2: %3").arg(program_, status_word(error), process_->errorString())));
 }
 
 void LauncherRun::on_finished(int exit_code, QProcess::ExitStatus status) {

@@ -23,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "costs/measurements.hpp"
@@ -97,6 +98,15 @@ struct RunOutcome {
   QStringList problems;        // standard output lines that looked like records but were not ("line N: ...", N
                                // counting the lines that start with '{'; other lines are chatter, sent to log())
   QString message;             // in words, for people: what happened and why
+
+  // A run that never started (a records file that cannot be made, a program missing, a job refused).
+  [[nodiscard]] static RunOutcome failed_to_start(QString message, int exit_code = 0) {
+    RunOutcome o;
+    o.status = Status::FailedToStart;
+    o.exit_code = exit_code;
+    o.message = std::move(message);
+    return o;
+  }
 };
 
 class LauncherRun : public QObject {

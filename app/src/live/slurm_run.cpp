@@ -84,10 +84,7 @@ bool SlurmRun::start(const SlurmSettings& settings, const QString& script, const
   done_ = false;
   QString error;
   if (!stream_->open(records_path, &error)) {
-    RunOutcome o;
-    o.status = RunOutcome::Status::FailedToStart;
-    o.message = error;
-    finish(std::move(o));
+    finish(RunOutcome::failed_to_start(error));
     return false;
   }
   const LaunchCommand sbatch = sbatch_command(settings_);
@@ -144,32 +141,23 @@ void SlurmRun::run_command(const LaunchCommand& command, const QByteArray& input
 void SlurmRun::on_submitted(const Result& r) {
   const QString program = settings_.login_host.isEmpty() ? QStringLiteral("sbatch") : QStringLiteral("ssh");
   if (!r.started) {
-    RunOutcome o;
-    o.status = RunOutcome::Status::FailedToStart;
-    o.message = r.error + (settings_.login_host.isEmpty()
-                               ? QStringLiteral(". Slurm's commands must be on PATH here, or submit from a login node "
-                                                "over ssh.")
-                               : QStringLiteral("."));
-    finish(std::move(o));
+    finish(RunOutcome::failed_to_start(
+        r.error + (settings_.login_host.isEmpty()
+                       ? QStringLiteral(". Slurm's commands must be on PATH here, or submit from a login node over ssh.")
+                       : QStringLiteral("."))));
     return;
   }
   if (r.exit_code != 0) {  // sbatch's refusal (or ssh's), word for word
-    RunOutcome o;
-    o.status = RunOutcome::Status::FailedToStart;
-    o.exit_code = r.exit_code;
     const QString who = settings_.login_host.isEmpty() ? QStringLiteral("sbatch refused the job:")
                         : r.exit_code == 255       ? QStringLiteral("ssh %1 failed:").arg(settings_.login_host)
                                                    : QStringLiteral("sbatch on %1 refused the job:").arg(settings_.login_host);
-    o.message = who + QLatin1Char(' ') + said(program, r.exit_code, r.err);
-    finish(std::move(o));
+    finish(RunOutcome::failed_to_start(who + QLatin1Char(' ') + said(program, r.exit_code, r.err), r.exit_code));
     return;
   }
   const std::optional<QString> id = parse_sbatch_job_id(QString::fromLocal8Bit(r.out));
   if (!id) {
-    RunOutcome o;
-    o.status = RunOutcome::Status::FailedToStart;
-    o.message = QStringLiteral("sbatch printed no job id: %1").arg((QString::fromLocal8Bit(r.out) + r.err).trimmed());
-    finish(std::move(o));
+    finish(RunOutcome::failed_to_start(
+        QStringLiteral("sbatch printed no job id: %1").arg((QString::fromLocal8Bit(r.out) + r.err).trimmed())));
     return;
   }
   if (!r.err.trimmed().isEmpty()) emit log(r.err.trimmed());  // sbatch's warnings

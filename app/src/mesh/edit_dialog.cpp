@@ -1,16 +1,13 @@
 #include "mesh/edit_dialog.hpp"
 
-#include <QDialogButtonBox>
 #include <QFormLayout>
-#include <QLabel>
 #include <QLineEdit>
-#include <QPushButton>
 #include <QStringList>
 
 #include <utility>
 
 #include "document/design_document.hpp"
-#include "shell/inline_message.hpp"
+#include "shell/dialog_foot.hpp"
 
 namespace meshloom::app {
 
@@ -28,18 +25,7 @@ EditDialog::EditDialog(const QString& title, const std::vector<std::vector<QStri
     fields_.push_back(edit);
     connect(edit, &QLineEdit::textChanged, this, &EditDialog::update);
   }
-  preview_ = new QLabel(this);
-  preview_->setWordWrap(true);
-  preview_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  error_ = make_message_label(this);
-  form->addRow(preview_);
-  form->addRow(error_);
-  buttons_ = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
-  form->addRow(buttons_);
-  connect(buttons_, &QDialogButtonBox::accepted, this, [this] {
-    if (can_accept()) accept();
-  });
-  connect(buttons_, &QDialogButtonBox::rejected, this, &QDialog::reject);
+  foot_ = std::make_unique<DialogFoot>(this, form);
   update();
 }
 
@@ -49,9 +35,11 @@ std::vector<QString> EditDialog::texts() const {
   return out;
 }
 
-QString EditDialog::preview() const { return preview_->text(); }
-QString EditDialog::error() const { return error_->text(); }
-bool EditDialog::can_accept() const { return buttons_->button(QDialogButtonBox::Ok)->isEnabled(); }
+EditDialog::~EditDialog() = default;
+
+QString EditDialog::preview() const { return foot_->preview(); }
+QString EditDialog::error() const { return foot_->error(); }
+bool EditDialog::can_accept() const { return foot_->can_accept(); }
 
 QString EditDialog::describe(const Design& before, const Design& after) {
   QStringList axes;
@@ -63,9 +51,8 @@ QString EditDialog::describe(const Design& before, const Design& after) {
 
 void EditDialog::update() {
   const Outcome o = check_(texts());
-  preview_->setText(!o.design ? QString() : o.preview.isEmpty() ? describe(before_, *o.design) : o.preview);
-  show_message(error_, o.design ? QString() : o.error);
-  buttons_->button(QDialogButtonBox::Ok)->setEnabled(o.design.has_value());
+  foot_->show(!o.design ? QString() : o.preview.isEmpty() ? describe(before_, *o.design) : o.preview, o.error,
+              o.design.has_value());
 }
 
 }  // namespace meshloom::app

@@ -8,16 +8,17 @@
 #include <QString>
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "meshloom/design/design.hpp"
 
-class QDialogButtonBox;
-class QLabel;
 class QLineEdit;
 
 namespace meshloom::app {
+
+class DialogFoot;
 
 class EditDialog : public QDialog {
   Q_OBJECT
@@ -35,6 +36,7 @@ public:
   // `fields`: (label, initial text, placeholder) per line edit; `before`: the design the edit starts from.
   EditDialog(const QString& title, const std::vector<std::vector<QString>>& fields, Design before, Check check,
              QWidget* parent = nullptr);
+  ~EditDialog() override;
 
   [[nodiscard]] QLineEdit* field(std::size_t i) const { return fields_.at(i); }
   [[nodiscard]] std::vector<QString> texts() const;
@@ -52,9 +54,7 @@ private:
   Design before_;
   Check check_;
   std::vector<QLineEdit*> fields_;
-  QLabel* preview_ = nullptr;
-  QLabel* error_ = nullptr;
-  QDialogButtonBox* buttons_ = nullptr;
+  std::unique_ptr<DialogFoot> foot_;  // the preview, the error, OK and Cancel
 };
 
 }  // namespace meshloom::app

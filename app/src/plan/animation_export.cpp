@@ -101,9 +101,8 @@ void paint_page(QPainter& painter, const QRectF& page, QGraphicsScene& scene, co
 
 // The key's title: the tensor's shape as simulated ("[1024, 512]", "(scaled)" when it was cut down).
 QString key_title(const PlanAnimation& animation) {
-  QStringList dims;
-  for (const auto v : animation.grid().tensor_shape) dims << QString::number(v);
-  return QStringLiteral("blocks of [%1]%2").arg(dims.join(QStringLiteral(", ")), animation.scaled() ? QStringLiteral(" (scaled)") : QString());
+  return QStringLiteral("blocks of %1%2")
+      .arg(shape_text(animation.grid().tensor_shape), animation.scaled() ? QStringLiteral(" (scaled)") : QString());
 }
 
 }  // namespace

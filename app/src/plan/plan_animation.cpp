@@ -24,12 +24,6 @@ std::int64_t product(const Shape& s) {
   return p;
 }
 
-QString shape_text(const Shape& s) {
-  QStringList parts;
-  for (auto v : s) parts << QString::number(v);
-  return QLatin1Char('[') + parts.join(QStringLiteral(", ")) + QLatin1Char(']');
-}
-
 QString q(const std::string& s) { return QString::fromStdString(s); }
 QString q(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
 

@@ -124,11 +124,7 @@ QVariant PlanModel::data(const QModelIndex& index, int role) const {
         case CollectiveColumn: return collective_tip(step.collective);
         case FromToColumn:
           return tr("%1 → %2 on the axis; logical shape %3")
-              .arg(q(to_string(step.from)), q(to_string(step.to)), [&step] {
-                QStringList dims;
-                for (const auto d : step.logical_shape) dims << QString::number(d);
-                return QStringLiteral("[%1]").arg(dims.join(QStringLiteral(", ")));
-              }());
+              .arg(q(to_string(step.from)), q(to_string(step.to)), shape_text(step.logical_shape));
         case BytesColumn:
           return tr("Bytes of the local tensor each rank holds before the step (%1)")
               .arg(QLocale().formattedDataSize(step.bytes, 2, QLocale::DataSizeTraditionalFormat));

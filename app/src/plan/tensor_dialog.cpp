@@ -1,11 +1,8 @@
 #include "plan/tensor_dialog.hpp"
 
 #include <QComboBox>
-#include <QDialogButtonBox>
 #include <QFormLayout>
-#include <QLabel>
 #include <QLineEdit>
-#include <QPushButton>
 #include <QRegularExpression>
 #include <QStringList>
 
@@ -19,6 +16,7 @@
 #include "meshloom/design/edit.hpp"
 #include "meshloom/dtype.hpp"
 #include "meshloom/plan/state.hpp"
+#include "shell/dialog_foot.hpp"
 #include "shell/inline_message.hpp"
 
 namespace meshloom::app {
@@ -54,12 +52,6 @@ bool parse_shape(const QString& text, std::vector<std::int64_t>* shape, QString*
   return true;
 }
 
-QString shape_text(const std::vector<std::int64_t>& shape) {
-  QStringList parts;
-  for (const auto size : shape) parts << QString::number(size);
-  return QStringLiteral("[%1]").arg(parts.join(QStringLiteral(", ")));
-}
-
 void add_dtype_items(QComboBox* box) {
   for (const std::string_view name : dtype_names()) {
     const std::int64_t bytes = itemsize(*dtype_from_string(name));
@@ -93,20 +85,9 @@ TensorDialog::TensorDialog(Design before, const DesignTensor& initial, QWidget* 
   form->addRow(tr("D&type"), dtype_);
   form->addRow(tr("&Source"), src_);
   form->addRow(tr("T&arget"), dst_);
-  preview_ = new QLabel(this);
-  preview_->setWordWrap(true);
-  preview_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  error_ = make_message_label(this);
-  form->addRow(preview_);
-  form->addRow(error_);
-  buttons_ = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
-  form->addRow(buttons_);
+  foot_ = std::make_unique<DialogFoot>(this, form);
   for (QLineEdit* field : {name_, shape_, src_, dst_}) connect(field, &QLineEdit::textChanged, this, &TensorDialog::update);
   connect(dtype_, &QComboBox::currentIndexChanged, this, &TensorDialog::update);
-  connect(buttons_, &QDialogButtonBox::accepted, this, [this] {
-    if (can_accept()) accept();
-  });
-  connect(buttons_, &QDialogButtonBox::rejected, this, &QDialog::reject);
   update();
 }
 
@@ -135,9 +116,11 @@ TensorDialog::Outcome TensorDialog::check() const {
 }
 
 std::optional<DesignTensor> TensorDialog::tensor() const { return check().tensor; }
-QString TensorDialog::preview() const { return preview_->text(); }
-QString TensorDialog::error() const { return error_->text(); }
-bool TensorDialog::can_accept() const { return buttons_->button(QDialogButtonBox::Ok)->isEnabled(); }
+TensorDialog::~TensorDialog() = default;
+
+QString TensorDialog::preview() const { return foot_->preview(); }
+QString TensorDialog::error() const { return foot_->error(); }
+bool TensorDialog::can_accept() const { return foot_->can_accept(); }
 
 void TensorDialog::update() {
   const Outcome o = check();
@@ -149,9 +132,7 @@ void TensorDialog::update() {
                .arg(q(o.tensor->name), shape_text(o.tensor->shape), q(to_string(o.tensor->dtype)), format_bytes(bytes),
                     q(to_string(o.tensor->src)), q(to_string(o.tensor->dst)));
   }
-  preview_->setText(said);
-  show_message(error_, o.tensor ? QString() : o.error);
-  buttons_->button(QDialogButtonBox::Ok)->setEnabled(o.tensor.has_value());
+  foot_->show(said, o.error, o.tensor.has_value());
 }
 
 }  // namespace meshloom::app

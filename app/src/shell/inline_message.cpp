@@ -93,6 +93,12 @@ QString error_text(const std::exception& e) {
   return capitalized(QString::fromStdString(error != nullptr ? error->message() : std::string(e.what())));
 }
 
+QString shape_text(const std::vector<std::int64_t>& shape) {
+  QStringList parts;
+  for (const auto size : shape) parts << QString::number(size);
+  return QStringLiteral("[%1]").arg(parts.join(QStringLiteral(", ")));
+}
+
 QString counted(long long n, const QString& singular, const QString& plural) {
   return QStringLiteral("%1 %2").arg(n).arg(n == 1 ? singular : plural.isEmpty() ? singular + QLatin1Char('s') : plural);
 }

@@ -6,6 +6,9 @@
 #include <QColor>
 #include <QString>
 
+#include <cstdint>
+#include <vector>
+
 #include <exception>
 
 class QLabel;
@@ -38,5 +41,7 @@ void mark_error(QWidget* widget, bool error);
 // A count and its noun, singular for one: counted(1, "state") is "1 state", counted(9, "state") "9 states";
 // `plural` for nouns that do not take an s ("1 entry", "2 entries").
 [[nodiscard]] QString counted(long long n, const QString& singular, const QString& plural = QString());
+// A tensor's shape as the app writes it everywhere: "[1024, 512]" ("[]" for a 0-D tensor).
+[[nodiscard]] QString shape_text(const std::vector<std::int64_t>& shape);
 
 }  // namespace meshloom::app

@@ -650,6 +650,12 @@ void MainWindow::update_title() {
 
 // ---- Export -----------------------------------------------------------------------------------------------
 
+bool MainWindow::wrote(const QString& path) {
+  last_error_.clear();
+  statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+  return true;
+}
+
 bool MainWindow::export_code(CodeKind kind, const QString& path) {
   try {
     const std::string code = kind == CodeKind::PyTorch ? export_pytorch(doc_->design()) : export_jax(doc_->design());
@@ -658,9 +664,7 @@ bool MainWindow::export_code(CodeKind kind, const QString& path) {
     fail(error_text(e));
     return false;
   }
-  last_error_.clear();
-  statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
-  return true;
+  return wrote(path);
 }
 
 bool MainWindow::export_canvas(ImageKind kind, const QString& path) {
@@ -671,9 +675,7 @@ bool MainWindow::export_canvas(ImageKind kind, const QString& path) {
     fail(error);
     return false;
   }
-  last_error_.clear();
-  statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
-  return true;
+  return wrote(path);
 }
 
 bool MainWindow::export_plan(const QString& path) {
@@ -689,9 +691,7 @@ bool MainWindow::export_plan(const QString& path) {
     fail(error_text(e));
     return false;
   }
-  last_error_.clear();
-  statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
-  return true;
+  return wrote(path);
 }
 
 bool MainWindow::apply_calibration(const QString& path) {
@@ -782,9 +782,7 @@ bool MainWindow::export_animation(AnimationKind kind, const QString& path) {
     fail(error);
     return false;
   }
-  last_error_.clear();
-  statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
-  return true;
+  return wrote(path);
 }
 
 QString MainWindow::handout_title() const {
@@ -1253,9 +1251,7 @@ void MainWindow::update_overlay() {
     overlay_->set_frame(animation_->grid(), animation_->frame(k));
     overlay_frame_ = k;
     // The key to the blocks: the tensor as simulated (the shape the blocks are of).
-    QStringList dims;
-    for (const auto v : animation_->grid().tensor_shape) dims << QString::number(v);
-    QString title = QStringLiteral("%1 [%2]").arg(redistribution_->current_tensor(), dims.join(QStringLiteral(", ")));
+    QString title = QStringLiteral("%1 %2").arg(redistribution_->current_tensor(), shape_text(animation_->grid().tensor_shape));
     if (animation_->scaled()) title += tr(" (scaled)");
     view_->tensor_key()->set_grid(animation_->grid(), title);
     view_->content_changed();

@@ -185,6 +185,8 @@ protected:
   void closeEvent(QCloseEvent* event) override;
 
 private:
+  bool wrote(const QString& path);  // an export succeeded: no error, "Wrote <path>" in the status bar; true
+
   // What the canvas draws: an edit that leaves it equal does not rebuild the grid (nor refit the view).
   struct CanvasSource {
     MeshSpec mesh;

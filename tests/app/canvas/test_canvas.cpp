@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "canvas/canvas_export.hpp"
+#include "grid_support.hpp"
 #include "canvas/mesh_geometry.hpp"
 #include "canvas/mesh_grid_item.hpp"
 #include "canvas/mesh_view.hpp"
@@ -46,12 +47,7 @@ std::int64_t product(const std::vector<std::int64_t>& shape) {
 }
 
 // The grid of a mesh as the window builds it: ranks by position, hosts of `per_host` devices.
-MeshGridItem* make_grid(const DeviceMesh& mesh, std::int64_t per_host) {
-  const auto ranks = mesh.instances().values;
-  std::vector<std::int64_t> hosts;
-  for (auto r : ranks) hosts.push_back(r / per_host);
-  return new MeshGridItem(layout_mesh(mesh.shape()), ranks, std::move(hosts), mesh.names().value_or(Names{}));
-}
+using meshloom::app::testing::make_grid;
 
 DeviceMesh torchtitan_mesh() {
   meshloom::MeshSpec spec;

@@ -22,6 +22,7 @@
 
 #include "canvas/canvas_paint.hpp"
 #include "canvas/canvas_ruler.hpp"
+#include "grid_support.hpp"
 #include "canvas/mesh_geometry.hpp"
 #include "canvas/mesh_grid_item.hpp"
 #include "canvas/mesh_navigation.hpp"
@@ -53,12 +54,7 @@ const std::vector<Shape> kShapes{{1},        {6},          {2, 4},        {3, 1,
 
 const QString kLlama = QStringLiteral(MESHLOOM_EXAMPLES_DIR "/llama3-405b.meshloom.json");
 
-MeshGridItem* make_grid(const DeviceMesh& mesh, std::int64_t per_host) {
-  const auto ranks = mesh.instances().values;
-  std::vector<std::int64_t> hosts;
-  for (auto r : ranks) hosts.push_back(r / per_host);
-  return new MeshGridItem(layout_mesh(mesh.shape()), ranks, std::move(hosts), mesh.names().value_or(Names{}));
-}
+using meshloom::app::testing::make_grid;
 
 DeviceMesh llama() { return DeviceMesh::init({128, 16, 1, 8}, Names{"dp", "pp", "cp", "tp"}); }
 

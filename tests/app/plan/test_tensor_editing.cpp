@@ -30,6 +30,7 @@
 #include "plan/plan_model.hpp"
 #include "plan/redistribution_panel.hpp"
 #include "plan/tensor_dialog.hpp"
+#include "shell/inline_message.hpp"
 #include "shell/main_window.hpp"
 
 using namespace meshloom;
