@@ -708,6 +708,10 @@ Plan plan_redistribution(const PlanRequest& request, const CostModel& model) {
   validate(request);
   const Problem p = make_problem(request, model);
   if (resolve_planner(request) == PlannerKind::Graph) {
+    if (!request.flattened.empty() && model.prices_flattened_groups()) {
+      std::vector<Plan> pool = plan_k_cheapest(request, model, kAsRunPool);
+      return std::move(pool[cheapest_as_run(request, pool, model)]);
+    }
     std::size_t settled = 0;
     const Found found = dijkstra(p, compact(request.src), p.dst, settled);
     if (found.keys.empty()) raise_no_path(request);

@@ -2,8 +2,10 @@
 // group's collective where the model knows that (planner.hpp).
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
+#include "meshloom/error.hpp"
 #include "meshloom/plan/planner.hpp"
 
 namespace meshloom {
@@ -62,6 +64,21 @@ std::vector<double> price_plan_steps(const PlanRequest& request, const Plan& pla
     costs.push_back(cost);
   }
   return costs;
+}
+
+std::size_t cheapest_as_run(const PlanRequest& request, const std::vector<Plan>& plans, const CostModel& model) {
+  if (plans.empty()) raise(ErrorKind::ValueError, "cheapest_as_run: no plans to choose from");
+  std::size_t best = 0;
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    double cost = 0;
+    for (const double c : price_plan_steps(request, plans[i], model)) cost += c;
+    if (i == 0 || cost < best_cost) {
+      best = i;
+      best_cost = cost;
+    }
+  }
+  return best;
 }
 
 }  // namespace meshloom

@@ -480,6 +480,54 @@ TEST(CalibratedModel, AMergedStepIsPricedByItsFlattenedGroupsCurve) {
                    .flattened_step_cost(step_input(Collective::AllReduce, 0, square, 0, 1, 65536), {0, 1}));
 }
 
+// Where merged steps are priced as they run, the planner returns the cheapest of its cheapest paths as they run.
+// (2,2) of one host, 128x128 of 4 bytes (64 KiB), axes flattened, P(sum)P(sum) -> RR: the search's four cheapest
+// paths reduce-scatter on one axis, all-reduce half the tensor on the other and gather back (150 + 110 + 120 =
+// 380 us); the two all_reduces of 2 ranks (2 x 200 = 400 us by the edges) merge into one all_reduce of the 4-rank
+// group, 150 us as it runs: that is the plan. Other models keep the search's cheapest.
+TEST(CalibratedModel, ThePlannerComparesItsCheapestPathsAsTheyRunWhereStepsMerge) {
+  Calibration c = curves::keyed_calibration();
+  c.groups = {curves::piecewise("all_reduce", {2, 1, 2}, {{1024, 10}, {32768, 110}, {65536, 200}}),
+              curves::piecewise("all_reduce", {4, 1, 4}, {{1024, 15}, {65536, 150}}),
+              curves::piecewise("reduce_scatter", {2, 1, 2}, {{1024, 5}, {32768, 90}, {65536, 150}}),
+              curves::piecewise("all_gather", {2, 1, 2}, {{1024, 5}, {32768, 80}, {65536, 120}})};
+  const CalibratedCostModel model(c, {});
+  EXPECT_TRUE(model.prices_flattened_groups());
+  PlanRequest r = request({2, 2}, {128, 128}, "P(sum)P(sum)", "RR");
+  r.flattened = {{0, 1}};
+  const std::vector<Plan> cheapest = plan_k_cheapest(r, model, kAsRunPool);
+  ASSERT_GE(cheapest.size(), 5U);
+  EXPECT_DOUBLE_EQ(cheapest[0].cost, 380.0);
+  EXPECT_EQ(cheapest[0].steps.size(), 3U);
+  const std::size_t as_run = cheapest_as_run(r, cheapest, model);
+  EXPECT_DOUBLE_EQ(cheapest[as_run].cost, 400.0);
+
+  const Plan plan = plan_redistribution(r, model);
+  ASSERT_EQ(plan.steps.size(), 1U);
+  EXPECT_TRUE(plan.steps[0].merged);
+  EXPECT_EQ(plan.steps[0].collective, Collective::AllReduce);
+  EXPECT_EQ(plan.steps[0].axes, (std::vector<std::size_t>{0, 1}));
+  EXPECT_DOUBLE_EQ(plan.cost, 400.0);  // the edges' sum, as ever
+  EXPECT_EQ(price_plan_steps(r, plan, model), (std::vector<double>{150.0}));
+  EXPECT_EQ(plan.path, cheapest[as_run].path);
+
+  // Without the flattened group nothing merges: the search's cheapest.
+  PlanRequest plain = r;
+  plain.flattened.clear();
+  EXPECT_DOUBLE_EQ(plan_redistribution(plain, model).cost, 380.0);
+  // Per-axis fits only price no merged step: the search's cheapest, as PyTorch plans.
+  Calibration fits = c;
+  fits.groups.clear();
+  fits.axes["dp"]["all_reduce"] = CollectiveFit{.alpha_us = 1, .busbw_gbps = 1};
+  fits.axes["tp"]["all_reduce"] = CollectiveFit{.alpha_us = 1, .busbw_gbps = 1};
+  EXPECT_FALSE(CalibratedCostModel(fits, {"dp", "tp"}).prices_flattened_groups());
+  const CommCostModel comm({2, 2}, 8);
+  EXPECT_FALSE(comm.prices_flattened_groups());
+  const std::vector<Plan> comm_cheapest = plan_k_cheapest(r, comm, 1);
+  EXPECT_EQ(plan_redistribution(r, comm).path, comm_cheapest[0].path);
+  EXPECT_THROW((void)cheapest_as_run(r, {}, model), Error);
+}
+
 TEST(CalibrationMismatch, FitsPriceTheirMeshCurvesAnyMeshTheJobCanPlace) {
   // Curves from a job of 4 ranks: any mesh of up to 4 ranks, whatever its shape; more only when extrapolating.
   const Calibration curves_of_four = curves::keyed_calibration();

@@ -61,6 +61,9 @@ public:
   // PyTorch's planner do. A model that knows the flattened group's own cost (the calibrated one) returns it.
   [[nodiscard]] virtual std::optional<double> flattened_step_cost(const StepCostInput& step,
                                                                   const std::vector<std::size_t>& axes) const;
+  // Whether flattened_step_cost prices any merged step (then a plan's cost as it runs can order plans differently
+  // from the search's sum of edges, and the graph planner compares its cheapest paths as they run). False here.
+  [[nodiscard]] virtual bool prices_flattened_groups() const noexcept { return false; }
   [[nodiscard]] virtual std::string_view name() const noexcept = 0;
 
 protected:
@@ -286,6 +289,8 @@ public:
   // on 1 host, priced by that curve rather than by two all_gathers of 2 ranks.
   [[nodiscard]] std::optional<double> flattened_step_cost(const StepCostInput& step,
                                                           const std::vector<std::size_t>& axes) const override;
+  // With curves.
+  [[nodiscard]] bool prices_flattened_groups() const noexcept override { return !calibration_.groups.empty(); }
   [[nodiscard]] std::string_view name() const noexcept override { return "calibrated"; }
   [[nodiscard]] const Calibration& calibration() const noexcept { return calibration_; }
   [[nodiscard]] const CalibratedOptions& options() const noexcept { return options_; }
