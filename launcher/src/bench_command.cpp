@@ -40,9 +40,12 @@ namespace meshloom::launcher {
 
 namespace {
 
+// calibrate's rounds when --rounds is not given (at most -n).
+constexpr std::int64_t kCalibrateRounds = 4;
+
 struct BenchCliOptions {
-  std::string design, shape, names, world, axes, collectives, min_bytes, max_bytes, step_factor, warmup, iters, dtype,
-      op, timeout, jsonl, out, from, timing, backend = "mpi";
+  std::string design, shape, names, world, axes, collectives, min_bytes, max_bytes, step_factor, warmup, iters, rounds,
+      dtype, op, timeout, jsonl, out, from, timing, backend = "mpi";
   std::vector<std::string> flatten;
   bool check = false;
   bool shapes = false;  // calibrate --shapes
@@ -129,6 +132,13 @@ BenchSettings parse_settings(const BenchCliOptions& o, const CLI::App& cmd, cons
   s.sizes = size_sweep(min_bytes, max_bytes, factor);
   if (given("--warmup-iters")) s.warmup_iters = parse_int(o.warmup, "-w");
   if (given("--iters")) s.iters = parse_int(o.iters, "-n");
+  // calibrate spreads every row over the sweep's time (a slow spell then does not fall on the few rows measured
+  // during it, skewing one collective's curve); bench is nccl-tests' one pass.
+  if (given("--rounds")) {
+    s.rounds = parse_int(o.rounds, "--rounds");
+  } else if (command == "calibrate") {
+    s.rounds = std::clamp<std::int64_t>(s.iters, 1, kCalibrateRounds);
+  }
   if (given("--dtype")) {
     const auto d = dtype_from_string(o.dtype);
     if (!d) {
@@ -324,7 +334,7 @@ int run_live(const BenchCliOptions& o, const CLI::App& cmd, const std::string& c
 int run_from_file(const BenchCliOptions& o, const CLI::App& cmd) {
   try {
     for (const char* name : {"--design", "--shape", "--names", "--world", "--flatten", "--axes", "--collectives",
-                             "--minbytes", "--maxbytes", "--stepfactor", "--warmup-iters", "--iters", "--timing", "--dtype", "--op",
+                             "--minbytes", "--maxbytes", "--stepfactor", "--warmup-iters", "--iters", "--rounds", "--timing", "--dtype", "--op",
                              "--timeout", "--jsonl", "--check", "--backend", "--shapes"}) {
       if (cmd.count(name) > 0) {
         raise(ErrorKind::ValueError, std::string("--from reads a finished bench run; ") + name +
@@ -360,6 +370,10 @@ void add_sweep_options(CLI::App* cmd, BenchCliOptions& o) {
   cmd->add_option("-f,--stepfactor", o.step_factor, "Size multiplication factor (default 2)")->type_name("F");
   cmd->add_option("-w,--warmup-iters", o.warmup, "Warm-up iterations per size (default 5)")->type_name("N");
   cmd->add_option("-n,--iters", o.iters, "Timed iterations per size (default 20)")->type_name("N");
+  cmd->add_option("--rounds", o.rounds,
+                  "Run the sweep this many times, each size a share of -n each time, reported over all of them "
+                  "(bench's default 1; calibrate's 4, or -n when smaller)")
+      ->type_name("N");
   cmd->add_option("--timing", o.timing,
                   "pipelined: iterations back to back, one wait (nccl-tests; bench's default); single_shot: each "
                   "iteration alone after a barrier, as a training step meets it (calibrate's default)")

@@ -129,6 +129,7 @@ std::string config_record(const BenchRunInfo& info) {
   j["op"] = std::string(to_string(info.op));
   j["sizes"] = info.sizes;
   j["warmup_iters"] = info.warmup_iters;
+  j["rounds"] = info.rounds;
   j["iters"] = info.iters;
   j["check"] = info.check;
   j["timeout_s"] = info.timeout_s;

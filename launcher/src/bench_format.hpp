@@ -106,6 +106,7 @@ struct BenchRunInfo {
   ReduceOp op = ReduceOp::Sum;
   std::int64_t warmup_iters = 5;
   std::int64_t iters = 20;
+  std::int64_t rounds = 1;
   bool check = false;
   double timeout_s = 60;
   TimingMode timing = TimingMode::Pipelined;

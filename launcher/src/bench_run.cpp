@@ -130,6 +130,10 @@ void validate_bench_settings(const BenchSettings& s, const DeviceMesh& mesh, con
   if (s.sizes.empty()) raise(ErrorKind::ValueError, "no message size to run");
   if (s.iters < 1) raise(ErrorKind::ValueError, "-n " + std::to_string(s.iters) + ": at least 1 iteration");
   if (s.warmup_iters < 0) raise(ErrorKind::ValueError, "-w " + std::to_string(s.warmup_iters) + ": must be >= 0");
+  if (s.rounds < 1 || s.rounds > s.iters) {
+    raise(ErrorKind::ValueError, "--rounds " + std::to_string(s.rounds) + ": must be in [1, " + std::to_string(s.iters) +
+                                     "] (at most one round per iteration, -n)");
+  }
   if (!(s.timeout_s >= 0) || s.timeout_s > 1e6) {
     raise(ErrorKind::ValueError, "--timeout " + std::to_string(s.timeout_s) + ": seconds in 0..1000000 (0 = none)");
   }
@@ -173,7 +177,10 @@ std::string header_text(const BenchRunInfo& info, const BenchSettings& s, const 
   h += "# sizes " + format_size(s.sizes.front()) + " .. " + format_size(s.sizes.back()) + " (" +
        std::to_string(s.sizes.size()) + " sizes), dtype " + std::string(to_string(s.dtype)) + ", op " +
        std::string(to_string(s.op)) + ", warm-up " + std::to_string(s.warmup_iters) + ", iterations " +
-       std::to_string(s.iters) + ", check " + (s.check ? "on" : "off") + ", timeout " +
+       std::to_string(s.iters) +
+       (s.rounds > 1 ? " in " + std::to_string(s.rounds) + " rounds (the sweep repeated, warm-up each round)"
+                     : std::string()) +
+       ", check " + (s.check ? "on" : "off") + ", timeout " +
        (s.timeout_s > 0 ? seconds_text(s.timeout_s) : std::string("none")) + "\n";
   h += "# collectives " + join(info.collectives, {.separator = ", "}) + "\n";
   h += "# axes " + (axes.run.empty() ? std::string("none") : join(axes.run, {.separator = ", "}));
@@ -226,6 +233,7 @@ BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups
   info.op = s.op;
   info.warmup_iters = s.warmup_iters;
   info.iters = s.iters;
+  info.rounds = s.rounds;
   info.check = s.check;
   info.timeout_s = s.timeout_s;
   info.timing = s.timing;
@@ -257,117 +265,135 @@ BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups
       for (const auto size : s.sizes) total_rows += size_counts(c, size, item, n).count > 0 ? 1 : 0;
     }
   }
-  const Progress progress(lead && ::isatty(STDERR_FILENO) == 1, total_rows);
-  const TimingPlan timing{.mode = s.timing, .warmup = s.warmup_iters, .iters = s.iters};
+  const Progress progress(lead && ::isatty(STDERR_FILENO) == 1, total_rows * s.rounds);
+  // This rank's times of every row, pooled over the rounds (in row order).
+  std::vector<std::vector<double>> pooled(static_cast<std::size_t>(total_rows));
 
   std::int64_t done = 0;
   std::int64_t all_wrong = 0;
   double busbw_total = 0;
-  for (const auto& axis : axes.run) {
-    const AxisRef ref = axis;
-    const std::int64_t n = mesh.size(ref);
-    const RankTensor axis_groups = mesh.groups(ref);
-    const std::int64_t group_count = axis_groups.shape.front();
-    const GroupSpan span = group_span(axis_groups, info.hosts);
-    comm::Communicator* c = groups.get(axis);
-    const std::int64_t me = c != nullptr ? c->rank() : -1;
-    std::int64_t axis_wrong = 0;
-    double axis_busbw = 0;
-    std::int64_t axis_rows = 0;
-    if (lead && s.print_tables) {
-      out << "#\n# axis " << axis << ": " << group_count << (group_count == 1 ? " group" : " groups") << " of " << n
-          << (n == 1 ? " rank" : " ranks") << " (" << span.hosts << (span.hosts == 1 ? " host, " : " hosts, ")
-          << span.ranks_per_host << (span.ranks_per_host == 1 ? " rank" : " ranks") << " per host"
-          << (span.uniform ? "" : " at most, not alike in every group") << "), run at the same time\n"
-          << table_header() << std::flush;
-    }
-    for (const auto collective : s.collectives) {
-      const CollectiveDef& def = collective_def(collective);
-      if (lead && s.print_tables) out << "# " << def.name() << "\n";
-      std::vector<std::int64_t> too_small;
-      for (const auto size : s.sizes) {
-        Buffers b;
-        b.host.counts = def.counts(size / item, item, n);
-        b.host.dtype = s.dtype;
-        b.host.op = s.op;
-        b.host.me = me;
-        b.host.n = n;
-        if (b.host.counts.count == 0) {
-          too_small.push_back(size);
-          continue;
-        }
-        if (s.fault) s.fault->maybe_fire(world.rank(), done);
-        if (lead) progress.show(done, axis + " " + std::string(def.name()) + " " + format_size(size));
-        if (c != nullptr) {
-          def.fill(b.host);
-          if (staged) {
-            b.device_in = backend->allocate(b.host.in.size());
-            if (!b.host.out.empty()) b.device_out = backend->allocate(b.host.out.size());
-            b.upload();
+  // With rounds, the whole sweep runs `rounds` times, each row a share of the iterations each time; the last round
+  // reports every row over all of its iterations (and runs --check), so a slow spell of the machine is spread over
+  // every row instead of falling on the rows measured during it.
+  for (std::int64_t round = 0; round < s.rounds; ++round) {
+    const bool last = round + 1 == s.rounds;
+    const TimingPlan timing{.mode = s.timing, .warmup = s.warmup_iters, .iters = round_iterations(s.iters, s.rounds, round)};
+    std::size_t row = 0;
+    for (const auto& axis : axes.run) {
+      const AxisRef ref = axis;
+      const std::int64_t n = mesh.size(ref);
+      const RankTensor axis_groups = mesh.groups(ref);
+      const std::int64_t group_count = axis_groups.shape.front();
+      const GroupSpan span = group_span(axis_groups, info.hosts);
+      comm::Communicator* c = groups.get(axis);
+      const std::int64_t me = c != nullptr ? c->rank() : -1;
+      std::int64_t axis_wrong = 0;
+      double axis_busbw = 0;
+      std::int64_t axis_rows = 0;
+      const bool print = last && lead && s.print_tables;
+      if (print) {
+        out << "#\n# axis " << axis << ": " << group_count << (group_count == 1 ? " group" : " groups") << " of " << n
+            << (n == 1 ? " rank" : " ranks") << " (" << span.hosts << (span.hosts == 1 ? " host, " : " hosts, ")
+            << span.ranks_per_host << (span.ranks_per_host == 1 ? " rank" : " ranks") << " per host"
+            << (span.uniform ? "" : " at most, not alike in every group") << "), run at the same time\n"
+            << table_header() << std::flush;
+      }
+      for (const auto collective : s.collectives) {
+        const CollectiveDef& def = collective_def(collective);
+        if (print) out << "# " << def.name() << "\n";
+        std::vector<std::int64_t> too_small;
+        for (const auto size : s.sizes) {
+          Buffers b;
+          b.host.counts = def.counts(size / item, item, n);
+          b.host.dtype = s.dtype;
+          b.host.op = s.op;
+          b.host.me = me;
+          b.host.n = n;
+          if (b.host.counts.count == 0) {
+            too_small.push_back(size);
+            continue;
           }
-        }
-        const auto launch = [&] { def.launch(*c, b.in_data(), b.out_data(), b.host.counts, s.dtype, s.op); };
-        // Single-shot iterations get freshly written buffers, as the executor's steps and a training step do.
-        const auto refill = [&] {
-          def.fill(b.host);
-          if (staged) b.upload();
-        };
-        const std::vector<double> times = time_iterations(world, c, timing, launch, refill);
-        const IterationStats stats = iteration_stats(world, times, s.iters, info.hosts);
-        std::int64_t wrong = 0;
-        if (s.check) {
-          // Untimed: fresh inputs, one run, the closed form on every rank.
+          const std::size_t this_row = row++;
+          std::vector<double>& times = pooled[this_row];
+          if (s.fault && last) s.fault->maybe_fire(world.rank(), static_cast<std::int64_t>(this_row));
+          if (lead) {
+            progress.show(done, axis + " " + std::string(def.name()) + " " + format_size(size) +
+                                    (s.rounds > 1 ? ", round " + std::to_string(round + 1) + "/" + std::to_string(s.rounds)
+                                                  : std::string()));
+          }
           if (c != nullptr) {
             def.fill(b.host);
-            b.upload();
-            launch();
-            c->synchronize();
-            b.download();
-            wrong = def.wrong(b.host);
+            if (staged) {
+              b.device_in = backend->allocate(b.host.in.size());
+              if (!b.host.out.empty()) b.device_out = backend->allocate(b.host.out.size());
+              b.upload();
+            }
           }
-          wrong = sum_over_world(world, wrong);
-        }
-        ++done;
-        if (!lead) continue;
+          const auto launch = [&] { def.launch(*c, b.in_data(), b.out_data(), b.host.counts, s.dtype, s.op); };
+          // Single-shot iterations get freshly written buffers, as the executor's steps and a training step do.
+          const auto refill = [&] {
+            def.fill(b.host);
+            if (staged) b.upload();
+          };
+          const std::vector<double> round_times = time_iterations(world, c, timing, launch, refill);
+          times.insert(times.end(), round_times.begin(), round_times.end());
+          ++done;
+          if (!last) continue;
+          const IterationStats stats = iteration_stats(world, times, s.iters, info.hosts);
+          std::int64_t wrong = 0;
+          if (s.check) {
+            // Untimed: fresh inputs, one run, the closed form on every rank.
+            if (c != nullptr) {
+              def.fill(b.host);
+              b.upload();
+              launch();
+              c->synchronize();
+              b.download();
+              wrong = def.wrong(b.host);
+            }
+            wrong = sum_over_world(world, wrong);
+          }
+          if (!lead) continue;
 
-        BenchResult r;
-        r.axis = axis;
-        r.group_size = n;
-        r.groups = group_count;
-        r.span = span;
-        r.collective = collective;
-        r.dtype = s.dtype;
-        r.op = s.op;
-        r.bytes = b.host.counts.bytes;
-        r.count = b.host.counts.count;
-        r.timing = s.timing;
-        r.stats = stats;
-        r.time_us = stats.p50_us;
-        r.algbw_gbps = algbw_gbps(r.bytes, r.time_us);
-        r.busbw_gbps = busbw_gbps(collective, r.algbw_gbps, n);
-        r.wrong = wrong;
-        r.checked = s.check;
-        axis_wrong += r.wrong;
-        axis_busbw += r.busbw_gbps;
-        ++axis_rows;
-        sink.write(result_record(r));
-        if (s.print_tables) {
-          progress.clear();
-          out << table_row(r) << std::flush;
+          BenchResult r;
+          r.axis = axis;
+          r.group_size = n;
+          r.groups = group_count;
+          r.span = span;
+          r.collective = collective;
+          r.dtype = s.dtype;
+          r.op = s.op;
+          r.bytes = b.host.counts.bytes;
+          r.count = b.host.counts.count;
+          r.timing = s.timing;
+          r.stats = stats;
+          r.time_us = stats.p50_us;
+          r.algbw_gbps = algbw_gbps(r.bytes, r.time_us);
+          r.busbw_gbps = busbw_gbps(collective, r.algbw_gbps, n);
+          r.wrong = wrong;
+          r.checked = s.check;
+          axis_wrong += r.wrong;
+          axis_busbw += r.busbw_gbps;
+          ++axis_rows;
+          sink.write(result_record(r));
+          if (s.print_tables) {
+            progress.clear();
+            out << table_row(r) << std::flush;
+          }
+          outcome.sweep.results.push_back(std::move(r));
         }
-        outcome.sweep.results.push_back(std::move(r));
+        if (print && !too_small.empty()) {
+          out << "# " << def.name() << ": sizes below " << format_size(n * item) << " skipped (" << too_small.size()
+              << "): no element per rank\n";
+        }
       }
-      if (lead && s.print_tables && !too_small.empty()) {
-        out << "# " << def.name() << ": sizes below " << format_size(n * item) << " skipped (" << too_small.size()
-            << "): no element per rank\n";
+      all_wrong += axis_wrong;
+      busbw_total += axis_busbw;
+      if (print) {
+        progress.clear();
+        out << table_footer(axis_wrong, s.check, axis_rows > 0 ? axis_busbw / static_cast<double>(axis_rows) : 0.0)
+            << std::flush;
       }
-    }
-    all_wrong += axis_wrong;
-    busbw_total += axis_busbw;
-    if (lead && s.print_tables) {
-      progress.clear();
-      out << table_footer(axis_wrong, s.check, axis_rows > 0 ? axis_busbw / static_cast<double>(axis_rows) : 0.0)
-          << std::flush;
     }
   }
   if (lead) progress.clear();

@@ -32,6 +32,9 @@ struct BenchSettings {
   std::vector<std::int64_t> sizes;
   std::int64_t warmup_iters = 5;
   std::int64_t iters = 20;
+  // The sweep runs `rounds` times, each row iters / rounds of its iterations each time (timing.hpp:
+  // round_iterations); every row is reported in the last round, over all of its iterations. 1: nccl-tests' sweep.
+  std::int64_t rounds = 1;
   TimingMode timing = TimingMode::Pipelined;
   DType dtype = DType::Float32;
   ReduceOp op = ReduceOp::Sum;

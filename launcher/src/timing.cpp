@@ -126,6 +126,11 @@ std::vector<double> to_micros(const std::vector<double>& seconds) {
   return out;
 }
 
+std::int64_t round_iterations(std::int64_t total, std::int64_t rounds, std::int64_t round) noexcept {
+  if (rounds <= 0) return total;
+  return total / rounds + (round < total % rounds ? 1 : 0);
+}
+
 IterationStats summarize(std::vector<double> values) {
   IterationStats s;
   s.iterations = static_cast<std::int64_t>(values.size());

@@ -79,6 +79,10 @@ struct IterationStats {
 [[nodiscard]] double quantile(const std::vector<double>& sorted, double q);
 // The median of `values` (the mean of the middle two for an even count); 0 for none.
 [[nodiscard]] double median(std::vector<double> values);
+// Rounds: `total` iterations split over `rounds` runs of a measurement spread in time (calibrate's sweep repeated,
+// validate's candidates taken in turn), the iterations of round `round` (0-based): total / rounds, one more for the
+// first total % rounds rounds. Their pooled times are one measurement of `total` iterations.
+[[nodiscard]] std::int64_t round_iterations(std::int64_t total, std::int64_t rounds, std::int64_t round) noexcept;
 // Seconds as microseconds, element by element (the records' *_us lists).
 [[nodiscard]] std::vector<double> to_micros(const std::vector<double>& seconds);
 

@@ -202,6 +202,30 @@ TEST(Timing, OneValueHasNoSpread) {
   EXPECT_EQ(summarize({}).iterations, 0);
 }
 
+// Rounds split the iterations as evenly as they go, the first rounds taking the remainder; together they are all of
+// them, for every total and every number of rounds up to it.
+TEST(Timing, RoundsShareTheIterations) {
+  EXPECT_EQ(round_iterations(20, 4, 0), 5);
+  EXPECT_EQ(round_iterations(9, 3, 2), 3);
+  EXPECT_EQ(round_iterations(10, 4, 0), 3);
+  EXPECT_EQ(round_iterations(10, 4, 1), 3);
+  EXPECT_EQ(round_iterations(10, 4, 2), 2);
+  EXPECT_EQ(round_iterations(10, 4, 3), 2);
+  EXPECT_EQ(round_iterations(7, 0, 0), 7);  // no rounds: one pass
+  for (std::int64_t total = 1; total <= 40; ++total) {
+    for (std::int64_t rounds = 1; rounds <= total; ++rounds) {
+      std::int64_t sum = 0;
+      for (std::int64_t r = 0; r < rounds; ++r) {
+        const std::int64_t k = round_iterations(total, rounds, r);
+        EXPECT_GE(k, 1) << total << " in " << rounds;
+        EXPECT_LE(k, total / rounds + 1) << total << " in " << rounds;
+        sum += k;
+      }
+      EXPECT_EQ(sum, total) << total << " in " << rounds;
+    }
+  }
+}
+
 TEST(Timing, StatsOverRanksNameTheStragglerAndItsHost) {
   ScriptedComm control;  // one rank: the mean over ranks is its own time, and it is the slowest every time
   const IterationStats s = iteration_stats(control, {4, 2, 9}, 3, {"node-a"});
