@@ -90,6 +90,12 @@ struct RankBuffers {
                                       const Plan& plan, const RunSettings& settings, const RankBuffers& buffers,
                                       const StepObserver& observer = {});
 
+// One step's timings from several runs of its plan (validate's rounds, each an execute_plan of a few iterations) as
+// one timing of all their iterations, in round order: the whole step's and the collective's medians over every
+// iteration, the collective's statistics over every iteration (timing.hpp's summarize), and as straggler the rank
+// the rounds named slowest in the most iterations (the lowest rank on a tie). ValueError for no rounds.
+[[nodiscard]] StepTiming pool_rounds(const std::vector<StepTiming>& rounds);
+
 
 
 }  // namespace meshloom::launcher

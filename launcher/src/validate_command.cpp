@@ -1,7 +1,8 @@
 // `meshloom-launch validate`: do the cost models pick the plans that are really fastest? Under mpirun, for every
 // request of a suite (the bundled default for the world, or --suite FILE), the k cheapest distinct plans under each
 // model (fixed, comm, calibrated; plan_k_cheapest over the graph planner's states) run for real through the engine's
-// executor, every element verified, every step's collective timed by the single_shot protocol. Then, per model: the
+// executor, every element verified, every step's collective timed by the single_shot protocol (the candidates taken
+// in turn over --rounds rounds, so that the machine's slow spells fall on all of them). Then, per model: the
 // share of requests where its own pick was the measured fastest (ties within the run's noise count), the median and
 // p90 of |predicted - measured| / measured per step and per plan, and the rank correlation (validate_report.hpp).
 //
@@ -42,6 +43,7 @@
 #include "slurm_job.hpp"
 #include "test_fault.hpp"
 #include "text_format.hpp"
+#include "validate_drift.hpp"
 #include "validate_report.hpp"
 #include "validate_suite.hpp"
 
@@ -52,7 +54,7 @@ namespace {
 using ojson = nlohmann::ordered_json;
 
 struct ValidateOptions {
-  std::string calibration, suite, k = "3", iterations = "9", timeout = "60", jsonl, backend = "mpi", devices_per_host;
+  std::string calibration, suite, k = "3", iterations = "9", rounds = "3", timeout = "60", jsonl, backend = "mpi", devices_per_host;
   bool extrapolate = false;
 };
 
@@ -76,6 +78,7 @@ struct Prepared {
   Calibration calibration;
   std::string calibration_path;
   std::size_t k = 3;
+  std::int64_t rounds = 3;
   std::int64_t devices_per_host = 8;
   RunSettings settings;
   double timeout_s = kDefaultTimeoutS;
@@ -116,11 +119,16 @@ PreparedRequest prepare_request(const Prepared& p, const SuiteRequest& item, std
   }
   const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(models.back().get());
   std::map<std::string, std::size_t> by_path;
-  std::vector<std::vector<std::size_t>> proposals(models.size());  // [model]: its k cheapest, as candidates
+  std::vector<std::size_t> picks(models.size());  // [model]: its pick, as a candidate
   for (std::size_t m = 0; m < models.size(); ++m) {
     std::vector<Plan> plans;
+    // The model's pick is the plan the planner gives it (plan_redistribution): its search's cheapest, or where merged
+    // steps are priced as the flattened group's collective, the cheapest as it runs of kAsRunPool cheapest paths.
+    const bool as_run = !s.request.flattened.empty() && models[m]->prices_flattened_groups();
+    std::size_t pick = 0;
     try {
-      plans = plan_k_cheapest(s.request, *models[m], p.k);
+      plans = plan_k_cheapest(s.request, *models[m], as_run ? std::max(p.k, kAsRunPool) : p.k);
+      pick = cheapest_as_run(s.request, plans, *models[m]);
     } catch (const Error& e) {
       std::string why = "request " + std::to_string(index) + " (" + item.label + "), " + p.models[m] + " model: " + e.what();
       if (calibrated != nullptr && m + 1 == models.size()) {
@@ -133,6 +141,7 @@ PreparedRequest prepare_request(const Prepared& p, const SuiteRequest& item, std
       raise(e.kind(), why);
     }
     for (std::size_t rank = 0; rank < plans.size(); ++rank) {
+      if (rank >= p.k && rank != pick) continue;  // of a wider pool, the k cheapest and the pick run
       const std::string who = p.models[m] + "#" + std::to_string(rank);
       // By the steps that run, each with the states around it: two paths that differ only inside a merged step
       // (P(sum)P(sum) through RP(sum) or P(sum)R, merged into one all_reduce on the flattened group) run the same
@@ -149,7 +158,7 @@ PreparedRequest prepare_request(const Prepared& p, const SuiteRequest& item, std
         r.candidates.push_back({std::move(plans[rank]), {}});
       }
       r.candidates[it->second].proposed_by.push_back(who);
-      proposals[m].push_back(it->second);
+      if (rank == pick) picks[m] = it->second;
     }
   }
   for (const auto& c : r.candidates) {
@@ -164,16 +173,7 @@ PreparedRequest prepare_request(const Prepared& p, const SuiteRequest& item, std
     r.step_costs.push_back(std::move(steps));
     r.total_costs.push_back(std::move(totals));
   }
-  // A model's pick: of the plans its search found cheapest, the one it prices lowest as the plan runs (the search
-  // prices a merged step as its edges, the run as one collective on the flattened group: page 5); its search's
-  // order breaks ties, so without merged steps the pick is its cheapest plan.
-  for (std::size_t m = 0; m < models.size(); ++m) {
-    std::size_t pick = proposals[m].front();
-    for (const std::size_t c : proposals[m]) {
-      if (r.total_costs[c][m] < r.total_costs[pick][m]) pick = c;
-    }
-    r.pick.push_back(pick);
-  }
+  r.pick = std::move(picks);
   return r;
 }
 
@@ -192,6 +192,11 @@ Prepared prepare(const ValidateOptions& o, const CLI::App& cmd, std::int64_t wor
   p.settings.iterations = parse_int(o.iterations, "--iterations");
   if (p.settings.iterations < 3 || p.settings.iterations > 100000) {
     raise(ErrorKind::ValueError, "--iterations \"" + o.iterations + "\": must be in [3, 100000] (ties need a spread)");
+  }
+  p.rounds = parse_int(o.rounds, "--rounds");
+  if (p.rounds < 1 || p.rounds > p.settings.iterations) {
+    raise(ErrorKind::ValueError, "--rounds \"" + o.rounds + "\": must be in [1, " +
+                                     std::to_string(p.settings.iterations) + "] (at most one round per iteration)");
   }
   p.settings.fault = test_fault_from_env();
   if (cmd.count("--timeout") > 0) p.timeout_s = parse_timeout_seconds(o.timeout);
@@ -238,6 +243,7 @@ ojson config_json(const Prepared& p, const comm::Communicator& world, const Live
       {"models", p.models},
       {"k", p.k},
       {"iterations", p.settings.iterations},
+      {"rounds", p.rounds},
       {"requests", p.requests.size()},
       {"devices_per_host", p.devices_per_host},
       {"tie_floor", kTieFloor},
@@ -361,9 +367,23 @@ int run_live(const ValidateOptions& o, const CLI::App& cmd) {
                 << " devices per host), calibrated (" << p.calibration_path
                 << (p.calibration.timing.empty() ? std::string() : ", " + p.calibration.timing) << "); the " << p.k
                 << " cheapest plans of each; " << p.settings.iterations
-                << " iterations per step (collective: single_shot, p50 of the mean over the ranks)\n\n"
+                << " iterations per step in " << p.rounds << (p.rounds == 1 ? " round" : " rounds")
+                << " (collective: single_shot, p50 of the mean over the ranks)\n\n"
                 << std::flush;
     }
+    // The drift check (validate_drift.hpp) on the first request's mesh, before the requests and after them.
+    const auto drift = [&](const char* when) {
+      const PreparedRequest& first = p.requests.front();
+      std::optional<DriftCheck> check = check_drift(world, backend, p.calibration, first.item.setup.request.mesh_shape,
+                                                    first.names, hosts, when);
+      if (lead && check) {
+        sink.write(drift_json(*check).dump());
+        std::cout << drift_line(*check) << "\n" << std::flush;
+      }
+      return check;
+    };
+    const std::optional<DriftCheck> drift_before = drift("before");
+    if (lead && drift_before) std::cout << "\n" << std::flush;
     int status = 0;
     std::map<std::string, comm::MeshGroups> groups_by_mesh;
     std::vector<RequestMeasurement> measured_requests;
@@ -388,9 +408,34 @@ int run_live(const ValidateOptions& o, const CLI::App& cmd) {
       }
       if (lead) sink.write(request_json(p, r, i).dump());
       const RankBuffers buffers = rank_buffers(q, world.rank());
+      // The candidates run in rounds, each round every candidate once with its share of the iterations, the order
+      // turned by one each round: a slow spell of the machine then falls on every candidate alike instead of on
+      // the one that ran during it, and the medians and standard errors are over every round.
+      const std::size_t count = r.candidates.size();
+      std::vector<std::vector<std::vector<StepTiming>>> rounds_of(count);  // [candidate][step][round]
+      std::vector<RunOutcome> outcomes(count);
+      for (std::size_t j = 0; j < count; ++j) {
+        rounds_of[j].resize(r.candidates[j].plan.steps.size());
+        outcomes[j].verified = true;
+      }
+      for (std::int64_t round = 0; round < p.rounds; ++round) {
+        RunSettings settings = p.settings;
+        settings.iterations = round_iterations(p.settings.iterations, p.rounds, round);
+        for (std::size_t turn = 0; turn < count; ++turn) {
+          const std::size_t j = (turn + static_cast<std::size_t>(round)) % count;
+          const StepObserver observe = [&](std::size_t s, const StepTiming& t) { rounds_of[j][s].push_back(t); };
+          const RunOutcome outcome =
+              execute_plan(world, g->second, r.names, q, r.candidates[j].plan, settings, buffers, observe);
+          outcomes[j].elements_checked = outcome.elements_checked;
+          if (!outcome.verified && outcomes[j].verified) {
+            outcomes[j].verified = false;
+            outcomes[j].mismatch = outcome.mismatch;
+          }
+        }
+      }
       RequestMeasurement measurement;
       measurement.pick = r.pick;
-      for (std::size_t j = 0; j < r.candidates.size(); ++j) {
+      for (std::size_t j = 0; j < count; ++j) {
         const Candidate& c = r.candidates[j];
         if (lead) {
           sink.write(ojson{{"type", "plan"},
@@ -405,13 +450,14 @@ int run_live(const ValidateOptions& o, const CLI::App& cmd) {
         CandidateMeasurement cm;
         cm.predicted_steps = r.step_costs[j];
         cm.predicted_total = r.total_costs[j];
-        const StepObserver observe = [&](std::size_t s, const StepTiming& t) {
+        for (std::size_t s = 0; s < c.plan.steps.size(); ++s) {
+          const StepTiming t = pool_rounds(rounds_of[j][s]);
           const bool moves = communicates(c.plan.steps[s].collective);
           cm.measured_steps_us.push_back(moves ? t.collective_median_s * 1e6 : 0.0);
           cm.step_iterations_us.push_back(moves ? to_micros(t.collective_iteration_s) : std::vector<double>{});
           if (lead) sink.write(step_json(p, r, i, j, s, t).dump());
-        };
-        const RunOutcome outcome = execute_plan(world, g->second, r.names, q, c.plan, p.settings, buffers, observe);
+        }
+        const RunOutcome& outcome = outcomes[j];
         cm.verified = outcome.verified;
         if (!outcome.verified) status = 1;
         if (lead) {
@@ -442,6 +488,7 @@ int run_live(const ValidateOptions& o, const CLI::App& cmd) {
       }
       measured_requests.push_back(std::move(measurement));
     }
+    const std::optional<DriftCheck> drift_after = drift("after");
     const std::vector<ModelScore> scores = score_models(p.models, p.time_model, measured_requests);
     if (lead) {
       for (const auto& s : scores) {
@@ -459,7 +506,12 @@ int run_live(const ValidateOptions& o, const CLI::App& cmd) {
                        .dump());
       }
       sink.write(ojson{{"type", "end"}, {"ok", status == 0}, {"requests", p.requests.size()}}.dump());
-      std::cout << report_table(p, scores) << std::flush;
+      std::cout << report_table(p, scores);
+      if ((drift_before && drift_before->drifted()) || (drift_after && drift_after->drifted())) {
+        std::cout << "\nThe machine drifted from its calibration (the drift lines above): the time models' errors "
+                     "include that drift. Calibrate again and validate right after for the models' own error.\n";
+      }
+      std::cout << std::flush;
     }
     return status;
   };
@@ -480,6 +532,10 @@ void add_validate_command(CLI::App& root, int& exit_code) {
       ->type_name("FILE");
   cmd->add_option("--k", o->k, "Cheapest distinct plans run per model (default 3)")->type_name("N");
   cmd->add_option("--iterations", o->iterations, "Timed runs of every step (default 9; p50)")->type_name("N");
+  cmd->add_option("--rounds", o->rounds,
+                  "Rounds the iterations are split over, every candidate plan run once a round, the order turned "
+                  "each round (default 3)")
+      ->type_name("N");
   cmd->add_option("--timeout", o->timeout, "Per-operation timeout in seconds (default 60; 0 = none)")->type_name("S");
   cmd->add_option("--devices-per-host", o->devices_per_host,
                   "Comm model: devices per host (default: the most ranks the calibrated job had on one host)")

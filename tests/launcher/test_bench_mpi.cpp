@@ -200,6 +200,40 @@ TEST(BenchMpi, SingleShotModeOnFourRanksAgreesWithItsTable) {
   EXPECT_NE(r.out.find("# timing single_shot"), std::string::npos) << r.out;
 }
 
+// --rounds: the sweep repeated, every row reported once, in the last round, over all of its iterations; the header
+// and the config record say so; more rounds than iterations is a usage error naming the value. calibrate takes 4
+// rounds unless told otherwise (fewer when -n is smaller).
+TEST(BenchMpi, RoundsRepeatTheSweepAndReportEveryRowOverAllItsIterations) {
+  const auto jsonl = temp_dir() / "rounds.jsonl";
+  const Launched r = mpirun(2, "bench --shape 2 --names dp --check -b 1K -e 4K -f 2 -w 1 -n 7 --rounds 3 --timing "
+                               "single_shot --collectives all_gather,all_reduce --jsonl '" + jsonl.string() + "'");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("iterations 7 in 3 rounds (the sweep repeated, warm-up each round)"), std::string::npos) << r.out;
+  EXPECT_EQ(table_rows(r.out).size(), 2U * 3U);
+  const auto recs = records(jsonl);
+  EXPECT_EQ(recs.front()["rounds"], 3);
+  int results = 0;
+  for (const auto& rec : recs) {
+    if (rec["type"] != "result") continue;
+    ++results;
+    EXPECT_EQ(rec["stats"]["iterations"], 7) << rec.dump();
+    EXPECT_EQ(rec["wrong"], 0) << rec.dump();
+  }
+  EXPECT_EQ(results, 6);
+
+  const Launched bad = mpirun(2, "bench --shape 2 --names dp -b 8 -e 8 -n 2 --rounds 3");
+  EXPECT_EQ(bad.status, 2) << bad.out << bad.err;
+  EXPECT_NE(bad.err.find("--rounds 3: must be in [1, 2] (at most one round per iteration, -n)"), std::string::npos)
+      << bad.err;
+
+  const auto cal_records = temp_dir() / "rounds-cal.jsonl";
+  const Launched c = mpirun(2, "calibrate --shape 2 --names dp --collectives all_gather -b 1K -e 4K -w 0 -n 3 --out '" +
+                                   (temp_dir() / "rounds.calibration.json").string() + "' --jsonl '" +
+                                   cal_records.string() + "'");
+  ASSERT_EQ(c.status, 0) << c.out << c.err;
+  EXPECT_EQ(records(cal_records).front()["rounds"], 3);  // 4, but no more than -n
+}
+
 TEST(BenchMpi, AnUnknownTimingModeIsAUsageError) {
   const Launched r = mpirun(2, "bench --shape 2 --names dp -b 8 -e 8 --timing single-shot");
   EXPECT_EQ(r.status, 2) << r.out << r.err;
@@ -400,6 +434,7 @@ TEST(BenchMpi, ValidateRunsEveryModelsCheapestPlansAndScoresThem) {
   EXPECT_NE(v.out.find("models over 2 requests"), std::string::npos) << v.out;
   std::map<std::string, int> counts;
   std::vector<std::string> reported;
+  std::vector<std::string> drift;
   for (const json& rec : records(records_path)) {
     ++counts[rec["type"].get<std::string>()];
     if (rec["type"] == "summary") {
@@ -414,8 +449,25 @@ TEST(BenchMpi, ValidateRunsEveryModelsCheapestPlansAndScoresThem) {
     }
     if (rec["type"] == "step") {
       EXPECT_TRUE(rec.contains("request") && rec["predicted"].contains("calibrated"));
+      EXPECT_EQ(rec["stats"]["iterations"], 3) << rec.dump();  // 3 rounds of one
+    }
+    if (rec["type"] == "config") {
+      EXPECT_EQ(rec["rounds"], 3);
+    }
+    if (rec["type"] == "drift") {
+      drift.push_back(rec["when"].get<std::string>());
+      // The calibration's 16K sizes (1K, 4K, 16K, 64K): anchors at 4K, 16K and 64K, every collective on dp.
+      EXPECT_EQ(rec["anchors"].size(), 4U * 3U) << rec.dump();
+      for (const auto& a : rec["anchors"]) {
+        EXPECT_GT(a["measured_us"].get<double>(), 0) << a.dump();
+        EXPECT_GT(a["calibrated_us"].get<double>(), 0) << a.dump();
+        EXPECT_EQ(a["n"], 2);
+      }
     }
   }
+  EXPECT_EQ(drift, (std::vector<std::string>{"before", "after"}));
+  EXPECT_NE(v.out.find("drift before the requests: the calibration's points re-timed measure "), std::string::npos)
+      << v.out;
   EXPECT_EQ(counts["config"], 1);
   EXPECT_EQ(counts["request"], 2);
   EXPECT_EQ(counts["verdict"], 2);

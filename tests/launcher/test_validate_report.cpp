@@ -1,5 +1,6 @@
 // validate without communication: the verdict on a request (the fastest plan, ties within the run's noise), the
-// models' scores (right picks, step and plan errors, Spearman's rho), and the suites (bundled and from a file).
+// models' scores (right picks, step and plan errors, Spearman's rho), the suites (bundled and from a file), the rounds'
+// pooled timings and the drift check's summary.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,6 +8,8 @@
 #include <vector>
 
 #include "meshloom/error.hpp"
+#include "run_exec.hpp"
+#include "validate_drift.hpp"
 #include "validate_report.hpp"
 #include "validate_suite.hpp"
 
@@ -89,6 +92,89 @@ TEST(ValidateReport, ScoresPerModel) {
   EXPECT_EQ(scores[0].correlated_requests, 1);
   EXPECT_DOUBLE_EQ(*scores[0].rank_correlation, 0.5);
   EXPECT_DOUBLE_EQ(*scores[1].rank_correlation, 1.0);
+}
+
+// A step run in three rounds is one measurement of all their iterations: medians over every iteration, the
+// collective's statistics over every iteration in round order, and the rank named slowest in the most iterations.
+TEST(ValidateRounds, PooledTimingsAreOneMeasurementOfEveryIteration) {
+  const auto round = [](std::vector<double> step_s, std::vector<double> collective_us, int slowest, std::int64_t count) {
+    StepTiming t;
+    t.iteration_s = std::move(step_s);
+    t.collective_stats = summarize(collective_us);
+    t.collective_stats.per_iteration_us = collective_us;
+    for (const double us : collective_us) t.collective_iteration_s.push_back(1e-6 * us);
+    t.collective_stats.slowest_rank = slowest;
+    t.collective_stats.slowest_count = count;
+    t.collective_stats.slowest_host = "host" + std::to_string(slowest);
+    return t;
+  };
+  const StepTiming pooled = pool_rounds({round({3e-6, 1e-6}, {10, 30}, 1, 2), round({2e-6, 9e-6}, {20, 90}, 0, 1),
+                                         round({4e-6}, {40}, 0, 1)});
+  EXPECT_EQ(pooled.collective_stats.per_iteration_us, (std::vector<double>{10, 30, 20, 90, 40}));
+  EXPECT_EQ(pooled.collective_stats.iterations, 5);
+  EXPECT_DOUBLE_EQ(pooled.collective_stats.p50_us, 30);
+  EXPECT_DOUBLE_EQ(pooled.collective_median_s, 30e-6);
+  EXPECT_DOUBLE_EQ(pooled.collective_stats.max_us, 90);
+  EXPECT_EQ(pooled.collective_iteration_s.size(), 5U);
+  EXPECT_DOUBLE_EQ(pooled.collective_iteration_s[3], 90e-6);
+  EXPECT_DOUBLE_EQ(pooled.median_s, 3e-6);  // 1, 2, 3, 4, 9 us
+  // Rank 1 was slowest in 2 iterations, rank 0 in 1 + 1: a tie goes to the lower rank.
+  EXPECT_EQ(pooled.collective_stats.slowest_rank, 0);
+  EXPECT_EQ(pooled.collective_stats.slowest_count, 2);
+  EXPECT_EQ(pooled.collective_stats.slowest_host, "host0");
+  // One round is itself.
+  const StepTiming one = pool_rounds({round({5e-6, 7e-6, 6e-6}, {1, 3, 2}, 1, 3)});
+  EXPECT_DOUBLE_EQ(one.collective_stats.p50_us, 2);
+  EXPECT_DOUBLE_EQ(one.median_s, 6e-6);
+  EXPECT_EQ(one.collective_stats.slowest_rank, 1);
+  EXPECT_THROW((void)pool_rounds({}), Error);
+}
+
+// The drift check's anchors: three of the calibration's distinct sizes (at a quarter, half and three quarters of
+// them), and the summary's median, range and verdict at the warning's edges.
+TEST(ValidateDrift, AnchorSizesAndTheSummary) {
+  Calibration c;
+  GroupCurve g;
+  g.collective = "all_gather";
+  g.shape = {2, 1, 2};
+  for (double b = 1024; b <= 64.0 * 1024 * 1024; b *= 2) g.points.push_back({b, b / 1000});  // 17 sizes
+  c.groups.push_back(g);
+  EXPECT_EQ(drift_sizes(c), (std::vector<std::int64_t>{16384, 262144, 4194304}));
+  g.collective = "all_reduce";
+  g.points = {{512, 1}, {1024, 2}};  // sizes of another curve join the distinct sizes: 512, 1K .. 64M (18)
+  c.groups.push_back(g);
+  EXPECT_EQ(drift_sizes(c), (std::vector<std::int64_t>{8192, 262144, 4194304}));
+  EXPECT_TRUE(drift_sizes(Calibration{}).empty());
+
+  const auto anchor = [](double calibrated, double measured) {
+    DriftAnchor a;
+    a.collective = "all_gather";
+    a.shape = {2, 1, 2};
+    a.bytes = 16384;
+    a.calibrated_us = calibrated;
+    a.measured_us = measured;
+    return a;
+  };
+  const DriftCheck slow = summarize_drift("before", {anchor(10, 17), anchor(10, 21), anchor(10, 9.3)});
+  EXPECT_DOUBLE_EQ(slow.median_ratio, 1.7);
+  EXPECT_DOUBLE_EQ(slow.min_ratio, 0.93);
+  EXPECT_DOUBLE_EQ(slow.max_ratio, 2.1);
+  EXPECT_TRUE(slow.drifted());
+  EXPECT_EQ(drift_line(slow), "drift before the requests: the calibration's points re-timed measure 1.70x (3 anchors, "
+                              "0.93x to 2.10x): the machine is slower than when it was calibrated");
+  const DriftCheck same = summarize_drift("after", {anchor(10, 11.4), anchor(10, 10 / 1.14)});
+  EXPECT_FALSE(same.drifted());
+  EXPECT_EQ(drift_line(same), "drift after the requests: the calibration's points re-timed measure 1.01x (2 anchors, "
+                              "0.88x to 1.14x)");
+  EXPECT_TRUE(summarize_drift("after", {anchor(10, 8.6)}).drifted());  // 1 / 0.86 > 1.15: faster
+  EXPECT_NE(drift_line(summarize_drift("after", {anchor(10, 8.6)})).find("faster"), std::string::npos);
+  EXPECT_FALSE(summarize_drift("before", {}).drifted());
+  const nlohmann::ordered_json j = drift_json(slow);
+  EXPECT_EQ(j["type"], "drift");
+  EXPECT_EQ(j["anchors"].size(), 3U);
+  EXPECT_DOUBLE_EQ(j["anchors"][0]["ratio"].get<double>(), 1.7);
+  EXPECT_EQ(j["anchors"][0]["ranks_per_host"], 2);
+  EXPECT_TRUE(j["drifted"].get<bool>());
 }
 
 TEST(ValidateSuite, TheBundledSuiteForEachWorld) {

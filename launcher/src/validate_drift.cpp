@@ -1,0 +1,156 @@
+#include "validate_drift.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include "bench_run.hpp"
+#include "meshloom/mesh/device_mesh.hpp"
+#include "timing.hpp"
+
+namespace meshloom::launcher {
+
+namespace {
+
+std::string ratio_text(double r) {
+  char cell[32];
+  std::snprintf(cell, sizeof cell, "%.2fx", r);
+  return cell;
+}
+
+// The calibration's own time for `collective` on `shape` at `bytes`: its measured point there, else its curve's time;
+// 0 without a curve of that key.
+double calibrated_time_us(const Calibration& calibration, const std::string& collective, const GroupShape& shape,
+                          std::int64_t bytes) {
+  for (const GroupCurve& curve : calibration.groups) {
+    if (curve.collective != collective || curve.shape != shape) continue;
+    for (const CurvePoint& p : curve.points) {
+      if (p.bytes == static_cast<double>(bytes)) return p.time_us;
+    }
+    return curve_time_us(curve, static_cast<double>(bytes));
+  }
+  return 0;
+}
+
+}  // namespace
+
+bool DriftCheck::drifted() const noexcept {
+  return !anchors.empty() && (median_ratio > 1 + kDriftWarning || median_ratio < 1 / (1 + kDriftWarning));
+}
+
+std::vector<std::int64_t> drift_sizes(const Calibration& calibration) {
+  std::set<std::int64_t> distinct;
+  for (const GroupCurve& curve : calibration.groups) {
+    for (const CurvePoint& p : curve.points) distinct.insert(static_cast<std::int64_t>(p.bytes));
+  }
+  const std::vector<std::int64_t> sizes(distinct.begin(), distinct.end());
+  std::set<std::int64_t> chosen;
+  const std::size_t m = sizes.size();
+  for (const std::size_t i : {m / 4, m / 2, 3 * m / 4}) {
+    if (i < m) chosen.insert(sizes[i]);
+  }
+  return {chosen.begin(), chosen.end()};
+}
+
+DriftCheck summarize_drift(std::string when, std::vector<DriftAnchor> anchors) {
+  DriftCheck check;
+  check.when = std::move(when);
+  check.anchors = std::move(anchors);
+  std::vector<double> ratios;
+  for (const auto& a : check.anchors) {
+    if (a.calibrated_us > 0) ratios.push_back(a.ratio());
+  }
+  if (!ratios.empty()) {
+    check.median_ratio = median(ratios);
+    check.min_ratio = *std::min_element(ratios.begin(), ratios.end());
+    check.max_ratio = *std::max_element(ratios.begin(), ratios.end());
+  }
+  return check;
+}
+
+std::optional<DriftCheck> check_drift(mpi::MpiCommunicator& world, LiveBackend& backend,
+                                      const Calibration& calibration, const std::vector<std::int64_t>& mesh_shape,
+                                      const std::vector<std::string>& names, const std::vector<std::string>& hosts,
+                                      std::string when) {
+  const std::vector<std::int64_t> sizes = drift_sizes(calibration);
+  if (sizes.empty()) return std::nullopt;
+  BenchSettings s;
+  for (const GroupCurve& curve : calibration.groups) {
+    const auto c = bench_collective_from_string(curve.collective);
+    if (c && std::find(s.collectives.begin(), s.collectives.end(), *c) == s.collectives.end()) s.collectives.push_back(*c);
+  }
+  if (s.collectives.empty()) return std::nullopt;
+  s.sizes = sizes;
+  s.warmup_iters = kDriftWarmup;
+  s.iters = kDriftIterations;
+  s.timing = calibration.timing == "pipelined" ? TimingMode::Pipelined : TimingMode::SingleShot;
+  s.dtype = DType::Float64;
+  s.print_tables = false;
+
+  DeviceMesh mesh = DeviceMesh::init(mesh_shape, names, world.size());
+  AxisSelection axes = select_axes(mesh, {});
+  s.axes = axes.run;
+  s.shape_only_axes = axes.run;
+  if (s.axes.empty()) return std::nullopt;
+  validate_bench_settings(s, mesh, axes, std::string(backend.name()));
+  const comm::MeshGroups groups = backend.groups(mesh, LiveBackend::Buffers::Native);
+  BenchRunInfo info;
+  info.backend = std::string(backend.name());
+  info.world = world.size();
+  info.mesh_shape = mesh_shape;
+  info.mesh_names = names;
+  info.host = hosts.empty() ? std::string() : hosts[static_cast<std::size_t>(world.rank())];
+  std::ostringstream quiet;
+  JsonlSink none;
+  const BenchOutcome outcome = run_bench(world, groups, mesh, s, info, quiet, none, &backend);
+  std::vector<DriftAnchor> anchors;
+  for (const BenchResult& r : outcome.sweep.results) {
+    DriftAnchor a;
+    a.collective = std::string(to_string(r.collective));
+    a.shape = GroupShape{r.group_size, r.span.hosts, r.span.ranks_per_host};
+    a.bytes = r.bytes;
+    a.calibrated_us = calibrated_time_us(calibration, a.collective, a.shape, a.bytes);
+    a.measured_us = r.time_us;
+    if (a.calibrated_us > 0) anchors.push_back(std::move(a));
+  }
+  return summarize_drift(std::move(when), std::move(anchors));
+}
+
+nlohmann::ordered_json drift_json(const DriftCheck& check) {
+  nlohmann::ordered_json anchors = nlohmann::ordered_json::array();
+  for (const auto& a : check.anchors) {
+    anchors.push_back({{"collective", a.collective},
+                       {"n", a.shape.n},
+                       {"hosts", a.shape.hosts},
+                       {"ranks_per_host", a.shape.ranks_per_host},
+                       {"bytes", a.bytes},
+                       {"calibrated_us", a.calibrated_us},
+                       {"measured_us", a.measured_us},
+                       {"ratio", a.ratio()}});
+  }
+  return {{"type", "drift"},
+          {"when", check.when},
+          {"median_ratio", check.median_ratio},
+          {"min_ratio", check.min_ratio},
+          {"max_ratio", check.max_ratio},
+          {"drifted", check.drifted()},
+          {"anchors", std::move(anchors)}};
+}
+
+std::string drift_line(const DriftCheck& check) {
+  std::string line = "drift " + check.when + " the requests: ";
+  if (check.anchors.empty()) return line + "no anchor (the calibration has no point on these groups)";
+  line += "the calibration's points re-timed measure " + ratio_text(check.median_ratio) + " (" +
+          std::to_string(check.anchors.size()) + (check.anchors.size() == 1 ? " anchor, " : " anchors, ") +
+          ratio_text(check.min_ratio) + " to " + ratio_text(check.max_ratio) + ")";
+  if (check.drifted()) {
+    line += std::string(": the machine is ") + (check.median_ratio > 1 ? "slower" : "faster") +
+            " than when it was calibrated";
+  }
+  return line;
+}
+
+}  // namespace meshloom::launcher
