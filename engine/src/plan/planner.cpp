@@ -709,8 +709,13 @@ Plan plan_redistribution(const PlanRequest& request, const CostModel& model) {
   const Problem p = make_problem(request, model);
   if (resolve_planner(request) == PlannerKind::Graph) {
     if (!request.flattened.empty() && model.prices_flattened_groups()) {
-      std::vector<Plan> pool = plan_k_cheapest(request, model, kAsRunPool);
-      return std::move(pool[cheapest_as_run(request, pool, model)]);
+      // Sixteen searches settle more states than one: where they pass the budget, the one search's plan stands.
+      try {
+        std::vector<Plan> pool = plan_k_cheapest(request, model, kAsRunPool);
+        return std::move(pool[cheapest_as_run(request, pool, model)]);
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::RuntimeError) throw;
+      }
     }
     std::size_t settled = 0;
     const Found found = dijkstra(p, compact(request.src), p.dst, settled);

@@ -73,8 +73,8 @@ struct PlanRequest {
 // prices a merged step as the flattened group's own collective (CostModel::prices_flattened_groups: the calibrated
 // model with curves), a path whose steps merge can cost less as it runs than its edges say, so the planner takes
 // the kAsRunPool cheapest paths of the search (plan_k_cheapest) and returns the one cheapest as it runs
-// (cheapest_as_run); its cost stays its edges' sum. Otherwise (every other model, or no flattened group) the plan
-// is the search's cheapest path, PyTorch's. Example, (4, 4) on one host calibrated on 16 ranks, 1024x2048 float64,
+// (cheapest_as_run); its cost stays its edges' sum. Otherwise (every other model, or no flattened group, or when
+// those searches together settle more than state_budget states) the plan is the search's cheapest path, PyTorch's. Example, (4, 4) on one host calibrated on 16 ranks, 1024x2048 float64,
 // axes 0 and 1 flattened, P(sum)P(sum) -> RR: the search's cheapest is reduce_scatter + all_reduce + all_gather on
 // the axes (23.6 ms as it runs); the all_reduces on both axes merge into one all_reduce of the 16-rank group,
 // 20.1 ms as it runs, measured 15% faster (docs/benchmarks.md).
