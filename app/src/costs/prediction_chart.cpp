@@ -17,6 +17,7 @@
 
 #include "costs/cost_chart.hpp"
 #include "costs/plot_support.hpp"
+#include "shell/inline_message.hpp"
 
 namespace meshloom::app {
 
@@ -46,6 +47,7 @@ struct PredictionChart::Impl {
   QCPTextElement* title = nullptr;
   QTableWidget* table = nullptr;
   QLabel* readout = nullptr;
+  QLabel* drift = nullptr;  // validate's drift check, hidden without drift records
   // The drawn points of each plotted model, in graph order (graph i is model i).
   std::vector<std::pair<std::string, std::vector<PredictionPoint>>> drawn;
   std::vector<std::pair<std::string, std::size_t>> hidden;  // model -> points not drawable on log axes
@@ -109,6 +111,7 @@ struct PredictionChart::Impl {
                        : QObject::tr("Predicted against measured step time") +
                              (title_text.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(title_text)));
     fill_table(models);
+    show_message(drift, q(drift_text(records.drift())), any_drifted(records.drift()));
   }
 
   void fill_table(const std::vector<std::string>& models) {
@@ -206,6 +209,9 @@ PredictionChart::PredictionChart(QWidget* parent) : QWidget(parent), d_(std::mak
   d_->table->horizontalHeader()->setStretchLastSection(true);
   d_->table->setEditTriggers(QAbstractItemView::NoEditTriggers);
   d_->table->setSelectionBehavior(QAbstractItemView::SelectRows);
+  d_->drift = make_message_label(this);
+  d_->drift->setObjectName(QStringLiteral("prediction_drift"));
+  layout->addWidget(d_->drift);
   layout->addWidget(d_->table);
 
   connect(d_->plot, &QCustomPlot::mouseMove, this,
@@ -261,6 +267,8 @@ QString PredictionChart::readout_at(const QPointF& pos, double max_distance) con
 }
 
 QString PredictionChart::readout() const { return d_->readout->text(); }
+
+QLabel* PredictionChart::drift_label() const noexcept { return d_->drift; }
 
 bool PredictionChart::save_png(const QString& path, int width, int height, QString* error) {
   return export_plot(*d_->plot, PlotFormat::Png, path, width, height, error);

@@ -20,6 +20,7 @@
 #include "costs/prediction_points.hpp"
 
 class QCustomPlot;
+class QLabel;
 class QTableWidget;
 
 namespace meshloom::app {
@@ -48,6 +49,9 @@ public:
   [[nodiscard]] QTableWidget* summary_table() const noexcept;
   // The text of a table cell (row, column), for tests and the clipboard.
   [[nodiscard]] QString summary_cell(int row, int column) const;
+  // The line above the table that says how far the machine drifted from the calibration (validate's drift
+  // records: drift_text), in the error colour when it drifted; hidden without drift records.
+  [[nodiscard]] QLabel* drift_label() const noexcept;
 
   // The text for the point nearest `pos` (plot widget coordinates) within `max_distance` pixels; empty when
   // none is that close. "calibrated · all_gather · 16 KiB · predicted 21.50 us · measured 23.90 us · 10.0 % off

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <numeric>
 
@@ -80,6 +81,38 @@ StepRecord parse_step(const json& j, const std::vector<std::string>& order) {
   r.measured_us = measured.get<double>();
   if (!std::isfinite(r.measured_us)) throw Bad{"field \"measured_us\" = " + show(measured) + ": must be finite"};
   return r;
+}
+
+double finite_number(const json& obj, const char* name) {
+  const json& v = field(obj, name);
+  if (!v.is_number() || !std::isfinite(v.get<double>())) {
+    throw Bad{std::string("field \"") + name + "\" = " + show(v) + ": expected a finite number"};
+  }
+  return v.get<double>();
+}
+
+DriftRecord parse_drift(const json& j) {
+  DriftRecord r;
+  r.when = text(j, "when");
+  if (r.when != "before" && r.when != "after") {
+    throw Bad{"field \"when\" = " + show(json(r.when)) + ": expected \"before\" or \"after\""};
+  }
+  r.median_ratio = finite_number(j, "median_ratio");
+  r.min_ratio = finite_number(j, "min_ratio");
+  r.max_ratio = finite_number(j, "max_ratio");
+  const json& drifted = field(j, "drifted");
+  if (!drifted.is_boolean()) throw Bad{"field \"drifted\" = " + show(drifted) + ": expected true or false"};
+  r.drifted = drifted.get<bool>();
+  const json& anchors = field(j, "anchors");
+  if (!anchors.is_array()) throw Bad{"field \"anchors\" = " + show(anchors) + ": expected a list"};
+  r.anchors = anchors.size();
+  return r;
+}
+
+std::string ratio_text(double r) {
+  char cell[32];
+  std::snprintf(cell, sizeof cell, "%.2fx", r);
+  return cell;
 }
 
 // A record the statistics compare: a communicating step that was measured.
@@ -198,6 +231,10 @@ std::string PredictionRecords::add_line(std::string_view line) {
       StepRecord r = parse_step(j, config_models_);
       r.line = number;
       steps_.push_back(std::move(r));
+    } else if (type == "drift") {
+      DriftRecord r = parse_drift(j);
+      r.line = number;
+      drift_.push_back(std::move(r));
     }
     // plan, summary, compare, request, report, error, ...: not this view's.
   } catch (const Bad& bad) {
@@ -222,6 +259,30 @@ void PredictionRecords::clear() {
   config_models_.clear();
   problems_.clear();
   steps_.clear();
+  drift_.clear();
+}
+
+bool any_drifted(const std::vector<DriftRecord>& drift) noexcept {
+  return std::any_of(drift.begin(), drift.end(), [](const DriftRecord& d) { return d.drifted; });
+}
+
+std::string drift_text(const std::vector<DriftRecord>& drift) {
+  if (drift.empty()) return {};
+  std::string text = "Drift against the calibration (its own points re-timed): ";
+  for (std::size_t i = 0; i < drift.size(); ++i) {
+    if (i > 0) text += ", ";
+    text += ratio_text(drift[i].median_ratio) + (drift[i].when == "before" ? " before the requests" : " after");
+  }
+  text += ".";
+  const auto worst = std::max_element(drift.begin(), drift.end(), [](const DriftRecord& a, const DriftRecord& b) {
+    return std::abs(std::log(a.median_ratio > 0 ? a.median_ratio : 1.0)) <
+           std::abs(std::log(b.median_ratio > 0 ? b.median_ratio : 1.0));
+  });
+  if (any_drifted(drift)) {
+    text += std::string(" The machine ran ") + (worst->median_ratio > 1 ? "slower" : "faster") +
+            " than when it was calibrated: the errors above include that drift.";
+  }
+  return text;
 }
 
 std::size_t PredictionRecords::unmeasured() const noexcept {

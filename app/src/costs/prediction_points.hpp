@@ -7,8 +7,8 @@
 // "predicted" holds one number per cost model: "fixed" is PyTorch's unitless weights, every other model is in
 // microseconds. A prediction written as null (the launcher's JSON for an infinite or NaN cost) is not finite and
 // is skipped for that model; a record whose measured_us is <= 0 gives no point at all. The config record
-// ("command": "run" or "validate") and every other record type (plan, summary, compare, request, report, error,
-// ...) are accepted and ignored.
+// ("command": "run" or "validate") and validate's drift records (DriftRecord) are read; every other record type
+// (plan, summary, compare, request, report, error, ...) is accepted and ignored.
 //
 // Lines are read with the JSON policy of measurements.cpp (the engine's json_read: duplicate keys and integers
 // past int64 are refused): a line that is not a step record (garbage, cut short, a wrong field) is reported as
@@ -56,6 +56,18 @@ struct StepRecord {
   // the record holds null (not finite).
   std::vector<std::pair<std::string, std::optional<double>>> predicted;
   double measured_us = 0;
+};
+
+// validate's drift check, before or after its requests (docs/05): the calibration's own points re-timed.
+//   {"type":"drift","when":"before","median_ratio":1.02,"min_ratio":0.91,"max_ratio":1.10,"drifted":false,
+//    "anchors":[...]}
+struct DriftRecord {
+  std::size_t line = 0;
+  std::string when;           // "before" or "after" (the requests)
+  double median_ratio = 0;    // measured / calibrated, the median over the anchors
+  double min_ratio = 0, max_ratio = 0;
+  bool drifted = false;       // the launcher's verdict: the median outside [1/1.15, 1.15]
+  std::size_t anchors = 0;
 };
 
 // One (model, step) pair that can be compared: a communicating step, a finite prediction and a measurement > 0.
@@ -118,6 +130,8 @@ public:
   [[nodiscard]] const std::string& command() const noexcept { return command_; }
   [[nodiscard]] const std::vector<std::string>& problems() const noexcept { return problems_; }
   [[nodiscard]] const std::vector<StepRecord>& steps() const noexcept { return steps_; }
+  // validate's drift records, in file order.
+  [[nodiscard]] const std::vector<DriftRecord>& drift() const noexcept { return drift_; }
   // Step records whose measured_us is <= 0 (they give no point; local steps among them).
   [[nodiscard]] std::size_t unmeasured() const noexcept;
 
@@ -140,6 +154,14 @@ private:
   std::vector<std::string> config_models_;
   std::vector<std::string> problems_;
   std::vector<StepRecord> steps_;
+  std::vector<DriftRecord> drift_;
 };
+
+// What the scatter says of the drift records: empty without any; else "Drift against the calibration (its own
+// points re-timed): 1.00x before the requests, 1.60x after.", and when one drifted, " The machine ran slower than
+// when it was calibrated: the errors above include that drift." (faster, when the median fell below 1).
+[[nodiscard]] std::string drift_text(const std::vector<DriftRecord>& drift);
+// Whether any of them drifted.
+[[nodiscard]] bool any_drifted(const std::vector<DriftRecord>& drift) noexcept;
 
 }  // namespace meshloom::app

@@ -6,6 +6,7 @@
 #include <QApplication>
 #include <QFile>
 #include <QFileInfo>
+#include <QLabel>
 #include <QImage>
 #include <QSettings>
 #include <QStandardPaths>
@@ -33,6 +34,7 @@
 #include "costs/prediction_chart.hpp"
 #include "costs/prediction_points.hpp"
 #include "plan/redistribution_panel.hpp"
+#include "shell/inline_message.hpp"
 
 using namespace meshloom;
 using namespace meshloom::app;
@@ -304,6 +306,74 @@ private slots:
     chart.clear();
     QCOMPARE(chart.plot()->graphCount(), 1);  // only the diagonal
     QCOMPARE(chart.summary_table()->rowCount(), 0);
+  }
+
+  // validate's drift records: read, checked field by field, and said under the scatter's table (in the error colour
+  // when the launcher found the machine drifted).
+  void drift_records_say_how_far_the_machine_moved() {
+    PredictionRecords r;
+    QCOMPARE(r.add_line(R"({"type":"config","command":"validate","models":["comm","calibrated"]})"), std::string());
+    QCOMPARE(r.add_line(R"j({"type":"drift","when":"before","median_ratio":1.0,"min_ratio":0.79,"max_ratio":1.15,)j"
+                        R"j("drifted":false,"anchors":[{},{}]})j"),
+             std::string());
+    QCOMPARE(r.add_line(R"j({"type":"step","request":0,"plan":0,"step":0,"axes":[0],"collective":"all_gather",)j"
+                        R"j("from":"S(0)","to":"R","bytes":64,"predicted":{"comm":1.5,"calibrated":2},"measured_us":2})j"),
+             std::string());
+    QCOMPARE(r.drift().size(), std::size_t{1});
+    QCOMPARE(r.drift()[0].line, std::size_t{2});
+    QCOMPARE(r.drift()[0].when, std::string("before"));
+    QCOMPARE(r.drift()[0].anchors, std::size_t{2});
+    QCOMPARE(r.drift()[0].max_ratio, 1.15);
+    QVERIFY(!any_drifted(r.drift()));
+    QCOMPARE(drift_text(r.drift()), std::string("Drift against the calibration (its own points re-timed): 1.00x before "
+                                                "the requests."));
+
+    PredictionChart chart;
+    chart.resize(800, 600);
+    chart.show();
+    PredictionRecords steady = r;
+    chart.set_records(std::move(steady));
+    QVERIFY(chart.drift_label()->isVisible());
+    QCOMPARE(chart.drift_label()->text(), QString::fromStdString(drift_text(r.drift())));
+    QVERIFY(chart.drift_label()->styleSheet().isEmpty());  // the palette's own colour
+
+    QCOMPARE(r.add_line(R"j({"type":"drift","when":"after","median_ratio":1.6,"min_ratio":1.47,"max_ratio":2.24,)j"
+                        R"j("drifted":true,"anchors":[]})j"),
+             std::string());
+    QVERIFY(any_drifted(r.drift()));
+    QCOMPARE(drift_text(r.drift()),
+             std::string("Drift against the calibration (its own points re-timed): 1.00x before the requests, 1.60x "
+                         "after. The machine ran slower than when it was calibrated: the errors above include that "
+                         "drift."));
+    PredictionRecords moved = r;
+    chart.set_records(std::move(moved));
+    QCOMPARE(chart.drift_label()->text(), QString::fromStdString(drift_text(r.drift())));
+    QVERIFY2(chart.drift_label()->styleSheet().contains(error_colour(chart.drift_label()->palette()).name()),
+             qPrintable(chart.drift_label()->styleSheet()));
+    PredictionRecords faster;
+    QCOMPARE(faster.add_line(R"j({"type":"drift","when":"after","median_ratio":0.66,"min_ratio":0.49,)j"
+                             R"j("max_ratio":1.02,"drifted":true,"anchors":[]})j"),
+             std::string());
+    QVERIFY(drift_text(faster.drift()).find("ran faster than") != std::string::npos);
+
+    // Bad drift records are problems by line and field; the rest is kept.
+    std::string e = r.add_line(R"j({"type":"drift","when":"during","median_ratio":1,"min_ratio":1,"max_ratio":1,)j"
+                               R"j("drifted":false,"anchors":[]})j");
+    QCOMPARE(QString::fromStdString(e),
+             QStringLiteral("line 5: drift record: field \"when\" = \"during\": expected \"before\" or \"after\""));
+    e = r.add_line(R"j({"type":"drift","when":"after","median_ratio":null,"min_ratio":1,"max_ratio":1,)j"
+                   R"j("drifted":false,"anchors":[]})j");
+    QCOMPARE(QString::fromStdString(e),
+             QStringLiteral("line 6: drift record: field \"median_ratio\" = null: expected a finite number"));
+    e = r.add_line(R"j({"type":"drift","when":"after","median_ratio":1,"min_ratio":1,"max_ratio":1,)j"
+                   R"j("drifted":"yes","anchors":[]})j");
+    QCOMPARE(QString::fromStdString(e),
+             QStringLiteral("line 7: drift record: field \"drifted\" = \"yes\": expected true or false"));
+    QCOMPARE(r.drift().size(), std::size_t{2});
+
+    // Without drift records the line is hidden.
+    chart.clear();
+    QVERIFY(!chart.drift_label()->isVisible());
   }
 
   void the_costs_dock_opens_run_or_validate_records() {
