@@ -265,7 +265,7 @@ BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups
       for (const auto size : s.sizes) total_rows += size_counts(c, size, item, n).count > 0 ? 1 : 0;
     }
   }
-  const Progress progress(lead && ::isatty(STDERR_FILENO) == 1, total_rows * s.rounds);
+  const Progress progress(s.progress && lead && ::isatty(STDERR_FILENO) == 1, total_rows * s.rounds);
   // This rank's times of every row, pooled over the rounds (in row order).
   std::vector<std::vector<double>> pooled(static_cast<std::size_t>(total_rows));
 

@@ -42,6 +42,7 @@ struct BenchSettings {
   double timeout_s = 60;  // per operation; 0 = none
   std::optional<std::filesystem::path> jsonl;
   bool print_tables = true;
+  bool progress = true;  // the progress bar on a terminal's standard error (rank 0)
   std::optional<TestFault> fault;  // MESHLOOM_TEST_FAULT: unit = result row (0-based, in sweep order)
 };
 

@@ -93,7 +93,8 @@ struct RankBuffers {
 // One step's timings from several runs of its plan (validate's rounds, each an execute_plan of a few iterations) as
 // one timing of all their iterations, in round order: the whole step's and the collective's medians over every
 // iteration, the collective's statistics over every iteration (timing.hpp's summarize), and as straggler the rank
-// the rounds named slowest in the most iterations (the lowest rank on a tie). ValueError for no rounds.
+// whose rounds named it straggler for the most iterations in all (the lowest rank on a tie): an approximation of
+// timing.hpp's straggler, as a round names only its own. ValueError for no rounds.
 [[nodiscard]] StepTiming pool_rounds(const std::vector<StepTiming>& rounds);
 
 

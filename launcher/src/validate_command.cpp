@@ -127,8 +127,15 @@ PreparedRequest prepare_request(const Prepared& p, const SuiteRequest& item, std
     const bool as_run = !s.request.flattened.empty() && models[m]->prices_flattened_groups();
     std::size_t pick = 0;
     try {
-      plans = plan_k_cheapest(s.request, *models[m], as_run ? std::max(p.k, kAsRunPool) : p.k);
-      pick = cheapest_as_run(s.request, plans, *models[m]);
+      try {
+        plans = plan_k_cheapest(s.request, *models[m], as_run ? std::max(p.k, kAsRunPool) : p.k);
+        pick = cheapest_as_run(s.request, plans, *models[m]);
+      } catch (const Error& e) {
+        // As the planner does: where the wider pool's searches pass the state budget, the one search's plan stands.
+        if (!as_run || e.kind() != ErrorKind::RuntimeError) throw;
+        plans = plan_k_cheapest(s.request, *models[m], p.k);
+        pick = 0;
+      }
     } catch (const Error& e) {
       std::string why = "request " + std::to_string(index) + " (" + item.label + "), " + p.models[m] + " model: " + e.what();
       if (calibrated != nullptr && m + 1 == models.size()) {

@@ -89,6 +89,7 @@ std::optional<DriftCheck> check_drift(mpi::MpiCommunicator& world, LiveBackend& 
   s.timing = calibration.timing == "pipelined" ? TimingMode::Pipelined : TimingMode::SingleShot;
   s.dtype = DType::Float64;
   s.print_tables = false;
+  s.progress = false;
 
   DeviceMesh mesh = DeviceMesh::init(mesh_shape, names, world.size());
   AxisSelection axes = select_axes(mesh, {});

@@ -271,7 +271,8 @@ std::string drift_text(const std::vector<DriftRecord>& drift) {
   std::string text = "Drift against the calibration (its own points re-timed): ";
   for (std::size_t i = 0; i < drift.size(); ++i) {
     if (i > 0) text += ", ";
-    text += ratio_text(drift[i].median_ratio) + (drift[i].when == "before" ? " before the requests" : " after");
+    text += (drift[i].anchors == 0 ? std::string("no anchor") : ratio_text(drift[i].median_ratio)) +
+            (drift[i].when == "before" ? " before the requests" : " after");
   }
   text += ".";
   const auto worst = std::max_element(drift.begin(), drift.end(), [](const DriftRecord& a, const DriftRecord& b) {

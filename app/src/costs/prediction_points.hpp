@@ -159,7 +159,8 @@ private:
 
 // What the scatter says of the drift records: empty without any; else "Drift against the calibration (its own
 // points re-timed): 1.00x before the requests, 1.60x after.", and when one drifted, " The machine ran slower than
-// when it was calibrated: the errors above include that drift." (faster, when the median fell below 1).
+// when it was calibrated: the errors above include that drift." (faster, when the median fell below 1). A check
+// without anchors (no point of the calibration on the mesh's groups) reads "no anchor".
 [[nodiscard]] std::string drift_text(const std::vector<DriftRecord>& drift);
 // Whether any of them drifted.
 [[nodiscard]] bool any_drifted(const std::vector<DriftRecord>& drift) noexcept;

@@ -712,7 +712,16 @@ Plan plan_redistribution(const PlanRequest& request, const CostModel& model) {
       // Sixteen searches settle more states than one: where they pass the budget, the one search's plan stands.
       try {
         std::vector<Plan> pool = plan_k_cheapest(request, model, kAsRunPool);
-        return std::move(pool[cheapest_as_run(request, pool, model)]);
+        Plan plan = std::move(pool[cheapest_as_run(request, pool, model)]);
+        // Chosen as it runs, it costs what it runs at: every consumer of cost (the advisor's sums, advise --measure's
+        // predictions, the planners' comparison) then prices the plan that runs as the model does.
+        const std::vector<double> as_run = price_plan_steps(request, plan, model);
+        plan.cost = 0;
+        for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+          plan.steps[i].cost = as_run[i];
+          plan.cost += as_run[i];
+        }
+        return plan;
       } catch (const Error& e) {
         if (e.kind() != ErrorKind::RuntimeError) throw;
       }

@@ -338,7 +338,7 @@ private slots:
     QVERIFY(chart.drift_label()->styleSheet().isEmpty());  // the palette's own colour
 
     QCOMPARE(r.add_line(R"j({"type":"drift","when":"after","median_ratio":1.6,"min_ratio":1.47,"max_ratio":2.24,)j"
-                        R"j("drifted":true,"anchors":[]})j"),
+                        R"j("drifted":true,"anchors":[{}]})j"),
              std::string());
     QVERIFY(any_drifted(r.drift()));
     QCOMPARE(drift_text(r.drift()),
@@ -352,9 +352,15 @@ private slots:
              qPrintable(chart.drift_label()->styleSheet()));
     PredictionRecords faster;
     QCOMPARE(faster.add_line(R"j({"type":"drift","when":"after","median_ratio":0.66,"min_ratio":0.49,)j"
-                             R"j("max_ratio":1.02,"drifted":true,"anchors":[]})j"),
+                             R"j("max_ratio":1.02,"drifted":true,"anchors":[{}]})j"),
              std::string());
     QVERIFY(drift_text(faster.drift()).find("ran faster than") != std::string::npos);
+    PredictionRecords none;
+    QCOMPARE(none.add_line(R"j({"type":"drift","when":"before","median_ratio":0,"min_ratio":0,"max_ratio":0,)j"
+                           R"j("drifted":false,"anchors":[]})j"),
+             std::string());
+    QCOMPARE(drift_text(none.drift()),
+             std::string("Drift against the calibration (its own points re-timed): no anchor before the requests."));
 
     // Bad drift records are problems by line and field; the rest is kept.
     std::string e = r.add_line(R"j({"type":"drift","when":"during","median_ratio":1,"min_ratio":1,"max_ratio":1,)j"

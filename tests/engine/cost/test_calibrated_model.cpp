@@ -450,14 +450,19 @@ TEST(CalibratedModel, PlansAnotherLayoutThanTheCalibratedOne) {
 TEST(CalibratedModel, AMergedStepIsPricedByItsFlattenedGroupsCurve) {
   // (2,2) with its flattened group: P(sum)P(sum) -> RR is one all_reduce of 4 ranks on the flattened group. The
   // search prices the path edge by edge (two all_reduces of 2 ranks: 2 x 200 us at 64 KiB); the plan's step, as it
-  // runs, is priced by the 4-rank curve (300 us at 64 KiB).
+  // runs, is priced by the 4-rank curve (300 us at 64 KiB), and the planner, choosing it as it runs, says so.
   const CalibratedCostModel model(curves::keyed_calibration(), {});
   PlanRequest r = request({2, 2}, {128, 128}, "P(sum)P(sum)", "RR");
   r.flattened = {{0, 1}};
+  const Plan searched = plan_k_cheapest(r, model, 1).front();
+  ASSERT_EQ(searched.steps.size(), 1U);
+  EXPECT_DOUBLE_EQ(searched.cost, 2 * 200.0);
+  EXPECT_EQ(price_plan_steps(r, searched, model), (std::vector<double>{300.0}));
   const Plan plan = plan_redistribution(r, model);
   ASSERT_EQ(plan.steps.size(), 1U);
   ASSERT_TRUE(plan.steps[0].merged);
-  EXPECT_DOUBLE_EQ(plan.cost, 2 * 200.0);
+  EXPECT_EQ(plan.path, searched.path);
+  EXPECT_DOUBLE_EQ(plan.cost, 300.0);
   EXPECT_EQ(price_plan_steps(r, plan, model), (std::vector<double>{300.0}));
   const std::vector<std::int64_t> square{2, 2};
   EXPECT_EQ(model.flattened_step_cost(step_input(Collective::AllReduce, 0, square, 0, 1, 65536), {0, 1}), 300.0);
@@ -484,7 +489,7 @@ TEST(CalibratedModel, AMergedStepIsPricedByItsFlattenedGroupsCurve) {
 // (2,2) of one host, 128x128 of 4 bytes (64 KiB), axes flattened, P(sum)P(sum) -> RR: the search's four cheapest
 // paths reduce-scatter on one axis, all-reduce half the tensor on the other and gather back (150 + 110 + 120 =
 // 380 us); the two all_reduces of 2 ranks (2 x 200 = 400 us by the edges) merge into one all_reduce of the 4-rank
-// group, 150 us as it runs: that is the plan. Other models keep the search's cheapest.
+// group, 150 us as it runs: that is the plan, and its cost. Other models keep the search's cheapest.
 TEST(CalibratedModel, ThePlannerComparesItsCheapestPathsAsTheyRunWhereStepsMerge) {
   Calibration c = curves::keyed_calibration();
   c.groups = {curves::piecewise("all_reduce", {2, 1, 2}, {{1024, 10}, {32768, 110}, {65536, 200}}),
@@ -507,7 +512,9 @@ TEST(CalibratedModel, ThePlannerComparesItsCheapestPathsAsTheyRunWhereStepsMerge
   EXPECT_TRUE(plan.steps[0].merged);
   EXPECT_EQ(plan.steps[0].collective, Collective::AllReduce);
   EXPECT_EQ(plan.steps[0].axes, (std::vector<std::size_t>{0, 1}));
-  EXPECT_DOUBLE_EQ(plan.cost, 400.0);  // the edges' sum, as ever
+  // Chosen as it runs, it costs what it runs at (the search's sum of its edges was 400).
+  EXPECT_DOUBLE_EQ(plan.cost, 150.0);
+  EXPECT_DOUBLE_EQ(plan.steps[0].cost, 150.0);
   EXPECT_EQ(price_plan_steps(r, plan, model), (std::vector<double>{150.0}));
   EXPECT_EQ(plan.path, cheapest[as_run].path);
 

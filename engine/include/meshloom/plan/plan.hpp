@@ -62,7 +62,8 @@ struct PlanStep {
 struct Plan {
   std::vector<State> path;      // every state the planner's path visits, source first, target last
   std::vector<PlanStep> steps;  // after merging: one per collective issued
-  double cost = 0.0;            // the planner's path cost, before any merging
+  double cost = 0.0;            // the planner's path cost, before any merging (a plan the graph planner chose as
+                                // it runs: its price as it runs, planner.hpp)
   std::size_t states_explored = 0;  // states the search settled (graph) or visited (greedy)
   friend bool operator==(const Plan&, const Plan&) = default;
 };
