@@ -124,7 +124,7 @@ PreparedRequest prepare_request(const Prepared& p, const SuiteRequest& item, std
     std::vector<Plan> plans;
     // The model's pick is the plan the planner gives it (plan_redistribution): its search's cheapest, or where merged
     // steps are priced as the flattened group's collective, the cheapest as it runs of kAsRunPool cheapest paths.
-    const bool as_run = !s.request.flattened.empty() && models[m]->prices_flattened_groups();
+    const bool as_run = plans_as_run(s.request, *models[m]);
     std::size_t pick = 0;
     try {
       try {

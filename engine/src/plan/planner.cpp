@@ -704,11 +704,26 @@ PlannerKind resolve_planner(const PlanRequest& request) noexcept {
                                                                                           : PlannerKind::Graph;
 }
 
+bool plans_as_run(const PlanRequest& request, const CostModel& model) {
+  if (!model.prices_flattened_groups()) return false;
+  for (const auto& group : request.flattened) {
+    int changing = 0;
+    for (const std::size_t a : group) {
+      if (a < request.mesh_shape.size() && a < request.src.ndim() && a < request.dst.ndim() &&
+          request.mesh_shape[a] > 1 && !(request.src.placement(a) == request.dst.placement(a))) {
+        ++changing;
+      }
+    }
+    if (changing >= 2) return true;
+  }
+  return false;
+}
+
 Plan plan_redistribution(const PlanRequest& request, const CostModel& model) {
   validate(request);
   const Problem p = make_problem(request, model);
   if (resolve_planner(request) == PlannerKind::Graph) {
-    if (!request.flattened.empty() && model.prices_flattened_groups()) {
+    if (plans_as_run(request, model)) {
       // Sixteen searches settle more states than one: where they pass the budget, the one search's plan stands.
       try {
         std::vector<Plan> pool = plan_k_cheapest(request, model, kAsRunPool);

@@ -500,6 +500,15 @@ TEST(CalibratedModel, ThePlannerComparesItsCheapestPathsAsTheyRunWhereStepsMerge
   EXPECT_TRUE(model.prices_flattened_groups());
   PlanRequest r = request({2, 2}, {128, 128}, "P(sum)P(sum)", "RR");
   r.flattened = {{0, 1}};
+  EXPECT_TRUE(plans_as_run(r, model));
+  // A merge needs steps on two axes of the group, each of size > 1: moving data on one axis alone, or on a group
+  // whose other axis has size 1, is planned by the one search.
+  PlanRequest one_axis = request({2, 2}, {128, 128}, "S(0)R", "RR");
+  one_axis.flattened = {{0, 1}};
+  EXPECT_FALSE(plans_as_run(one_axis, model));
+  PlanRequest unit = request({4, 1}, {128, 128}, "P(sum)P(sum)", "RR");
+  unit.flattened = {{0, 1}};
+  EXPECT_FALSE(plans_as_run(unit, model));
   const std::vector<Plan> cheapest = plan_k_cheapest(r, model, kAsRunPool);
   ASSERT_GE(cheapest.size(), 5U);
   EXPECT_DOUBLE_EQ(cheapest[0].cost, 380.0);
@@ -530,6 +539,7 @@ TEST(CalibratedModel, ThePlannerComparesItsCheapestPathsAsTheyRunWhereStepsMerge
   EXPECT_FALSE(CalibratedCostModel(fits, {"dp", "tp"}).prices_flattened_groups());
   const CommCostModel comm({2, 2}, 8);
   EXPECT_FALSE(comm.prices_flattened_groups());
+  EXPECT_FALSE(plans_as_run(r, comm));
   const std::vector<Plan> comm_cheapest = plan_k_cheapest(r, comm, 1);
   EXPECT_EQ(plan_redistribution(r, comm).path, comm_cheapest[0].path);
   EXPECT_THROW((void)cheapest_as_run(r, {}, model), Error);

@@ -69,10 +69,10 @@ struct PlanRequest {
 // < 1, an axis going from one Partial op to another, as PyTorch refuses) and plans it. ValueError when no path exists ("no redistribution path from P(sum) to P(max) ...") and
 // RuntimeError when the search settles more than state_budget states.
 //
-// The graph planner's search prices a path edge by edge. Where the request has flattened groups and the model
-// prices a merged step as the flattened group's own collective (CostModel::prices_flattened_groups: the calibrated
-// model with curves), a path whose steps merge can cost less as it runs than its edges say, so the planner takes
-// the kAsRunPool cheapest paths of the search (plan_k_cheapest) and returns the one cheapest as it runs
+// The graph planner's search prices a path edge by edge. Where a merged step can form and the model prices it as
+// the flattened group's own collective (plans_as_run), a path whose steps merge can cost less as it runs than its
+// edges say, so the planner takes the kAsRunPool cheapest paths of the search (plan_k_cheapest) and returns the one
+// cheapest as it runs
 // (cheapest_as_run), its steps' costs and its cost being its price as it runs (price_plan_steps). Otherwise (every other model, or no flattened group, or when
 // those searches together settle more than state_budget states) the plan is the search's cheapest path, PyTorch's. Example, (4, 4) on one host calibrated on 16 ranks, 1024x2048 float64,
 // axes 0 and 1 flattened, P(sum)P(sum) -> RR: the search's cheapest is reduce_scatter + all_reduce + all_gather on
@@ -82,6 +82,12 @@ struct PlanRequest {
 
 // The cheapest paths plan_redistribution compares as they run (above).
 inline constexpr std::size_t kAsRunPool = 16;
+
+// Whether plan_redistribution compares paths as they run: the model prices merged steps
+// (CostModel::prices_flattened_groups) and some flattened group has two axes of size > 1 whose placements differ
+// between src and dst (a merge needs steps on two of its axes; a request that moves data on one axis of a group, as
+// FSDP's gathers on dp of a dp_cp group do, is planned by the one search, at its cost).
+[[nodiscard]] bool plans_as_run(const PlanRequest& request, const CostModel& model);
 
 // The most plans plan_k_cheapest returns.
 inline constexpr std::size_t kMaxCheapestPlans = 64;
@@ -93,7 +99,8 @@ inline constexpr std::size_t kMaxCheapestPlans = 64;
 // states that differ only in where a size-1 axis sits in a shard order are different states, as in the graph.
 // The search always uses the graph, whatever request.planner says (greedy and auto are ignored), and plans[0]
 // equals plan_redistribution(request with planner = Graph, model), states_explored included, unless the request has
-// flattened groups and the model prices them (then plan_redistribution picks among these plans by cost as run). Every plan is built
+// flattened groups and the model prices them (plans_as_run: then plan_redistribution picks among these plans by cost
+// as run). Every plan is built
 // as plan_redistribution builds one: a step per edge priced by the model, the cost summed left to right before
 // merging, steps merged on the flattened groups. A later plan's states_explored is the number of states the
 // whole k search had settled when it was chosen. An edge the model prices at +infinity is no edge (as in the
