@@ -72,12 +72,12 @@ struct PlanRequest {
 // The graph planner's search prices a path edge by edge. Where a merged step can form and the model prices it as
 // the flattened group's own collective (plans_as_run), a path whose steps merge can cost less as it runs than its
 // edges say, so the planner takes the kAsRunPool cheapest paths of the search (plan_k_cheapest) and returns the one
-// cheapest as it runs
-// (cheapest_as_run), its steps' costs and its cost being its price as it runs (price_plan_steps). Otherwise (every other model, or no flattened group, or when
-// those searches together settle more than state_budget states) the plan is the search's cheapest path, PyTorch's. Example, (4, 4) on one host calibrated on 16 ranks, 1024x2048 float64,
-// axes 0 and 1 flattened, P(sum)P(sum) -> RR: the search's cheapest is reduce_scatter + all_reduce + all_gather on
-// the axes (23.6 ms as it runs); the all_reduces on both axes merge into one all_reduce of the 16-rank group,
-// 20.1 ms as it runs, measured 15% faster (docs/benchmarks.md).
+// cheapest as it runs (cheapest_as_run), its steps' costs and its cost being its price as it runs
+// (price_plan_steps). Otherwise (every other model, no merge that can form, or those searches together settling
+// more than state_budget states) the plan is the search's cheapest path, PyTorch's. Example, (4, 4) on one host
+// calibrated on 16 ranks, 1024x2048 float64, axes 0 and 1 flattened, P(sum)P(sum) -> RR: the search's cheapest is
+// reduce_scatter + all_reduce + all_gather on the axes (23.6 ms as it runs); the all_reduces on both axes merge into
+// one all_reduce of the 16-rank group, 20.1 ms as it runs, measured 15% faster (docs/benchmarks.md).
 [[nodiscard]] Plan plan_redistribution(const PlanRequest& request, const CostModel& model);
 
 // The cheapest paths plan_redistribution compares as they run (above).
@@ -98,11 +98,10 @@ inline constexpr std::size_t kMaxCheapestPlans = 64;
 // flattened group folds their steps into one collective (P(sum)P(sum) -> RR through RP(sum) or P(sum)R), and
 // states that differ only in where a size-1 axis sits in a shard order are different states, as in the graph.
 // The search always uses the graph, whatever request.planner says (greedy and auto are ignored), and plans[0]
-// equals plan_redistribution(request with planner = Graph, model), states_explored included, unless the request has
-// flattened groups and the model prices them (plans_as_run: then plan_redistribution picks among these plans by cost
-// as run). Every plan is built
-// as plan_redistribution builds one: a step per edge priced by the model, the cost summed left to right before
-// merging, steps merged on the flattened groups. A later plan's states_explored is the number of states the
+// equals plan_redistribution(request with planner = Graph, model), states_explored included, unless plans_as_run
+// (then plan_redistribution picks among these plans by cost as run). Every plan is built as plan_redistribution
+// builds one: a step per edge priced by the model, the cost summed left to right before merging, steps merged on
+// the flattened groups. A later plan's states_explored is the number of states the
 // whole k search had settled when it was chosen. An edge the model prices at +infinity is no edge (as in the
 // graph planner, which never pushes a state it reaches at +infinity), so no plan costs +infinity.
 // Ties: plans[0] is the graph planner's plan; after it, among candidates of equal cost the one the search found
