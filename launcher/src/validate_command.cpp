@@ -379,10 +379,10 @@ int run_live(const ValidateOptions& o, const CLI::App& cmd) {
                 << std::flush;
     }
     // The drift check (validate_drift.hpp) on the first request's mesh, before the requests and after them.
+    DriftProbe probe(world, backend, p.calibration, p.requests.front().item.setup.request.mesh_shape,
+                     p.requests.front().names, hosts);
     const auto drift = [&](const char* when) {
-      const PreparedRequest& first = p.requests.front();
-      std::optional<DriftCheck> check = check_drift(world, backend, p.calibration, first.item.setup.request.mesh_shape,
-                                                    first.names, hosts, when);
+      std::optional<DriftCheck> check = probe.measure(when);
       if (lead && check) {
         sink.write(drift_json(*check).dump());
         std::cout << drift_line(*check) << "\n" << std::flush;

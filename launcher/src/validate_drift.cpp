@@ -7,8 +7,6 @@
 #include <sstream>
 #include <utility>
 
-#include "bench_run.hpp"
-#include "meshloom/mesh/device_mesh.hpp"
 #include "timing.hpp"
 
 namespace meshloom::launcher {
@@ -71,19 +69,18 @@ DriftCheck summarize_drift(std::string when, std::vector<DriftAnchor> anchors) {
   return check;
 }
 
-std::optional<DriftCheck> check_drift(mpi::MpiCommunicator& world, LiveBackend& backend,
-                                      const Calibration& calibration, const std::vector<std::int64_t>& mesh_shape,
-                                      const std::vector<std::string>& names, const std::vector<std::string>& hosts,
-                                      std::string when) {
-  const std::vector<std::int64_t> sizes = drift_sizes(calibration);
-  if (sizes.empty()) return std::nullopt;
-  BenchSettings s;
+DriftProbe::DriftProbe(mpi::MpiCommunicator& world, LiveBackend& backend, const Calibration& calibration,
+                       const std::vector<std::int64_t>& mesh_shape, const std::vector<std::string>& names,
+                       const std::vector<std::string>& hosts)
+    : world_(world), backend_(backend), calibration_(calibration) {
+  BenchSettings& s = settings_;
+  s.sizes = drift_sizes(calibration);
+  if (s.sizes.empty()) return;
   for (const GroupCurve& curve : calibration.groups) {
     const auto c = bench_collective_from_string(curve.collective);
     if (c && std::find(s.collectives.begin(), s.collectives.end(), *c) == s.collectives.end()) s.collectives.push_back(*c);
   }
-  if (s.collectives.empty()) return std::nullopt;
-  s.sizes = sizes;
+  if (s.collectives.empty()) return;
   s.warmup_iters = kDriftWarmup;
   s.iters = kDriftIterations;
   s.timing = calibration.timing == "pipelined" ? TimingMode::Pipelined : TimingMode::SingleShot;
@@ -92,28 +89,32 @@ std::optional<DriftCheck> check_drift(mpi::MpiCommunicator& world, LiveBackend& 
   s.progress = false;
 
   DeviceMesh mesh = DeviceMesh::init(mesh_shape, names, world.size());
-  AxisSelection axes = select_axes(mesh, {});
+  const AxisSelection axes = select_axes(mesh, {});
+  if (axes.run.empty()) return;
   s.axes = axes.run;
   s.shape_only_axes = axes.run;
-  if (s.axes.empty()) return std::nullopt;
   validate_bench_settings(s, mesh, axes, std::string(backend.name()));
-  const comm::MeshGroups groups = backend.groups(mesh, LiveBackend::Buffers::Native);
-  BenchRunInfo info;
-  info.backend = std::string(backend.name());
-  info.world = world.size();
-  info.mesh_shape = mesh_shape;
-  info.mesh_names = names;
-  info.host = hosts.empty() ? std::string() : hosts[static_cast<std::size_t>(world.rank())];
+  info_.backend = std::string(backend.name());
+  info_.world = world.size();
+  info_.mesh_shape = mesh_shape;
+  info_.mesh_names = names;
+  info_.host = hosts.empty() ? std::string() : hosts[static_cast<std::size_t>(world.rank())];
+  groups_ = backend.groups(mesh, LiveBackend::Buffers::Native);
+  mesh_ = std::move(mesh);
+}
+
+std::optional<DriftCheck> DriftProbe::measure(std::string when) {
+  if (!active()) return std::nullopt;
   std::ostringstream quiet;
   JsonlSink none;
-  const BenchOutcome outcome = run_bench(world, groups, mesh, s, info, quiet, none, &backend);
+  const BenchOutcome outcome = run_bench(world_, *groups_, *mesh_, settings_, info_, quiet, none, &backend_);
   std::vector<DriftAnchor> anchors;
   for (const BenchResult& r : outcome.sweep.results) {
     DriftAnchor a;
     a.collective = std::string(to_string(r.collective));
     a.shape = GroupShape{r.group_size, r.span.hosts, r.span.ranks_per_host};
     a.bytes = r.bytes;
-    a.calibrated_us = calibrated_time_us(calibration, a.collective, a.shape, a.bytes);
+    a.calibrated_us = calibrated_time_us(calibration_, a.collective, a.shape, a.bytes);
     a.measured_us = r.time_us;
     if (a.calibrated_us > 0) anchors.push_back(std::move(a));
   }

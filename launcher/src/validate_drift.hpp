@@ -26,8 +26,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench_run.hpp"
 #include "live_backend.hpp"
 #include "meshloom/backends/mpi_communicator.hpp"
+#include "meshloom/comm/mesh_groups.hpp"
+#include "meshloom/mesh/device_mesh.hpp"
 #include "meshloom/plan/cost_model.hpp"
 
 namespace meshloom::launcher {
@@ -58,14 +61,29 @@ struct DriftCheck {
 // Summarizes `anchors` measured `when` (the median, least and greatest ratio).
 [[nodiscard]] DriftCheck summarize_drift(std::string when, std::vector<DriftAnchor> anchors);
 
-// Times the anchors on every rank of `world` (collective over it; every rank passes the same arguments) on groups of
-// `mesh_shape` named `names` that `backend` makes; rank 0's result holds the anchors, other ranks' none. nullopt
-// (on every rank, without communicating) for a calibration without curves: it records no points to re-time.
-[[nodiscard]] std::optional<DriftCheck> check_drift(mpi::MpiCommunicator& world, LiveBackend& backend,
-                                                    const Calibration& calibration,
-                                                    const std::vector<std::int64_t>& mesh_shape,
-                                                    const std::vector<std::string>& names,
-                                                    const std::vector<std::string>& hosts, std::string when);
+// The anchors of one calibration on one mesh, timed as often as asked (validate: before and after the requests) on
+// groups built once. Construction is collective over `world` (every rank passes the same arguments), as is measure;
+// `world`, `backend` and `calibration` must outlive the probe.
+class DriftProbe {
+public:
+  // Builds the groups of `mesh_shape` named `names` that `backend` makes. Inactive, without communicating, for a
+  // calibration without curves (it records no points to re-time) or a mesh without an axis of more than one rank.
+  DriftProbe(mpi::MpiCommunicator& world, LiveBackend& backend, const Calibration& calibration,
+             const std::vector<std::int64_t>& mesh_shape, const std::vector<std::string>& names,
+             const std::vector<std::string>& hosts);
+  [[nodiscard]] bool active() const noexcept { return groups_.has_value(); }
+  // Times the anchors now; rank 0's result holds them, other ranks' none. nullopt when inactive.
+  [[nodiscard]] std::optional<DriftCheck> measure(std::string when);
+
+private:
+  mpi::MpiCommunicator& world_;
+  LiveBackend& backend_;
+  const Calibration& calibration_;
+  BenchSettings settings_;
+  BenchRunInfo info_;
+  std::optional<DeviceMesh> mesh_;
+  std::optional<comm::MeshGroups> groups_;
+};
 
 // {"type": "drift", "when", "median_ratio", "min_ratio", "max_ratio", "drifted", "anchors": [{collective, n, hosts,
 // ranks_per_host, bytes, calibrated_us, measured_us, ratio}]}.

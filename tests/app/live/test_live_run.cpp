@@ -47,6 +47,7 @@
 #include "plan/plan_model.hpp"
 #include "plan/redistribution_panel.hpp"
 #include "meshloom/plan/cost_model.hpp"
+#include "live_support.hpp"
 
 using namespace meshloom;
 using namespace meshloom::app;
@@ -57,13 +58,7 @@ const QString kFake = QStringLiteral(MESHLOOM_FAKE_LAUNCHER);
 const QString kLauncher = QStringLiteral(MESHLOOM_LAUNCHER_PATH);
 const QString kRecorded = QStringLiteral(MESHLOOM_TEST_DATA_DIR "/bench-2x2.jsonl");
 
-QStringList lines_of(const QString& path) {
-  QFile f(path);
-  if (!f.open(QIODevice::ReadOnly | QIODevice::Text)) return {};
-  QStringList lines = QString::fromUtf8(f.readAll()).split(QLatin1Char('\n'));
-  while (!lines.isEmpty() && lines.back().isEmpty()) lines.pop_back();
-  return lines;
-}
+using meshloom::app::testing::lines_of;
 
 int results_in(const QStringList& lines) {
   int n = 0;

@@ -33,6 +33,7 @@
 #include "live/slurm_run.hpp"
 #include "meshloom/design/design.hpp"
 #include "shell/main_window.hpp"
+#include "live_support.hpp"
 
 using namespace meshloom;
 using namespace meshloom::app;
@@ -45,13 +46,7 @@ namespace {
 const QString kLauncher = QStringLiteral(MESHLOOM_LAUNCHER_PATH);
 const QString kFakeSsh = QStringLiteral(MESHLOOM_FAKE_SLURM_DIR "/ssh");
 
-QStringList lines_of(const QString& path) {
-  QFile f(path);
-  if (!f.open(QIODevice::ReadOnly | QIODevice::Text)) return {};
-  QStringList lines = QString::fromUtf8(f.readAll()).split(QLatin1Char('\n'));
-  while (!lines.isEmpty() && lines.back().isEmpty()) lines.pop_back();
-  return lines;
-}
+using meshloom::app::testing::lines_of;
 
 // The lines of a file that end in a newline (a record still being written is not one yet).
 QStringList whole_lines_of(const QString& path) {

@@ -25,6 +25,7 @@
 #include "live/run_dialog.hpp"
 #include "live/slurm_run.hpp"
 #include "live/slurm_submit.hpp"
+#include "live_support.hpp"
 
 using namespace meshloom::app;
 
@@ -63,13 +64,7 @@ const char* const kScontrolFailedMultiline =
     "   NodeList=vm\n"
     "   WorkDir=/tmp/a run\n";
 
-QStringList lines_of(const QString& path) {
-  QFile f(path);
-  if (!f.open(QIODevice::ReadOnly | QIODevice::Text)) return {};
-  QStringList lines = QString::fromUtf8(f.readAll()).split(QLatin1Char('\n'));
-  while (!lines.isEmpty() && lines.back().isEmpty()) lines.pop_back();
-  return lines;
-}
+using meshloom::app::testing::lines_of;
 
 bool write_file(const QString& path, const QByteArray& text, QIODevice::OpenMode mode = QIODevice::WriteOnly) {
   QFile f(path);

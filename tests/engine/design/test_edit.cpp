@@ -33,12 +33,9 @@
 #include "meshloom/plan/simulator.hpp"
 #include "meshloom/plan/state.hpp"
 #include "meshloom/presets/presets.hpp"
+#include "support/example_design.hpp"
 #include "support/expect_error.hpp"
 #include "support/random_state.hpp"
-
-#ifndef MESHLOOM_EXAMPLES_DIR
-#error "MESHLOOM_EXAMPLES_DIR must name resources/examples"
-#endif
 
 namespace meshloom {
 namespace {
@@ -48,9 +45,7 @@ using testing::expect_error;
 
 // ---- Designs --------------------------------------------------------------------------------------------------
 
-Design example(const std::string& name) {
-  return load_design(fs::path(MESHLOOM_EXAMPLES_DIR) / (name + ".meshloom.json"));
-}
+using testing::example_design;
 
 std::vector<Design> examples() {
   std::vector<fs::path> paths;
@@ -233,7 +228,7 @@ std::vector<std::vector<std::int64_t>> group_list(const RankTensor& groups, bool
 // ---- flattened_using --------------------------------------------------------------------------------------------
 
 TEST(FlattenedUsing, NamesTheFlattenedAxesOfAnAxisInCreationOrder) {
-  const Design d = example("torchtitan-4d");
+  const Design d = example_design("torchtitan-4d");
   EXPECT_EQ(flattened_using(d, "dp_shard"), (std::vector<std::string>{"dp", "dp_shard_cp", "dp_cp"}));
   EXPECT_EQ(flattened_using(d, "dp_replicate"), (std::vector<std::string>{"dp", "dp_cp"}));
   EXPECT_TRUE(flattened_using(d, "pp").empty());
@@ -258,7 +253,7 @@ TEST(AddAxis, InsertsAReplicatedAxisAndTheWorldFollowsTheMesh) {
 }
 
 TEST(AddAxis, RenumbersShardOrders) {
-  const Design d = example("default");  // (pp, dp, tp); weight RS(0)[1]S(0)[0]: dim 0 split by tp, then dp
+  const Design d = example_design("default");  // (pp, dp, tp); weight RS(0)[1]S(0)[0]: dim 0 split by tp, then dp
   EXPECT_EQ(edited(d, [](const Design& x) { return add_axis(x, 0, "ep", 2); }).tensors[0].src,
             parse_state("RRS(0)[1]S(0)[0]"));
   EXPECT_EQ(add_axis(d, 2, "ep", 2).tensors[0].src, parse_state("RS(0)[1]RS(0)[0]"));
@@ -310,7 +305,7 @@ TEST(AddAxis, ThenRemoveRoundTrips) {
 }
 
 TEST(AddAxis, Errors) {
-  const Design d = example("default");
+  const Design d = example_design("default");
   expect_edit_error(d, [](const Design& x) { return add_axis(x, 4, "ep", 2); },
                     {"index = 4: a new axis goes at 0..3", "axes are pp, dp, tp"});
   expect_edit_error(d, [](const Design& x) { return add_axis(x, 1, "a b", 2); },
@@ -323,7 +318,7 @@ TEST(AddAxis, Errors) {
   expect_edit_error(d, [](const Design& x) { return add_axis(x, 1, "ep", 0); }, {"size = 0: axis sizes must be >= 1"});
   expect_edit_error(d, [](const Design& x) { return add_axis(x, 1, "ep", -3); },
                     {"size = -3: axis sizes must be >= 1"});
-  expect_edit_error(example("llama3-405b"), [](const Design& x) { return add_axis(x, 0, "big", 131072); },
+  expect_edit_error(example_design("llama3-405b"), [](const Design& x) { return add_axis(x, 0, "big", 131072); },
                     {"mesh: the mesh holds 2147483648 ranks; a world holds at most 2147483647"});
 
   Design full;
@@ -339,7 +334,7 @@ TEST(AddAxis, Errors) {
 // ---- remove_axis ------------------------------------------------------------------------------------------------
 
 TEST(RemoveAxis, DropsThePlacementAndTheAxisFromShardOrders) {
-  Design d = example("default");  // weight RS(0)[1]S(0)[0] -> RRS(0); activation RS(0)P(sum) -> RRS(1)
+  Design d = example_design("default");  // weight RS(0)[1]S(0)[0] -> RRS(0); activation RS(0)P(sum) -> RRS(1)
   d.devices_per_host = 2;
   const Design r = edited(d, [](const Design& x) { return remove_axis(x, "tp"); });
   EXPECT_EQ(r.mesh.names, (std::vector<std::string>{"pp", "dp"}));
@@ -382,7 +377,7 @@ TEST(RemoveAxis, RemovesExactlyTheFlattenedAxesThatUseIt) {
 }
 
 TEST(RemoveAxis, Errors) {
-  const Design d = example("hsdp-2d");  // (dp_replicate=2, dp_shard=4), flattened dp, devices_per_host 4
+  const Design d = example_design("hsdp-2d");  // (dp_replicate=2, dp_shard=4), flattened dp, devices_per_host 4
   expect_edit_error(d, [](const Design& x) { return remove_axis(x, "cp"); },
                     {"axis 'cp' does not exist; axes are dp_replicate, dp_shard"});
   expect_edit_error(d, [](const Design& x) { return remove_axis(x, "dp"); },
@@ -390,7 +385,7 @@ TEST(RemoveAxis, Errors) {
   expect_edit_error(d, [](const Design& x) { return remove_axis(x, "a\nb"); }, {"axis \"a\\nb\" does not exist"});
   // A following world keeps whole hosts: devices_per_host becomes gcd(devices_per_host, world).
   EXPECT_EQ(remove_axis(d, "dp_shard").devices_per_host, 2);
-  EXPECT_EQ(remove_axis(example("default"), "tp").devices_per_host, 4);
+  EXPECT_EQ(remove_axis(example_design("default"), "tp").devices_per_host, 4);
   const Design one = remove_axis(d, "dp_replicate");
   EXPECT_EQ(one.mesh.names, (std::vector<std::string>{"dp_shard"}));
   EXPECT_TRUE(one.mesh.flattened.empty());
@@ -410,7 +405,7 @@ TEST(MoveAxis, PermutesPlacementsWithTheAxes) {
   EXPECT_EQ(edited(d, [](const Design& x) { return move_axis(x, "tp", 1); }), d);
 
   // A dim's shard order keeps its axes: default's weight splits dim 0 by tp, then dp.
-  const Design def = example("default");
+  const Design def = example_design("default");
   EXPECT_EQ(states(move_axis(def, "tp", 0))[0], "weight: S(0)[0]RS(0)[1] -> S(0)RR");
   EXPECT_EQ(states(move_axis(def, "pp", 2))[0], "weight: S(0)[1]S(0)[0]R -> RS(0)R");
   // Flattened lists follow the new mesh order.
@@ -480,7 +475,7 @@ TEST(MoveAxis, KeepsEveryGroupUpToTheRenumberingOfRanks) {
 }
 
 TEST(MoveAxis, Errors) {
-  const Design d = example("default");
+  const Design d = example_design("default");
   expect_edit_error(d, [](const Design& x) { return move_axis(x, "cp", 0); },
                     {"axis 'cp' does not exist; axes are pp, dp, tp"});
   expect_edit_error(d, [](const Design& x) { return move_axis(x, "dp_tp", 0); },
@@ -492,7 +487,7 @@ TEST(MoveAxis, Errors) {
 // ---- rename_axis ------------------------------------------------------------------------------------------------
 
 TEST(RenameAxis, RenamesTheAxisAndEveryReference) {
-  const Design d = example("torchtitan-4d");
+  const Design d = example_design("torchtitan-4d");
   const Design r = edited(d, [](const Design& x) { return rename_axis(x, "dp_shard", "fsdp"); });
   EXPECT_EQ(r.mesh.names, (std::vector<std::string>{"pp", "dp_replicate", "fsdp", "tp"}));
   EXPECT_EQ(r.mesh.flattened, (std::vector<FlattenSpec>{{"dp", {"dp_replicate", "fsdp"}},
@@ -528,10 +523,10 @@ TEST(RenameAxis, KeepsEveryGroup) {
 }
 
 TEST(RenameAxis, Errors) {
-  const Design d = example("default");
+  const Design d = example_design("default");
   expect_edit_error(d, [](const Design& x) { return rename_axis(x, "cp", "context"); },
                     {"axis 'cp' does not exist; axes are pp, dp, tp; flattened axes are dp_tp"});
-  expect_edit_error(example("pp-dp-tp-3d"), [](const Design& x) { return rename_axis(x, "cp", "context"); },
+  expect_edit_error(example_design("pp-dp-tp-3d"), [](const Design& x) { return rename_axis(x, "cp", "context"); },
                     {"axis 'cp' does not exist; axes are pp, dp, tp; the mesh has no flattened axes"});
   expect_edit_error(d, [](const Design& x) { return rename_axis(x, "tp", "t-p"); },
                     {"axis name = \"t-p\": names must be 1 to 64 characters of A-Z, a-z, 0-9 and _"});
@@ -572,7 +567,7 @@ TEST(ResizeAxis, Errors) {
   expect_edit_error(d, [](const Design& x) { return resize_axis(x, "tp", 0); }, {"size = 0: axis sizes must be >= 1"});
   expect_edit_error(d, [](const Design& x) { return resize_axis(x, "cp", 2); },
                     {"axis 'cp' does not exist; axes are dp, tp"});
-  expect_edit_error(example("hsdp-2d"), [](const Design& x) { return resize_axis(x, "dp", 2); },
+  expect_edit_error(example_design("hsdp-2d"), [](const Design& x) { return resize_axis(x, "dp", 2); },
                     {"'dp' is a flattened axis, not a mesh axis"});
   expect_edit_error(d, [](const Design& x) { return resize_axis(x, "tp", std::int64_t{1} << 62); },
                     {"mesh: the mesh holds more than 2^63-1 ranks; a world holds at most 2147483647"});
@@ -611,7 +606,7 @@ TEST(SetDevicesPerHost, SetsItOrNamesTheRule) {
 // ---- flatten_axes, remove_flattened -----------------------------------------------------------------------------
 
 TEST(FlattenAxes, RegistersTheFlattenedAxis) {
-  const Design d = example("pp-dp-tp-3d");
+  const Design d = example_design("pp-dp-tp-3d");
   const Design r = edited(d, [](const Design& x) { return flatten_axes(x, {"dp", "tp"}); });
   EXPECT_EQ(r.mesh.flattened, (std::vector<FlattenSpec>{{"dp_tp", {"dp", "tp"}}}));
   EXPECT_EQ(built(r).groups("dp_tp").values, (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5, 6, 7}));
@@ -625,14 +620,14 @@ TEST(FlattenAxes, RegistersTheFlattenedAxis) {
 }
 
 TEST(FlattenAxes, NoOps) {
-  const Design d = example("default");  // dp_tp = [dp, tp]
+  const Design d = example_design("default");  // dp_tp = [dp, tp]
   EXPECT_EQ(edited(d, [](const Design& x) { return flatten_axes(x, {"dp", "tp"}); }), d);
   EXPECT_EQ(edited(d, [](const Design& x) { return flatten_axes(x, {"dp", "tp"}, "dp_tp"); }), d);
   // mesh["tp"]._flatten("tp") is mesh["tp"]: nothing is registered.
   EXPECT_EQ(edited(d, [](const Design& x) { return flatten_axes(x, {"tp"}); }), d);
   EXPECT_EQ(edited(d, [](const Design& x) { return flatten_axes(x, {"pp"}, "pp"); }), d);
   // Size-1 axes hold no ranks: dp_cp = [dp, cp] with cp = 1 has the groups of [dp].
-  const Design llama = example("llama3-405b");
+  const Design llama = example_design("llama3-405b");
   EXPECT_EQ(edited(llama, [](const Design& x) { return flatten_axes(x, {"dp"}, "dp_cp"); }), llama);
 }
 
@@ -672,7 +667,7 @@ TEST(FlattenAxes, RegistersWhatDeviceMeshRegisters) {
 }
 
 TEST(FlattenAxes, Errors) {
-  const Design d = example("default");  // (pp, dp, tp), dp_tp = [dp, tp]
+  const Design d = example_design("default");  // (pp, dp, tp), dp_tp = [dp, tp]
   // Design rules, checked first.
   expect_edit_error(d, [](const Design& x) { return flatten_axes(x, {"dp", "cp"}); },
                     {"axis 'cp' does not exist; axes are pp, dp, tp"});
@@ -698,7 +693,7 @@ TEST(FlattenAxes, Errors) {
   expect_edit_error(d, [](const Design& x) { return flatten_axes(x, {"pp", "dp"}, ""); },
                     {"flattened axis name = \"\": names must be"});
   // Size-1 axes: PyTorch lets any order through, a design does not.
-  const Design llama = example("llama3-405b");  // (dp=128, pp=16, cp=1, tp=8)
+  const Design llama = example_design("llama3-405b");  // (dp=128, pp=16, cp=1, tp=8)
   expect_edit_error(llama, [](const Design& x) { return flatten_axes(x, {"tp", "cp"}); },
                     {"axes ('tp', 'cp') are not in mesh order (outer to inner: dp, pp, cp, tp)"});
   expect_edit_error(llama, [](const Design& x) { return flatten_axes(x, {"cp", "cp"}); },
@@ -706,7 +701,7 @@ TEST(FlattenAxes, Errors) {
 }
 
 TEST(FlattenAxes, AtMost64) {
-  Design d = example("pp-dp-tp-3d");
+  Design d = example_design("pp-dp-tp-3d");
   for (std::size_t i = 0; i < kMaxDesignFlattened; ++i) {
     d = edited(d, [i](const Design& x) { return flatten_axes(x, {"dp", "tp"}, "f" + std::to_string(i)); });
   }
@@ -715,7 +710,7 @@ TEST(FlattenAxes, AtMost64) {
 }
 
 TEST(RemoveFlattened, RemovesItOrNamesTheRule) {
-  const Design d = example("torchtitan-4d");
+  const Design d = example_design("torchtitan-4d");
   const Design r = edited(d, [](const Design& x) { return remove_flattened(x, "dp_shard_cp"); });
   EXPECT_EQ(flat_names(r), (std::vector<std::string>{"dp", "dp_cp"}));
   EXPECT_EQ(r.mesh.names, d.mesh.names);
@@ -724,7 +719,7 @@ TEST(RemoveFlattened, RemovesItOrNamesTheRule) {
                     {"flattened axis 'loss' does not exist; flattened axes are dp, dp_shard_cp, dp_cp"});
   expect_edit_error(d, [](const Design& x) { return remove_flattened(x, "tp"); },
                     {"'tp' is a mesh axis, not a flattened axis; flattened axes are dp, dp_shard_cp, dp_cp"});
-  expect_edit_error(example("pp-dp-tp-3d"), [](const Design& x) { return remove_flattened(x, "dp_tp"); },
+  expect_edit_error(example_design("pp-dp-tp-3d"), [](const Design& x) { return remove_flattened(x, "dp_tp"); },
                     {"flattened axis 'dp_tp' does not exist; the mesh has no flattened axes"});
 }
 
@@ -753,7 +748,7 @@ TEST(UnflattenAxis, ShardedPartsStandInTheAxisPlaceInTheShardOrder) {
 }
 
 TEST(UnflattenAxis, ReplacesTheAxisInFlattenedAxes) {
-  const Design d = example("torchtitan-4d");
+  const Design d = example_design("torchtitan-4d");
   const Design r = edited(d, [](const Design& x) {
     return unflatten_axis(x, "dp_shard", {2, 2}, {"dp_shard_out", "dp_shard_in"});
   });
@@ -898,7 +893,7 @@ TEST(UnflattenAxis, UnevenChunksCanMoveBlocks) {
 }
 
 TEST(UnflattenAxis, Errors) {
-  const Design d = example("hsdp-2d");  // (dp_replicate=2, dp_shard=4), flattened dp
+  const Design d = example_design("hsdp-2d");  // (dp_replicate=2, dp_shard=4), flattened dp
   expect_edit_error(d, [](const Design& x) { return unflatten_axis(x, "dp", {2, 4}, {"a", "b"}); },
                     {"'dp' is a flattened axis: only a mesh axis can be split; axes are dp_replicate, dp_shard"});
   // PyTorch's _unflatten checks, messages verbatim.
@@ -939,7 +934,7 @@ TEST(UnflattenAxis, Errors) {
 // ---- apply_mesh -------------------------------------------------------------------------------------------------
 
 TEST(ApplyMesh, CarriesPlacementsByAxisName) {
-  const Design d = example("default");  // (pp, dp, tp); weight RS(0)[1]S(0)[0] -> RRS(0)
+  const Design d = example_design("default");  // (pp, dp, tp); weight RS(0)[1]S(0)[0] -> RRS(0)
   const MeshSpec spec{{2, 4}, {"tp", "dp"}, {{"all", {"tp", "dp"}}}};
   const Design r = edited(d, [&spec](const Design& x) { return apply_mesh(x, spec); });
   EXPECT_EQ(r.mesh, spec);
@@ -964,7 +959,7 @@ TEST(ApplyMesh, CarriesPlacementsByAxisName) {
 }
 
 TEST(ApplyMesh, PresetsAndRandomMeshes) {
-  const Design d = example("torchtitan-4d");
+  const Design d = example_design("torchtitan-4d");
   const MeshSpec spec = torchtitan_mesh({.dp_replicate = 2, .dp_shard = -1, .cp = 2, .tp = 2, .world_size = 32});
   const Design r = edited(d, [&spec](const Design& x) { return apply_mesh(x, spec); });
   EXPECT_EQ(r.mesh, spec);
@@ -988,7 +983,7 @@ TEST(ApplyMesh, PresetsAndRandomMeshes) {
 }
 
 TEST(ApplyMesh, Errors) {
-  const Design d = example("default");
+  const Design d = example_design("default");
   expect_edit_error(d, [](const Design& x) { return apply_mesh(x, MeshSpec{{4, 4}, {"dp", "tp"}, {}}, 8); },
                     {"mesh: world = 8 but the mesh holds 16 ranks"});
   expect_edit_error(d, [](const Design& x) { return apply_mesh(x, MeshSpec{{2, 0}, {"dp", "tp"}, {}}); },

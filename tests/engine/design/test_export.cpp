@@ -29,21 +29,16 @@
 #include "meshloom/error.hpp"
 #include "meshloom/mesh/device_mesh.hpp"
 #include "meshloom/plan/state.hpp"
+#include "support/example_design.hpp"
 #include "support/expect_error.hpp"
 #include "support/random_state.hpp"
-
-#ifndef MESHLOOM_EXAMPLES_DIR
-#error "MESHLOOM_EXAMPLES_DIR must name resources/examples"
-#endif
 
 namespace meshloom {
 namespace {
 
 namespace fs = std::filesystem;
 
-Design example(const std::string& name) {
-  return load_design(fs::path(MESHLOOM_EXAMPLES_DIR) / (name + ".meshloom.json"));
-}
+using testing::example_design;
 
 std::vector<fs::path> examples() {
   std::vector<fs::path> paths;
@@ -249,10 +244,10 @@ tensors = {
 }
 )py";
 
-TEST(Export, TorchtitanPytorchVerbatim) { EXPECT_EQ(export_pytorch(example("torchtitan-4d")), kTorchtitanPytorch); }
-TEST(Export, TorchtitanJaxVerbatim) { EXPECT_EQ(export_jax(example("torchtitan-4d")), kTorchtitanJax); }
-TEST(Export, DefaultPytorchVerbatim) { EXPECT_EQ(export_pytorch(example("default")), kDefaultPytorch); }
-TEST(Export, DefaultJaxVerbatim) { EXPECT_EQ(export_jax(example("default")), kDefaultJax); }
+TEST(Export, TorchtitanPytorchVerbatim) { EXPECT_EQ(export_pytorch(example_design("torchtitan-4d")), kTorchtitanPytorch); }
+TEST(Export, TorchtitanJaxVerbatim) { EXPECT_EQ(export_jax(example_design("torchtitan-4d")), kTorchtitanJax); }
+TEST(Export, DefaultPytorchVerbatim) { EXPECT_EQ(export_pytorch(example_design("default")), kDefaultPytorch); }
+TEST(Export, DefaultJaxVerbatim) { EXPECT_EQ(export_jax(example_design("default")), kDefaultJax); }
 
 // docs/03-mesh.md shows the torchtitan-4d scripts in ```python blocks, which the docs test does not run.
 TEST(Export, DocsShowTheTorchtitanScripts) {
@@ -983,7 +978,7 @@ TEST(Export, RandomDesignsRebuildTheSameMesh) {
 // ---- Comments and errors -------------------------------------------------------------------------------------
 
 TEST(Export, DescriptionStaysInComments) {
-  Design design = example("hsdp-2d");
+  Design design = example_design("hsdp-2d");
   design.name = "x \xe2\x80\xa8import os \xe2\x80\xae# coding: latin-1";
   design.description = "first\nimport os\r\nos.system('rm')\r\x0bthird\x0c\x1c" "fourth\xc2\x85" "fifth\n\n\x01\ttab\n";
   const std::string script = export_pytorch(design);
@@ -998,7 +993,7 @@ TEST(Export, DescriptionStaysInComments) {
 }
 
 TEST(Export, MeshSmallerThanWorld) {
-  Design design = example("hsdp-2d");
+  Design design = example_design("hsdp-2d");
   design.world = 16;
   const std::string script = export_pytorch(design);
   EXPECT_NE(script.find("import os\n\nimport torch\nimport torch.distributed as dist\n"), std::string::npos) << script;
@@ -1023,7 +1018,7 @@ TEST(Export, MeshSmallerThanWorld) {
 }
 
 TEST(Export, InvalidDesignIsRefused) {
-  Design design = example("default");
+  Design design = example_design("default");
   design.world = 4;
   design.devices_per_host = 4;
   testing::expect_error([&] { (void)export_pytorch(design); }, ErrorKind::ValueError, {"mesh.shape", "world = 4"});

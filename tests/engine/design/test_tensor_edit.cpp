@@ -22,11 +22,8 @@
 #include "meshloom/dtype.hpp"
 #include "meshloom/error.hpp"
 #include "meshloom/plan/state.hpp"
+#include "support/example_design.hpp"
 #include "support/expect_error.hpp"
-
-#ifndef MESHLOOM_EXAMPLES_DIR
-#error "MESHLOOM_EXAMPLES_DIR must name resources/examples"
-#endif
 
 namespace meshloom {
 namespace {
@@ -34,9 +31,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::expect_error;
 
-Design example(const std::string& name) {
-  return load_design(fs::path(MESHLOOM_EXAMPLES_DIR) / (name + ".meshloom.json"));
-}
+using testing::example_design;
 
 // (dp=2, tp=4) over 8 ranks: w [16, 32] float32 S(0)R -> RR, b [32] bfloat16 RS(0) -> RR, and a workload of both.
 Design dp_tp() {
@@ -98,8 +93,8 @@ void expect_edit_error(const Design& design, F&& f, std::initializer_list<std::s
 
 TEST(ReplicatedState, HasROnEveryMeshAxis) {
   EXPECT_EQ(to_string(replicated_state(dp_tp())), "RR");
-  EXPECT_EQ(to_string(replicated_state(example("default"))), "RRR");
-  EXPECT_EQ(replicated_state(example("llama3-405b")).ndim(), example("llama3-405b").mesh.shape.size());
+  EXPECT_EQ(to_string(replicated_state(example_design("default"))), "RRR");
+  EXPECT_EQ(replicated_state(example_design("llama3-405b")).ndim(), example_design("llama3-405b").mesh.shape.size());
 }
 
 // ---- add_tensor -----------------------------------------------------------------------------------------------
@@ -177,7 +172,7 @@ TEST(RemoveTensor, RemovesTheTensorAndItsWorkloadEntry) {
 }
 
 TEST(RemoveTensor, LeavesTheOtherEntriesAndTheModel) {
-  const Design d = example("llama3-8b");
+  const Design d = example_design("llama3-8b");
   ASSERT_TRUE(d.workload && d.workload->model);
   for (const DesignTensor& t : d.tensors) {
     const Design r = edited(d, [&t](const Design& x) { return remove_tensor(x, t.name); });
@@ -186,7 +181,7 @@ TEST(RemoveTensor, LeavesTheOtherEntriesAndTheModel) {
     for (const WorkloadTensor& w : r.workload->tensors) EXPECT_NE(w.tensor, t.name);
   }
   // A design without a workload keeps none.
-  EXPECT_FALSE(remove_tensor(example("default"), "weight").workload.has_value());
+  EXPECT_FALSE(remove_tensor(example_design("default"), "weight").workload.has_value());
 }
 
 TEST(RemoveTensor, Errors) {
@@ -213,7 +208,7 @@ TEST(RenameTensor, RenamesTheTensorAndItsWorkloadEntry) {
   EXPECT_EQ(rename_tensor(d, "w", "w"), d);
   // Every tensor of every example with a workload: the entry goes with its tensor.
   for (const char* name : {"advisor-2x2", "llama3-8b", "llama3-405b"}) {
-    const Design e = example(name);
+    const Design e = example_design(name);
     for (const DesignTensor& t : e.tensors) {
       const Design renamed = edited(e, [&t](const Design& x) { return rename_tensor(x, t.name, t.name + "_2"); });
       for (std::size_t i = 0; i < e.workload->tensors.size(); ++i) {
