@@ -333,8 +333,9 @@ std::string request_line(const Prepared& p, const PreparedRequest& r, std::size_
 }
 
 std::string report_table(const Prepared& p, const std::vector<ModelScore>& scores) {
-  std::vector<std::vector<std::string>> rows{{"model", "right picks", "exact", "step error med / p90 (steps)",
-                                              "plan error med / p90 (plans)", "rank corr. (requests)"}};
+  std::vector<std::vector<std::string>> rows{{"model", "right picks", "exact", "time lost mean / max",
+                                              "step error med / p90 (steps)", "plan error med / p90 (plans)",
+                                              "rank corr. (requests)"}};
   for (const auto& s : scores) {
     const double share = s.requests > 0 ? static_cast<double>(s.right) / static_cast<double>(s.requests) : 0;
     char corr[64] = "-";
@@ -342,13 +343,14 @@ std::string report_table(const Prepared& p, const std::vector<ModelScore>& score
       std::snprintf(corr, sizeof corr, "%.2f (%lld)", *s.rank_correlation, static_cast<long long>(s.correlated_requests));
     }
     rows.push_back({s.model, std::to_string(s.right) + "/" + std::to_string(s.requests) + " " + percent(share),
-                    std::to_string(s.exact) + "/" + std::to_string(s.requests), errors_text(s.step_error, s.time_model),
+                    std::to_string(s.exact) + "/" + std::to_string(s.requests),
+                    percent(s.time_lost_mean) + " / " + percent(s.time_lost_max), errors_text(s.step_error, s.time_model),
                     errors_text(s.plan_error, s.time_model), corr});
   }
   std::ostringstream out;
   out << "\nmodels over " << p.requests.size() << " requests (a pick is right when it is the measured fastest or "
       << "ties with it: within max(" << percent(kTieFloor) << ", 2 standard errors)):\n";
-  print_plan_table(out, rows, {false, true, true, true, true, true});
+  print_plan_table(out, rows, {false, true, true, true, true, true, true});
   return out.str();
 }
 
@@ -506,6 +508,7 @@ int run_live(const ValidateOptions& o, const CLI::App& cmd) {
                          {"right", s.right},
                          {"exact", s.exact},
                          {"share_right", s.requests > 0 ? static_cast<double>(s.right) / static_cast<double>(s.requests) : 0.0},
+                         {"time_lost", ojson{{"mean", s.time_lost_mean}, {"max", s.time_lost_max}}},
                          {"step_error", error_json(s.step_error)},
                          {"plan_error", error_json(s.plan_error)},
                          {"rank_correlation", s.rank_correlation ? ojson(*s.rank_correlation) : ojson(nullptr)},

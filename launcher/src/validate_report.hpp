@@ -16,6 +16,10 @@
 //   step error   |predicted - measured| / measured over every communicating step of every candidate (time models only:
 //                fixed's weights are unitless); median and p90 (nearest rank)
 //   plan error   the same over candidates' totals
+//   time lost    what following the model's picks costs in measured time: per request T(pick) / T(fastest) - 1 (0
+//                when it picks the fastest; a tie's small excess counts as it was measured), the mean and the
+//                greatest over the requests. Unlike right picks it weighs a miss by how much slower the pick ran,
+//                and it is defined for fixed, whose weights are not times
 //   rank corr.   Spearman's rho (average ranks for ties) between predicted and measured totals of a request's
 //                candidates, averaged over the requests with at least 3 candidates whose predictions and
 //                measurements both differ (a constant has no ranking)
@@ -73,6 +77,8 @@ struct ModelScore {
   std::int64_t exact = 0;           // picks that were the fastest itself
   std::optional<HoldoutError> step_error;  // time models with measured steps
   std::optional<HoldoutError> plan_error;
+  double time_lost_mean = 0;        // mean over the requests of T(pick) / T(fastest) - 1
+  double time_lost_max = 0;         // the greatest
   std::optional<double> rank_correlation;  // mean over the requests that have one
   std::int64_t correlated_requests = 0;
 };

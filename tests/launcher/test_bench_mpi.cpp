@@ -435,17 +435,30 @@ TEST(BenchMpi, ValidateRunsEveryModelsCheapestPlansAndScoresThem) {
   std::map<std::string, int> counts;
   std::vector<std::string> reported;
   std::vector<std::string> drift;
+  // Each model's time lost, recomputed from the records: per request, its pick's measured total over the fastest's.
+  std::map<std::pair<int, int>, double> measured;  // (request, plan) -> measured_us
+  std::map<int, json> picks;                       // request -> picks
+  std::map<std::string, std::vector<double>> lost;  // model -> per request
+  std::map<std::string, json> time_lost;            // model -> the report's
   for (const json& rec : records(records_path)) {
     ++counts[rec["type"].get<std::string>()];
+    if (rec["type"] == "request") picks[rec["request"].get<int>()] = rec["picks"];
     if (rec["type"] == "summary") {
       EXPECT_TRUE(rec["verified"].get<bool>()) << rec.dump();
+      measured[{rec["request"].get<int>(), rec["plan"].get<int>()}] = rec["measured_us"].get<double>();
     }
     if (rec["type"] == "verdict") {
       EXPECT_LT(rec["fastest"].get<int>(), 8);
+      const int q = rec["request"].get<int>();
+      const double fastest = measured.at({q, rec["fastest"].get<int>()});
+      for (const auto& [model, pick] : picks.at(q).items()) {
+        lost[model].push_back(measured.at({q, pick.get<int>()}) / fastest - 1);
+      }
     }
     if (rec["type"] == "report") {
       reported.push_back(rec["model"].get<std::string>());
       EXPECT_EQ(rec["requests"], 2);
+      time_lost[rec["model"].get<std::string>()] = rec["time_lost"];
     }
     if (rec["type"] == "step") {
       EXPECT_TRUE(rec.contains("request") && rec["predicted"].contains("calibrated"));
@@ -465,6 +478,15 @@ TEST(BenchMpi, ValidateRunsEveryModelsCheapestPlansAndScoresThem) {
       }
     }
   }
+  for (const auto& [model, reported_lost] : time_lost) {
+    const std::vector<double>& l = lost[model];
+    ASSERT_EQ(l.size(), 2U) << model;
+    EXPECT_NEAR(reported_lost["mean"].get<double>(), (l[0] + l[1]) / 2, 1e-9) << model;
+    EXPECT_NEAR(reported_lost["max"].get<double>(), std::max(l[0], l[1]), 1e-9) << model;
+    EXPECT_GE(l[0], 0.0);
+    EXPECT_GE(l[1], 0.0);
+  }
+  EXPECT_EQ(time_lost.size(), 3U);
   EXPECT_EQ(drift, (std::vector<std::string>{"before", "after"}));
   EXPECT_NE(v.out.find("drift before the requests: the calibration's points re-timed measure "), std::string::npos)
       << v.out;

@@ -88,6 +88,11 @@ TEST(ValidateReport, ScoresPerModel) {
   EXPECT_DOUBLE_EQ(scores[1].step_error->median, 0.2);
   EXPECT_DOUBLE_EQ(scores[1].step_error->p90, 0.25);
   EXPECT_EQ(scores[1].step_error->points, 5);
+  // Time lost: fixed's pick ran 200 us where 100 was fastest (+100%) and 50 of 50 (0): mean 50%, max 100%.
+  EXPECT_DOUBLE_EQ(scores[0].time_lost_mean, 0.5);
+  EXPECT_DOUBLE_EQ(scores[0].time_lost_max, 1.0);
+  EXPECT_DOUBLE_EQ(scores[1].time_lost_mean, 0.0);
+  EXPECT_DOUBLE_EQ(scores[1].time_lost_max, 0.0);
   // Rank correlation over requests of 3 or more candidates: only request 0; fixed ranks (2,1,3) against (1,2,3).
   EXPECT_EQ(scores[0].correlated_requests, 1);
   EXPECT_DOUBLE_EQ(*scores[0].rank_correlation, 0.5);
