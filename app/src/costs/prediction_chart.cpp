@@ -29,7 +29,8 @@ const std::array<QCPScatterStyle::ScatterShape, 8> kShapes{
     QCPScatterStyle::ssCircle, QCPScatterStyle::ssSquare, QCPScatterStyle::ssTriangle, QCPScatterStyle::ssDiamond,
     QCPScatterStyle::ssCross,  QCPScatterStyle::ssPlus,   QCPScatterStyle::ssStar,     QCPScatterStyle::ssTriangleInverted};
 
-enum Column { ModelColumn, PointsColumn, MedianColumn, P90Column, SpearmanColumn, ColumnCount };
+// The step statistics of the records, then validate's report of each model's picks (empty for run's records).
+enum Column { ModelColumn, PointsColumn, MedianColumn, P90Column, SpearmanColumn, PicksColumn, TimeLostColumn, ColumnCount };
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
@@ -131,9 +132,13 @@ struct PredictionChart::Impl {
       if (it != hidden.end() && it->second > 0) count += QObject::tr(" (%1 at 0 not drawn)").arg(it->second);
       if (s.not_finite > 0) count += QObject::tr(" (%1 not finite)").arg(s.not_finite);
       cell(row, PointsColumn, count);
+      // Picks are judged for every model, fixed's unitless weights included.
+      const ReportRecord* report = records.report(s.model);
+      cell(row, PicksColumn, report != nullptr ? q(picks_text(*report)) : QStringLiteral("—"));
+      cell(row, TimeLostColumn, report != nullptr ? q(time_lost_text(*report)) : QStringLiteral("—"));
       if (!s.comparable) {
         cell(row, MedianColumn, QObject::tr("unitless: not comparable"), false);
-        table->setSpan(row, MedianColumn, 1, ColumnCount - MedianColumn);
+        table->setSpan(row, MedianColumn, 1, PicksColumn - MedianColumn);
         continue;
       }
       cell(row, MedianColumn, format_percent(s.median_error));
@@ -198,15 +203,22 @@ PredictionChart::PredictionChart(QWidget* parent) : QWidget(parent), d_(std::mak
   d_->table->setObjectName(QStringLiteral("prediction_summary"));
   d_->table->setTabKeyNavigation(false);  // Tab leaves the table (arrows move between cells)
   d_->table->setHorizontalHeaderLabels(
-      {tr("Model"), tr("Points"), tr("Median error"), tr("p90 error"), tr("Spearman ρ")});
+      {tr("Model"), tr("Points"), tr("Median error"), tr("p90 error"), tr("Spearman ρ"), tr("Right picks"),
+       tr("Time lost")});
   d_->table->horizontalHeaderItem(MedianColumn)->setToolTip(tr("Median of |predicted − measured| / measured"));
   d_->table->horizontalHeaderItem(P90Column)
       ->setToolTip(tr("90th percentile of |predicted − measured| / measured (nearest rank)"));
   d_->table->horizontalHeaderItem(SpearmanColumn)
       ->setToolTip(tr("Rank correlation of predicted and measured (ties: average ranks); 1: the model orders the "
                       "steps as they measured"));
+  d_->table->horizontalHeaderItem(PicksColumn)
+      ->setToolTip(tr("validate's verdict: requests where the model's pick was the measured fastest plan or tied with "
+                      "it (within max(3 %, 2 standard errors))"));
+  d_->table->horizontalHeaderItem(TimeLostColumn)
+      ->setToolTip(tr("What following the model's picks cost in measured time: T(pick) / T(fastest) − 1, the mean "
+                      "over validate's requests and the greatest"));
   d_->table->verticalHeader()->setVisible(false);
-  d_->table->horizontalHeader()->setStretchLastSection(true);
+  d_->table->horizontalHeader()->setStretchLastSection(false);  // columns as wide as their contents
   d_->table->setEditTriggers(QAbstractItemView::NoEditTriggers);
   d_->table->setSelectionBehavior(QAbstractItemView::SelectRows);
   d_->drift = make_message_label(this);

@@ -109,6 +109,34 @@ DriftRecord parse_drift(const json& j) {
   return r;
 }
 
+ReportRecord parse_report(const json& j) {
+  ReportRecord r;
+  r.model = text(j, "model");
+  r.requests = natural(j, "requests");
+  r.right = natural(j, "right");
+  if (r.right > r.requests) {
+    throw Bad{"field \"right\" = " + std::to_string(r.right) + ": more than its " + std::to_string(r.requests) +
+              " requests"};
+  }
+  if (const auto it = j.find("time_lost"); it != j.end()) {
+    if (!it->is_object()) throw Bad{"field \"time_lost\" = " + show(*it) + ": expected {\"mean\": .., \"max\": ..}"};
+    const double mean = finite_number(*it, "mean");
+    const double max = finite_number(*it, "max");
+    if (mean < 0 || max < mean) {
+      throw Bad{"field \"time_lost\" = " + show(*it) + ": needs 0 <= mean <= max"};
+    }
+    r.time_lost_mean = mean;
+    r.time_lost_max = max;
+  }
+  return r;
+}
+
+std::string percent_text(double share) {
+  char cell[32];
+  std::snprintf(cell, sizeof cell, "%.1f %%", 100 * share);
+  return cell;
+}
+
 std::string ratio_text(double r) {
   char cell[32];
   std::snprintf(cell, sizeof cell, "%.2fx", r);
@@ -235,8 +263,12 @@ std::string PredictionRecords::add_line(std::string_view line) {
       DriftRecord r = parse_drift(j);
       r.line = number;
       drift_.push_back(std::move(r));
+    } else if (type == "report") {
+      ReportRecord r = parse_report(j);
+      r.line = number;
+      reports_.push_back(std::move(r));
     }
-    // plan, summary, compare, request, report, error, ...: not this view's.
+    // plan, summary, compare, request, error, ...: not this view's.
   } catch (const Bad& bad) {
     return fail(number, type + " record: " + bad.why);
   } catch (const json::exception& e) {
@@ -260,6 +292,23 @@ void PredictionRecords::clear() {
   problems_.clear();
   steps_.clear();
   drift_.clear();
+  reports_.clear();
+}
+
+const ReportRecord* PredictionRecords::report(const std::string& model) const noexcept {
+  const auto it = std::find_if(reports_.rbegin(), reports_.rend(), [&model](const ReportRecord& r) { return r.model == model; });
+  return it == reports_.rend() ? nullptr : &*it;
+}
+
+std::string picks_text(const ReportRecord& report) {
+  if (report.requests == 0) return "—";
+  return std::to_string(report.right) + "/" + std::to_string(report.requests) + " (" +
+         percent_text(static_cast<double>(report.right) / static_cast<double>(report.requests)) + ")";
+}
+
+std::string time_lost_text(const ReportRecord& report) {
+  if (!report.time_lost_mean || !report.time_lost_max) return "—";
+  return percent_text(*report.time_lost_mean) + " (max " + percent_text(*report.time_lost_max) + ")";
 }
 
 bool any_drifted(const std::vector<DriftRecord>& drift) noexcept {

@@ -7,8 +7,8 @@
 // "predicted" holds one number per cost model: "fixed" is PyTorch's unitless weights, every other model is in
 // microseconds. A prediction written as null (the launcher's JSON for an infinite or NaN cost) is not finite and
 // is skipped for that model; a record whose measured_us is <= 0 gives no point at all. The config record
-// ("command": "run" or "validate") and validate's drift records (DriftRecord) are read; every other record type
-// (plan, summary, compare, request, report, error, ...) is accepted and ignored.
+// ("command": "run" or "validate") and validate's drift and report records (DriftRecord, ReportRecord) are read;
+// every other record type (plan, summary, compare, request, error, ...) is accepted and ignored.
 //
 // Lines are read with the JSON policy of measurements.cpp (the engine's json_read: duplicate keys and integers
 // past int64 are refused): a line that is not a step record (garbage, cut short, a wrong field) is reported as
@@ -69,6 +69,25 @@ struct DriftRecord {
   bool drifted = false;       // the launcher's verdict: the median outside [1/1.15, 1.15]
   std::size_t anchors = 0;
 };
+
+// validate's verdict on one model over its requests (docs/05): how often its pick was the measured fastest (or tied
+// with it), and what following its picks cost, T(pick) / T(fastest) - 1, the mean and the greatest over the requests.
+//   {"type":"report","model":"calibrated","requests":30,"right":29,"exact":18,"time_lost":{"mean":0.022,"max":0.2},
+//    ...}
+// "time_lost" is absent from records written before validate reported it. Other fields are not this view's.
+struct ReportRecord {
+  std::size_t line = 0;
+  std::string model;
+  std::int64_t requests = 0;
+  std::int64_t right = 0;  // 0..requests
+  std::optional<double> time_lost_mean;
+  std::optional<double> time_lost_max;
+};
+
+// "29/30 (96.7 %)"; "—" without requests.
+[[nodiscard]] std::string picks_text(const ReportRecord& report);
+// "2.2 % (max 20.0 %)"; "—" without time_lost.
+[[nodiscard]] std::string time_lost_text(const ReportRecord& report);
 
 // One (model, step) pair that can be compared: a communicating step, a finite prediction and a measurement > 0.
 struct PredictionPoint {
@@ -132,6 +151,9 @@ public:
   [[nodiscard]] const std::vector<StepRecord>& steps() const noexcept { return steps_; }
   // validate's drift records, in file order.
   [[nodiscard]] const std::vector<DriftRecord>& drift() const noexcept { return drift_; }
+  // validate's report records, in file order; report(model) is the last one of that model, or nullptr.
+  [[nodiscard]] const std::vector<ReportRecord>& reports() const noexcept { return reports_; }
+  [[nodiscard]] const ReportRecord* report(const std::string& model) const noexcept;
   // Step records whose measured_us is <= 0 (they give no point; local steps among them).
   [[nodiscard]] std::size_t unmeasured() const noexcept;
 
@@ -155,6 +177,7 @@ private:
   std::vector<std::string> problems_;
   std::vector<StepRecord> steps_;
   std::vector<DriftRecord> drift_;
+  std::vector<ReportRecord> reports_;
 };
 
 // What the scatter says of the drift records: empty without any; else "Drift against the calibration (its own

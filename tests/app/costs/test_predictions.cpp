@@ -95,8 +95,10 @@ private slots:
     QCOMPARE(QString::fromStdString(r.load_jsonl(kFixture.toStdString())), QString());
     QCOMPARE(r.lines(), std::size_t{12});
     QCOMPARE(r.command(), std::string("validate"));
-    // Six step records read (one of them unmeasured); config, request, summary and report ignored.
+    // Six step records read (one of them unmeasured) and the report; config, request and summary ignored.
     QCOMPARE(r.steps().size(), std::size_t{6});
+    QCOMPARE(r.reports().size(), std::size_t{1});
+    QCOMPARE(r.reports()[0].line, std::size_t{12});
     QCOMPARE(r.unmeasured(), std::size_t{1});
     QCOMPARE(r.models(), (std::vector<std::string>{"fixed", "comm", "calibrated"}));  // the config's order
 
@@ -306,6 +308,68 @@ private slots:
     chart.clear();
     QCOMPARE(chart.plot()->graphCount(), 1);  // only the diagonal
     QCOMPARE(chart.summary_table()->rowCount(), 0);
+  }
+
+  // validate's report records: each model's right picks and time lost, read field by field and shown in the table
+  // beside the step statistics (fixed's too: its picks are judged though its weights are not times).
+  void report_records_give_each_models_picks() {
+    PredictionRecords r;
+    QCOMPARE(r.add_line(R"({"type":"config","command":"validate","models":["fixed","calibrated"]})"), std::string());
+    QCOMPARE(r.add_line(R"j({"type":"step","request":0,"plan":0,"step":0,"axes":[0],"collective":"all_gather",)j"
+                        R"j("from":"S(0)","to":"R","bytes":64,"predicted":{"fixed":1,"calibrated":2},"measured_us":2})j"),
+             std::string());
+    QCOMPARE(r.add_line(R"j({"type":"report","model":"fixed","time_model":false,"requests":30,"right":23,"exact":16,)j"
+                        R"j("time_lost":{"mean":0.086,"max":0.63},"step_error":null})j"),
+             std::string());
+    // Written before validate reported the time lost: the picks alone.
+    QCOMPARE(r.add_line(R"j({"type":"report","model":"calibrated","requests":30,"right":29})j"), std::string());
+    QCOMPARE(r.reports().size(), std::size_t{2});
+    QCOMPARE(r.reports()[0].line, std::size_t{3});
+    QVERIFY(r.report("comm") == nullptr);
+    QCOMPARE(picks_text(*r.report("fixed")), std::string("23/30 (76.7 %)"));
+    QCOMPARE(time_lost_text(*r.report("fixed")), std::string("8.6 % (max 63.0 %)"));
+    QCOMPARE(time_lost_text(*r.report("calibrated")), std::string("—"));
+    // The last report of a model counts.
+    QCOMPARE(r.add_line(R"j({"type":"report","model":"calibrated","requests":30,"right":30,)j"
+                        R"j("time_lost":{"mean":0,"max":0}})j"),
+             std::string());
+    QCOMPARE(picks_text(*r.report("calibrated")), std::string("30/30 (100.0 %)"));
+    QCOMPARE(time_lost_text(*r.report("calibrated")), std::string("0.0 % (max 0.0 %)"));
+
+    PredictionChart chart;
+    chart.resize(900, 600);
+    PredictionRecords shown = r;
+    chart.set_records(std::move(shown));
+    const int fixed = table_row(chart, QStringLiteral("fixed"));
+    const int cal = table_row(chart, QStringLiteral("calibrated"));
+    QVERIFY(fixed >= 0 && cal >= 0);
+    QCOMPARE(chart.summary_table()->horizontalHeaderItem(5)->text(), QStringLiteral("Right picks"));
+    QCOMPARE(chart.summary_table()->horizontalHeaderItem(6)->text(), QStringLiteral("Time lost"));
+    QCOMPARE(chart.summary_cell(fixed, 2), QStringLiteral("unitless: not comparable"));
+    QCOMPARE(chart.summary_table()->columnSpan(fixed, 2), 3);  // the step statistics only
+    QCOMPARE(chart.summary_cell(fixed, 5), QStringLiteral("23/30 (76.7 %)"));
+    QCOMPARE(chart.summary_cell(fixed, 6), QStringLiteral("8.6 % (max 63.0 %)"));
+    QCOMPARE(chart.summary_cell(cal, 5), QStringLiteral("30/30 (100.0 %)"));
+    // A run's records have no report: a dash.
+    PredictionRecords run;
+    QCOMPARE(run.add_line(R"j({"type":"step","plan":0,"step":0,"axes":[0],"collective":"all_gather",)j"
+                          R"j("from":"S(0)","to":"R","bytes":64,"predicted":{"calibrated":2},"measured_us":2})j"),
+             std::string());
+    chart.set_records(std::move(run));
+    QCOMPARE(chart.summary_cell(0, 5), QStringLiteral("—"));
+    QCOMPARE(chart.summary_cell(0, 6), QStringLiteral("—"));
+
+    // Bad report records name the line and the field, and the rest is kept.
+    PredictionRecords bad;
+    QCOMPARE(bad.add_line(R"j({"type":"report","model":"comm","requests":2,"right":3})j"),
+             std::string("line 1: report record: field \"right\" = 3: more than its 2 requests"));
+    QCOMPARE(bad.add_line(R"j({"type":"report","model":"comm","requests":2,"right":1,"time_lost":{"mean":0.5,"max":0.1}})j"),
+             std::string("line 2: report record: field \"time_lost\" = {\"max\":0.1,\"mean\":0.5}: needs 0 <= mean <= max"));
+    QCOMPARE(bad.add_line(R"j({"type":"report","model":"comm","requests":-1,"right":0})j"),
+             std::string("line 3: report record: field \"requests\" = -1: must be >= 0"));
+    QCOMPARE(bad.add_line(R"j({"type":"report","requests":1,"right":0})j").rfind("line 4: report record: ", 0), 0U);
+    QVERIFY(bad.reports().empty());
+    QCOMPARE(bad.problems().size(), std::size_t{4});
   }
 
   // validate's drift records: read, checked field by field, and said under the scatter's table (in the error colour
