@@ -3,8 +3,9 @@
 // model (fixed, comm, calibrated; plan_k_cheapest over the graph planner's states) run for real through the engine's
 // executor, every element verified, every step's collective timed by the single_shot protocol (the candidates taken
 // in turn over --rounds rounds, so that the machine's slow spells fall on all of them). Then, per model: the
-// share of requests where its own pick was the measured fastest (ties within the run's noise count), the median and
-// p90 of |predicted - measured| / measured per step and per plan, and the rank correlation (validate_report.hpp).
+// share of requests where its own pick was the measured fastest (ties within the run's noise count), the time its
+// picks lose against the fastest plans, the median and p90 of |predicted - measured| / measured per step and per
+// plan, and the rank correlation (validate_report.hpp).
 //
 //   mpirun -np 4 meshloom-launch validate --calibration cal.json --jsonl validate.jsonl
 //
@@ -344,7 +345,8 @@ std::string report_table(const Prepared& p, const std::vector<ModelScore>& score
     }
     rows.push_back({s.model, std::to_string(s.right) + "/" + std::to_string(s.requests) + " " + percent(share),
                     std::to_string(s.exact) + "/" + std::to_string(s.requests),
-                    percent(s.time_lost_mean) + " / " + percent(s.time_lost_max), errors_text(s.step_error, s.time_model),
+                    percent(s.time_lost_mean) + " / " + percent(s.time_lost_max),
+                    errors_text(s.step_error, s.time_model),
                     errors_text(s.plan_error, s.time_model), corr});
   }
   std::ostringstream out;

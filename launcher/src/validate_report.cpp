@@ -123,6 +123,7 @@ std::vector<ModelScore> score_models(const std::vector<std::string>& models, con
       ++s.requests;
       s.right += v.right[m] ? 1 : 0;
       s.exact += v.exact[m] ? 1 : 0;
+      // A fastest plan that measured 0 moved nothing (local steps only): no ratio to take, the request counts 0.
       const double fastest = measured[v.fastest];
       const double lost = fastest > 0 ? measured[request.pick[m]] / fastest - 1 : 0.0;
       s.time_lost_mean += lost;  // a sum until the end
@@ -152,7 +153,11 @@ std::vector<ModelScore> score_models(const std::vector<std::string>& models, con
   for (std::size_t m = 0; m < models.size(); ++m) {
     scores[m].step_error = error_summary(step_errors[m]);
     scores[m].plan_error = error_summary(plan_errors[m]);
-    if (scores[m].requests > 0) scores[m].time_lost_mean /= static_cast<double>(scores[m].requests);
+    if (scores[m].requests > 0) {
+      // The sum's rounding may leave the mean of equal losses an ulp above them: a mean is never above its max.
+      scores[m].time_lost_mean =
+          std::min(scores[m].time_lost_mean / static_cast<double>(scores[m].requests), scores[m].time_lost_max);
+    }
     if (scores[m].correlated_requests > 0) {
       scores[m].rank_correlation = rho_sum[m] / static_cast<double>(scores[m].correlated_requests);
     }

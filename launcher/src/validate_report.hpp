@@ -17,9 +17,10 @@
 //                fixed's weights are unitless); median and p90 (nearest rank)
 //   plan error   the same over candidates' totals
 //   time lost    what following the model's picks costs in measured time: per request T(pick) / T(fastest) - 1 (0
-//                when it picks the fastest; a tie's small excess counts as it was measured), the mean and the
-//                greatest over the requests. Unlike right picks it weighs a miss by how much slower the pick ran,
-//                and it is defined for fixed, whose weights are not times
+//                when it picks the fastest, or when the fastest measured 0: local steps only; a tie's small excess
+//                counts as it was measured), the mean and the greatest over the requests. Unlike right picks it
+//                weighs a miss by how much slower the pick ran, and it is defined for fixed, whose weights are not
+//                times
 //   rank corr.   Spearman's rho (average ranks for ties) between predicted and measured totals of a request's
 //                candidates, averaged over the requests with at least 3 candidates whose predictions and
 //                measurements both differ (a constant has no ranking)

@@ -432,10 +432,12 @@ TEST(BenchMpi, ValidateRunsEveryModelsCheapestPlansAndScoresThem) {
                                    "' --k 2 --iterations 3 --jsonl '" + records_path.string() + "'");
   ASSERT_EQ(v.status, 0) << v.out << v.err;
   EXPECT_NE(v.out.find("models over 2 requests"), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("time lost mean / max"), std::string::npos) << v.out;
   std::map<std::string, int> counts;
   std::vector<std::string> reported;
   std::vector<std::string> drift;
-  // Each model's time lost, recomputed from the records: per request, its pick's measured total over the fastest's.
+  // Each model's time lost, recomputed from the records: per request, its pick's measured total over the fastest's,
+  // minus 1.
   std::map<std::pair<int, int>, double> measured;  // (request, plan) -> measured_us
   std::map<int, json> picks;                       // request -> picks
   std::map<std::string, std::vector<double>> lost;  // model -> per request

@@ -1,6 +1,6 @@
 // validate without communication: the verdict on a request (the fastest plan, ties within the run's noise), the
-// models' scores (right picks, step and plan errors, Spearman's rho), the suites (bundled and from a file), the rounds'
-// pooled timings and the drift check's summary.
+// models' scores (right picks, time lost, step and plan errors, Spearman's rho), the suites (bundled and from a
+// file), the rounds' pooled timings and the drift check's summary.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -97,6 +97,31 @@ TEST(ValidateReport, ScoresPerModel) {
   EXPECT_EQ(scores[0].correlated_requests, 1);
   EXPECT_DOUBLE_EQ(*scores[0].rank_correlation, 0.5);
   EXPECT_DOUBLE_EQ(*scores[1].rank_correlation, 1.0);
+}
+
+TEST(ValidateReport, TimeLostCountsATiesExcessAndNeverExceedsItsMax) {
+  // A pick 2% slower than the fastest ties (right) and still loses its 2%.
+  RequestMeasurement tie;
+  tie.candidates = {candidate(100, 0, 1, 1), candidate(102, 0, 2, 2)};
+  tie.pick = {1, 0};
+  const auto scores = score_models({"fixed", "calibrated"}, {false, true}, {tie});
+  EXPECT_EQ(scores[0].right, 1);
+  EXPECT_EQ(scores[0].exact, 0);
+  EXPECT_NEAR(scores[0].time_lost_mean, 0.02, 1e-12);
+  EXPECT_NEAR(scores[0].time_lost_max, 0.02, 1e-12);
+  // Three requests that each lose 10%: the sum 0.1 + 0.1 + 0.1 rounds above 0.3, yet the mean is not above the max.
+  RequestMeasurement lose;
+  lose.candidates = {candidate(10, 0, 1, 1), candidate(11, 0, 2, 2)};
+  lose.pick = {1, 1};
+  const auto three = score_models({"fixed", "calibrated"}, {false, true}, {lose, lose, lose});
+  EXPECT_LE(three[0].time_lost_mean, three[0].time_lost_max);
+  EXPECT_NEAR(three[0].time_lost_mean, 0.1, 1e-12);
+  // A fastest plan that measured 0 (local steps only) gives no ratio: the request counts 0.
+  RequestMeasurement local;
+  local.candidates = {candidate(0, 0, 0, 0), candidate(5, 0, 1, 1)};
+  local.pick = {1, 0};
+  const auto none = score_models({"fixed", "calibrated"}, {false, true}, {local});
+  EXPECT_EQ(none[0].time_lost_max, 0.0);
 }
 
 // A step run in three rounds is one measurement of all their iterations: medians over every iteration, the

@@ -29,8 +29,10 @@ const std::array<QCPScatterStyle::ScatterShape, 8> kShapes{
     QCPScatterStyle::ssCircle, QCPScatterStyle::ssSquare, QCPScatterStyle::ssTriangle, QCPScatterStyle::ssDiamond,
     QCPScatterStyle::ssCross,  QCPScatterStyle::ssPlus,   QCPScatterStyle::ssStar,     QCPScatterStyle::ssTriangleInverted};
 
-// The step statistics of the records, then validate's report of each model's picks (empty for run's records).
-enum Column { ModelColumn, PointsColumn, MedianColumn, P90Column, SpearmanColumn, PicksColumn, TimeLostColumn, ColumnCount };
+// The step statistics of the records, then validate's report of each model's picks ("—" for run's records).
+enum Column {
+  ModelColumn, PointsColumn, MedianColumn, P90Column, SpearmanColumn, PicksColumn, TimeLostColumn, ColumnCount
+};
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
@@ -213,7 +215,7 @@ PredictionChart::PredictionChart(QWidget* parent) : QWidget(parent), d_(std::mak
                       "steps as they measured"));
   d_->table->horizontalHeaderItem(PicksColumn)
       ->setToolTip(tr("validate's verdict: requests where the model's pick was the measured fastest plan or tied with "
-                      "it (within max(3 %, 2 standard errors))"));
+                      "it (within the run's noise; docs/05)"));
   d_->table->horizontalHeaderItem(TimeLostColumn)
       ->setToolTip(tr("What following the model's picks cost in measured time: T(pick) / T(fastest) − 1, the mean "
                       "over validate's requests and the greatest"));

@@ -120,9 +120,18 @@ ReportRecord parse_report(const json& j) {
   }
   if (const auto it = j.find("time_lost"); it != j.end()) {
     if (!it->is_object()) throw Bad{"field \"time_lost\" = " + show(*it) + ": expected {\"mean\": .., \"max\": ..}"};
-    const double mean = finite_number(*it, "mean");
-    const double max = finite_number(*it, "max");
-    if (mean < 0 || max < mean) {
+    const auto share = [&it](const char* name) {
+      const auto v = it->find(name);
+      if (v == it->end()) throw Bad{std::string("field \"time_lost.") + name + "\" is missing"};
+      if (!v->is_number() || !std::isfinite(v->get<double>())) {
+        throw Bad{std::string("field \"time_lost.") + name + "\" = " + show(*v) + ": expected a finite number"};
+      }
+      return v->get<double>();
+    };
+    const double mean = share("mean");
+    const double max = share("max");
+    // A mean a rounding above its max (a sum divided by the count) is still a mean of those losses.
+    if (mean < 0 || mean > max * (1 + 1e-12)) {
       throw Bad{"field \"time_lost\" = " + show(*it) + ": needs 0 <= mean <= max"};
     }
     r.time_lost_mean = mean;
@@ -296,7 +305,8 @@ void PredictionRecords::clear() {
 }
 
 const ReportRecord* PredictionRecords::report(const std::string& model) const noexcept {
-  const auto it = std::find_if(reports_.rbegin(), reports_.rend(), [&model](const ReportRecord& r) { return r.model == model; });
+  const auto it =
+      std::find_if(reports_.rbegin(), reports_.rend(), [&model](const ReportRecord& r) { return r.model == model; });
   return it == reports_.rend() ? nullptr : &*it;
 }
 
