@@ -305,6 +305,7 @@ int run_live(const BenchCliOptions& o, const CLI::App& cmd, const std::string& c
   };
   live.run = [&](mpi::MpiCommunicator& world, LiveBackend& backend, JsonlStream& records) {
     if (o.backend != "mpi") info.backend_library = backend.describe();
+    info.hosts = job_hosts(world);
     // Every group inherits the world's timeout (split passes it on).
     const comm::MeshGroups groups = backend.groups(*mesh, LiveBackend::Buffers::Native);
     // With --jsonl -, standard output carries the records alone: the table goes to standard error.

@@ -203,7 +203,10 @@ BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups
   const bool lead = world.rank() == 0;
   AxisSelection axes = select_axes(mesh, s.axes);
   const std::int64_t item = itemsize(s.dtype);
-  info.hosts = gather_hosts(world, info.host);
+  if (info.hosts.size() != static_cast<std::size_t>(world.size())) {
+    raise(ErrorKind::ValueError, "run_bench: " + std::to_string(info.hosts.size()) + " hosts for a world of " +
+                                     std::to_string(world.size()) + " ranks (job_hosts gives every rank's)");
+  }
   // Axes run for their group shape alone are dropped when an axis before them has that shape.
   std::vector<std::string> shape_duplicates;
   {

@@ -73,6 +73,21 @@ void check_backend_name(const std::string& name) {
   raise(ErrorKind::ValueError, "--backend \"" + name + "\": expected one of " + available_backends());
 }
 
+void check_calibration_fits_run(const Calibration& calibration, const std::string& path, const std::string& backend) {
+  const std::string file = "--calibration \"" + path + "\": ";
+  if (!calibration.backend.empty() && calibration.backend != backend) {
+    raise(ErrorKind::ValueError, file + "measured on the " + calibration.backend + " backend, but this run's " +
+                                     "collectives run on " + backend + ", whose costs it does not hold (calibrate " +
+                                     "with --backend " + backend + ", or run with --backend " + calibration.backend +
+                                     ")");
+  }
+  if (calibration.timing == "pipelined") {
+    raise(ErrorKind::ValueError, file + "timing = pipelined (collectives back to back, one wait), but this run " +
+                                     "times each collective alone (single_shot), as a training step meets it: " +
+                                     "calibrate with --timing single_shot (calibrate's default)");
+  }
+}
+
 std::unique_ptr<LiveBackend> open_backend(const std::string& name, mpi::MpiCommunicator& world,
                                           std::chrono::milliseconds timeout) {
   check_backend_name(name);

@@ -25,6 +25,7 @@
 #include "meshloom/backends/mpi_communicator.hpp"
 #include "meshloom/comm/mesh_groups.hpp"
 #include "meshloom/mesh/device_mesh.hpp"
+#include "meshloom/plan/cost_model.hpp"
 
 namespace meshloom::launcher {
 
@@ -68,5 +69,11 @@ public:
 
 // Checks `name` without opening anything (what every rank can check alone, before any collective).
 void check_backend_name(const std::string& name);
+
+// A calibration prices the collectives it measured: those of its backend, timed by its protocol. The live commands
+// that compare its predictions with what they measure (run, validate, advise --measure) run their collectives on
+// `backend`, each one alone (single_shot). ValueError naming the file and both values when the calibration records
+// another backend or the pipelined protocol; a file that records neither (written before they were) passes.
+void check_calibration_fits_run(const Calibration& calibration, const std::string& path, const std::string& backend);
 
 }  // namespace meshloom::launcher

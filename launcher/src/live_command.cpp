@@ -7,6 +7,7 @@
 
 #include "mpi_command.hpp"
 #include "test_fault.hpp"
+#include "timing.hpp"
 
 namespace meshloom::launcher {
 
@@ -63,6 +64,11 @@ int run_live_command(const LiveCommand& command) {
     world->abort(kAbortCode);
     return kAbortCode;
   }
+}
+
+std::vector<std::string> job_hosts(mpi::MpiCommunicator& world) {
+  const int node = world.node_place().first;
+  return gather_hosts(world, host_name(), node);
 }
 
 }  // namespace meshloom::launcher

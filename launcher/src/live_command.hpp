@@ -14,6 +14,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "bench_io.hpp"
 #include "live_backend.hpp"
@@ -32,5 +33,10 @@ struct LiveCommand {
 
 // Runs `command` on this rank and returns its exit status.
 [[nodiscard]] int run_live_command(const LiveCommand& command);
+
+// Every rank's host, indexed by world rank: the job's own view of which ranks share a machine (timing.hpp's
+// host_labels over each rank's host name and its node, MPI's shared-memory split), never a number typed by hand.
+// Collective over `world`.
+[[nodiscard]] std::vector<std::string> job_hosts(mpi::MpiCommunicator& world);
 
 }  // namespace meshloom::launcher

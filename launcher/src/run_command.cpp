@@ -111,6 +111,7 @@ Prepared prepare(const RunCliOptions& o, const CLI::App& cmd, std::int64_t world
   }
   p.settings.fault = test_fault_from_env();
   check_backend_name(o.backend);
+  if (s.calibration) check_calibration_fits_run(*s.calibration, o.plan.calibration, o.backend);
   // The mesh against the world, before anything else runs.
   const auto& shape = s.request.mesh_shape;
   std::int64_t needed = 1;
@@ -229,7 +230,8 @@ nlohmann::ordered_json config_json(const Prepared& p, const comm::Communicator& 
       {"iterations", p.settings.iterations},
       {"timeout_s", p.timeout_s},
       {"versions", {{"meshloom", MESHLOOM_VERSION}, {std::string(backend.name()), backend.describe()}}},
-      {"host", host_name()}};
+      {"host", host_name()},
+      {"hosts", p.settings.hosts}};
   add_slurm(config, slurm_job());
   return config;
 }
@@ -401,6 +403,7 @@ int run_live(const RunCliOptions& o, const CLI::App& cmd) {
     JsonlSink& sink = records.sink();
     Prepared& p = *prepared;
     int status = 0;
+    p.settings.hosts = job_hosts(world);
     // Every group inherits the world's timeout (split passes it on). The executor computes on the host.
     const comm::MeshGroups groups = backend.groups(*p.mesh, LiveBackend::Buffers::Host);
     if (lead) {

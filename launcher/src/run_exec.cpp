@@ -70,7 +70,6 @@ RunOutcome execute_plan(comm::Communicator& world, const comm::MeshGroups& group
   ctx.coordinate = buffers.coordinate;
   LocalTensor local = buffers.initial;
   const auto iterations = static_cast<std::size_t>(std::max<std::int64_t>(1, settings.iterations));
-  const std::vector<std::string> hosts = gather_hosts(world, host_name());
   for (std::size_t i = 0; i < plan.steps.size(); ++i) {
     const PlanStep& step = plan.steps[i];
     if (settings.fault) settings.fault->maybe_fire(rank, static_cast<std::int64_t>(i));
@@ -108,7 +107,7 @@ RunOutcome execute_plan(comm::Communicator& world, const comm::MeshGroups& group
     }
     StepTiming timing;
     timing.collective_stats =
-        iteration_stats(world, collective_us, static_cast<std::int64_t>(iterations), hosts);
+        iteration_stats(world, collective_us, static_cast<std::int64_t>(iterations), settings.hosts);
     timing.iteration_s = std::move(slowest);
     for (const double us : timing.collective_stats.per_iteration_us) timing.collective_iteration_s.push_back(1e-6 * us);
     timing.median_s = median(timing.iteration_s);

@@ -37,6 +37,7 @@ struct RunSettings {
   std::int64_t iterations = 5;
   DType dtype = DType::Float64;  // float64 or int64
   std::optional<TestFault> fault;  // MESHLOOM_TEST_FAULT: unit = step index
+  std::vector<std::string> hosts;  // every rank's host (job_hosts), naming the slowest rank's; empty: none named
 };
 
 struct StepTiming {

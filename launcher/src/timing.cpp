@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <memory>
 
 #include "meshloom/error.hpp"
@@ -202,17 +203,56 @@ IterationStats iteration_stats(comm::Communicator& control, const std::vector<do
   return s;
 }
 
-std::vector<std::string> gather_hosts(comm::Communicator& control, const std::string& mine) {
+std::vector<std::string> host_labels(const std::vector<std::string>& names, const std::vector<int>& nodes) {
+  if (names.size() != nodes.size()) {
+    raise(ErrorKind::ValueError, "host_labels: " + std::to_string(names.size()) + " host names for " +
+                                     std::to_string(nodes.size()) + " nodes");
+  }
+  for (std::size_t r = 0; r < nodes.size(); ++r) {
+    const std::string who = "host_labels: rank " + std::to_string(r) + " names node " + std::to_string(nodes[r]);
+    if (nodes[r] < 0 || static_cast<std::size_t>(nodes[r]) > r) {
+      raise(ErrorKind::ValueError, who + ": a node is named by its lowest rank, so 0 <= node <= rank");
+    }
+    const int own = nodes[static_cast<std::size_t>(nodes[r])];
+    if (own != nodes[r]) {
+      raise(ErrorKind::ValueError, who + " but rank " + std::to_string(nodes[r]) + " names node " +
+                                       std::to_string(own) + ": a node's lowest rank names the node itself");
+    }
+  }
+  // How many nodes go by each name (a node's name is its lowest rank's).
+  std::map<std::string, int> nodes_named;
+  for (std::size_t r = 0; r < nodes.size(); ++r) {
+    if (static_cast<std::size_t>(nodes[r]) == r) ++nodes_named[names[r]];
+  }
+  std::vector<std::string> labels;
+  labels.reserve(names.size());
+  for (const int node : nodes) {
+    const std::string& name = names[static_cast<std::size_t>(node)];
+    labels.push_back(nodes_named[name] > 1 ? name + "#" + std::to_string(node) : name);
+  }
+  return labels;
+}
+
+std::vector<std::string> gather_hosts(comm::Communicator& control, const std::string& mine, int node) {
   constexpr std::size_t kWidth = 256;
   std::vector<char> own(kWidth, '\0');
   std::memcpy(own.data(), mine.data(), std::min(mine.size(), kWidth - 1));
   const auto world = static_cast<std::size_t>(control.size());
   std::vector<char> all(kWidth * world, '\0');
   control.all_gather({own.data(), kWidth, DType::UInt8}, {all.data(), all.size(), DType::UInt8});
-  std::vector<std::string> hosts;
-  hosts.reserve(world);
-  for (std::size_t r = 0; r < world; ++r) hosts.emplace_back(all.data() + r * kWidth);
-  return hosts;
+  const std::int64_t my_node = node;
+  std::vector<std::int64_t> all_nodes(world, -1);
+  control.all_gather({&my_node, 1, DType::Int64}, {all_nodes.data(), world, DType::Int64});
+  std::vector<std::string> names;
+  std::vector<int> nodes;
+  names.reserve(world);
+  nodes.reserve(world);
+  for (std::size_t r = 0; r < world; ++r) {
+    names.emplace_back(all.data() + r * kWidth);
+    const std::int64_t n = all_nodes[r];
+    nodes.push_back(n < 0 || n > std::numeric_limits<int>::max() ? -1 : static_cast<int>(n));  // host_labels checks
+  }
+  return host_labels(names, nodes);
 }
 
 }  // namespace meshloom::launcher

@@ -86,7 +86,18 @@ struct IterationStats {
 // Seconds as microseconds, element by element (the records' *_us lists).
 [[nodiscard]] std::vector<double> to_micros(const std::vector<double>& seconds);
 
-// Every rank's host name, indexed by world rank (names longer than 255 bytes are cut). Collective over `control`.
-[[nodiscard]] std::vector<std::string> gather_hosts(comm::Communicator& control, const std::string& mine);
+// The hosts of a job, indexed by world rank, from every rank's host name and node: the lowest world rank of the
+// ranks it shares memory with (MpiCommunicator::node_place().first, MPI_Comm_split_type with MPI_COMM_TYPE_SHARED).
+// The node decides which ranks are one host, whatever the names say: a node is named by its lowest rank's host
+// name, and nodes that share a name (containers often all answer "localhost") are told apart as "name#k", k the
+// node's lowest rank. Examples: names {a, a, a, a} on nodes {0, 0, 2, 2} -> {a#0, a#0, a#2, a#2}; names {a, b} on
+// nodes {0, 0} -> {a, a}; names {a, b} on nodes {0, 1} -> {a, b}. ValueError when the lists differ in length, a
+// node is not a rank at or below the rank that names it, or a node's lowest rank names another node.
+[[nodiscard]] std::vector<std::string> host_labels(const std::vector<std::string>& names,
+                                                   const std::vector<int>& nodes);
+
+// host_labels of the whole job: every rank gives its host name (cut at 255 bytes) and its node. Collective over
+// `control` (the world).
+[[nodiscard]] std::vector<std::string> gather_hosts(comm::Communicator& control, const std::string& mine, int node);
 
 }  // namespace meshloom::launcher

@@ -194,6 +194,7 @@ Prepared prepare(const ValidateOptions& o, const CLI::App& cmd, std::int64_t wor
   check_backend_name(o.backend);
   p.calibration_path = o.calibration;
   p.calibration = load_calibration(o.calibration);
+  check_calibration_fits_run(p.calibration, o.calibration, o.backend);
   const std::int64_t k = parse_int(o.k, "--k");
   if (k < 1 || k > 16) raise(ErrorKind::ValueError, "--k \"" + o.k + "\": must be in [1, 16]");
   p.k = static_cast<std::size_t>(k);
@@ -370,7 +371,8 @@ int run_live(const ValidateOptions& o, const CLI::App& cmd) {
     const bool lead = world.rank() == 0;
     JsonlSink& sink = records.sink();
     Prepared& p = *prepared;
-    const std::vector<std::string> hosts = gather_hosts(world, host_name());
+    const std::vector<std::string> hosts = job_hosts(world);
+    p.settings.hosts = hosts;
     if (lead) {
       sink.write(config_json(p, world, backend, hosts).dump());
       std::cout << "validate " << p.requests.size() << " requests on " << world.size() << " " << backend.name()

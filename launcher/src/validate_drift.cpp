@@ -98,6 +98,7 @@ DriftProbe::DriftProbe(mpi::MpiCommunicator& world, LiveBackend& backend, const 
   info_.world = world.size();
   info_.mesh_shape = mesh_shape;
   info_.mesh_names = names;
+  info_.hosts = hosts;
   info_.host = hosts.empty() ? std::string() : hosts[static_cast<std::size_t>(world.rank())];
   groups_ = backend.groups(mesh, LiveBackend::Buffers::Native);
   mesh_ = std::move(mesh);

@@ -417,7 +417,8 @@ TEST(BenchMpi, CalibrateShapesMeasuresEveryGroupSizeOfTheWorld) {
 }
 
 // validate end to end on 2 ranks: a calibration with curves, a suite of two requests, every record the docs name, every
-// plan verified; an old per-axis calibration for another mesh is a usage error naming the request.
+// plan verified; an old per-axis calibration for another mesh, and one of another backend or timed pipelined, are
+// usage errors naming what does not fit.
 TEST(BenchMpi, ValidateRunsEveryModelsCheapestPlansAndScoresThem) {
   const auto cal = temp_dir() / "validate.calibration.json";
   const Launched c = mpirun(2, "calibrate --shape 2 --names dp --collectives all_reduce,all_gather,reduce_scatter,"
@@ -505,6 +506,23 @@ TEST(BenchMpi, ValidateRunsEveryModelsCheapestPlansAndScoresThem) {
   EXPECT_EQ(old.status, 2);
   EXPECT_NE(old.err.find("request 0 ((2) 16x32 S(0) -> S(1)): the calibration is for mesh [2,2]"), std::string::npos)
       << old.err;
+
+  // A calibration of another backend's collectives, or of pipelined ones, does not price what validate times.
+  json doc = json::parse(slurp(cal));
+  doc["backend"] = "nccl";
+  const auto nccl = scratch.write("nccl.calibration.json", doc.dump());
+  const Launched other = mpirun(2, "validate --calibration '" + nccl.string() + "' --suite '" + suite.string() + "'");
+  EXPECT_EQ(other.status, 2);
+  EXPECT_NE(other.err.find("\"" + nccl.string() + "\": measured on the nccl backend, but this run's collectives run "
+                           "on mpi"), std::string::npos) << other.err;
+  doc["backend"] = "mpi";
+  doc["timing"] = "pipelined";
+  const auto piped = scratch.write("pipelined.calibration.json", doc.dump());
+  const Launched pipelined = mpirun(2, "validate --calibration '" + piped.string() + "' --suite '" + suite.string() + "'");
+  EXPECT_EQ(pipelined.status, 2);
+  EXPECT_NE(pipelined.err.find("timing = pipelined (collectives back to back, one wait)"), std::string::npos)
+      << pipelined.err;
+  EXPECT_EQ(pipelined.out.find("models over"), std::string::npos) << pipelined.out;
 }
 
 TEST(BenchMpi, ABadTimeoutIsAUsageErrorNamingTheValue) {

@@ -1,8 +1,8 @@
 // `meshloom-launch run` as users run it: mpirun -np 4 (label mpi). A run prints the table with measured times and
 // the verification line and writes its JSON Lines; --compare says which plan was fastest; a mesh larger than the
-// world, a source that cannot be built or a bad --timeout fails on every rank before any collective (exit 2); a
-// rank that dies or hangs mid-run (MESHLOOM_TEST_FAULT, test_fault.hpp) ends the job non-zero within the timeout
-// and leaves a valid JSON Lines stream.
+// world, a source that cannot be built, a calibration of other collectives (pipelined) or a bad --timeout fails on
+// every rank before any collective (exit 2); a rank that dies or hangs mid-run (MESHLOOM_TEST_FAULT,
+// test_fault.hpp) ends the job non-zero within the timeout and leaves a valid JSON Lines stream.
 #include <gtest/gtest.h>
 
 
@@ -98,6 +98,24 @@ TEST(RunCli, ASourceThatCannotBeBuiltIsAUsageErrorOnEveryRank) {
   const Launched r = mpirun(4, "--mesh 2,2 --tensor 4 --src 'P(product)P(sum)' --dst RR --iterations 1");
   EXPECT_EQ(r.status, 2) << r.out << r.err;
   EXPECT_NE(r.err.find("ValueError"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(RunCli, ACalibrationOfOtherCollectivesIsAUsageError) {
+  // The bundled calibration records the mpi backend and no timing (written before it was recorded): it passes.
+  const std::string fixture = std::string(MESHLOOM_SOURCE_DIR) + "/resources/calibration/local-2x2.calibration.json";
+  const Launched ok = mpirun(4, "--mesh 2,2 --names dp,tp --tensor 8,8 --src 'S(0)R' --dst RR --iterations 1 "
+                                "--calibration '" + fixture + "'");
+  EXPECT_EQ(ok.status, 0) << ok.out << ok.err;
+  nlohmann::json doc = nlohmann::json::parse(slurp(fixture));
+  doc["timing"] = "pipelined";
+  const auto path = temp_dir() / "pipelined.calibration.json";
+  std::ofstream(path) << doc.dump();
+  const Launched r = mpirun(4, "--mesh 2,2 --names dp,tp --tensor 8,8 --src 'S(0)R' --dst RR --iterations 1 "
+                               "--calibration '" + path.string() + "'");
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--calibration \"" + path.string() + "\": timing = pipelined"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("calibrate with --timing single_shot"), std::string::npos) << r.err;
   EXPECT_EQ(r.out, "");
 }
 

@@ -9,10 +9,13 @@
 #include <vector>
 
 #include "meshloom/error.hpp"
+#include "support/expect_error.hpp"
 #include "timing.hpp"
 
 namespace meshloom::launcher {
 namespace {
+
+using meshloom::testing::expect_error;
 
 // One rank, every operation logged. A launch takes the next scripted duration on a fake clock; the stopwatch reads
 // that clock, so the times the protocol returns are known exactly.
@@ -241,8 +244,32 @@ TEST(Timing, StatsOverRanksNameTheStragglerAndItsHost) {
 
 TEST(Timing, HostsAreGatheredByRank) {
   ScriptedComm control;
-  EXPECT_EQ(gather_hosts(control, "gpu-node-17"), (std::vector<std::string>{"gpu-node-17"}));
-  EXPECT_EQ(gather_hosts(control, std::string(400, 'h')).front().size(), 255U);
+  EXPECT_EQ(gather_hosts(control, "gpu-node-17", 0), (std::vector<std::string>{"gpu-node-17"}));
+  EXPECT_EQ(gather_hosts(control, std::string(400, 'h'), 0).front().size(), 255U);
+  expect_error([&] { (void)gather_hosts(control, "gpu-node-17", 3); }, ErrorKind::ValueError, {"rank 0 names node 3"});
+}
+
+// The node (MPI's shared-memory split) decides which ranks are one host; the names only name them.
+TEST(Timing, HostsAreTheJobsNodesNamedByTheirLowestRank) {
+  using Names = std::vector<std::string>;
+  // Two containers that both answer "localhost": two hosts.
+  EXPECT_EQ(host_labels({"localhost", "localhost", "localhost", "localhost"}, {0, 0, 2, 2}),
+            (Names{"localhost#0", "localhost#0", "localhost#2", "localhost#2"}));
+  // One node whose ranks report different names: one host, named by its lowest rank.
+  EXPECT_EQ(host_labels({"a", "b"}, {0, 0}), (Names{"a", "a"}));
+  // Distinct nodes with distinct names keep them; only the names two nodes share get their node.
+  EXPECT_EQ(host_labels({"a", "b"}, {0, 1}), (Names{"a", "b"}));
+  EXPECT_EQ(host_labels({"n1", "n1", "n2", "n1"}, {0, 0, 2, 3}), (Names{"n1#0", "n1#0", "n2", "n1#3"}));
+  // Interleaved placement (mpirun --map-by node): ranks 0 and 2 on one node, 1 and 3 on the other.
+  EXPECT_EQ(host_labels({"x", "y", "x", "y"}, {0, 1, 0, 1}), (Names{"x", "y", "x", "y"}));
+  EXPECT_EQ(host_labels({}, {}), Names{});
+  // The equations the nodes must satisfy, each named when violated.
+  expect_error([] { (void)host_labels({"a", "a"}, {0}); }, ErrorKind::ValueError, {"2 host names for 1 nodes"});
+  expect_error([] { (void)host_labels({"a", "a"}, {1, 1}); }, ErrorKind::ValueError,
+               {"rank 0 names node 1: a node is named by its lowest rank, so 0 <= node <= rank"});
+  expect_error([] { (void)host_labels({"a", "a", "a"}, {0, 0, 1}); }, ErrorKind::ValueError,
+               {"rank 2 names node 1 but rank 1 names node 0"});
+  expect_error([] { (void)host_labels({"a"}, {-1}); }, ErrorKind::ValueError, {"rank 0 names node -1"});
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 
 namespace meshloom::testing {
 
-inline comm::Communicator& world() {
+inline mpi::MpiCommunicator& world() {
   static std::unique_ptr<mpi::MpiCommunicator> w = [] {
     auto c = mpi::MpiCommunicator::world();
     c->set_timeout(std::chrono::seconds(20));

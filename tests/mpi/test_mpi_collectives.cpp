@@ -1,5 +1,5 @@
 // Every collective of the MPI backend on every axis of a mesh, with inputs whose exact results are known;
-// buffer-size and dtype errors; split.
+// buffer-size and dtype errors; split; node_place.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -199,6 +199,37 @@ TEST(MpiCommunicator, WorldMatchesMpi) {
   for (std::size_t i = 0; i < ranks.size(); ++i) EXPECT_EQ(ranks[i], static_cast<std::int64_t>(i));
   w.barrier();
   w.synchronize();
+}
+
+// node_place: the ranks that share memory with this one. The node's name (first) is its lowest rank, so every rank
+// names its node by a rank of that node that is not above its own, the node's lowest names itself, and as many
+// ranks name a node as it has. Under this test's mpirun every rank is on one machine: one node of the whole world.
+TEST(MpiCommunicator, NodePlaceNamesEachNodeByItsLowestRank) {
+  auto& w = world();
+  const mpi::MpiCommunicator::NodePlace place = w.node_place();
+  const auto first = gather_i64(w, place.first);
+  const auto size = gather_i64(w, place.size);
+  const auto index = gather_i64(w, place.rank);
+  for (std::size_t r = 0; r < first.size(); ++r) {
+    ASSERT_GE(first[r], 0);
+    ASSERT_LE(first[r], static_cast<std::int64_t>(r));
+    EXPECT_EQ(first[static_cast<std::size_t>(first[r])], first[r]) << "rank " << r;
+    EXPECT_EQ(std::count(first.begin(), first.end(), first[r]), size[r]) << "rank " << r;
+    EXPECT_LT(index[r], size[r]);
+  }
+  EXPECT_EQ(place.first, 0);
+  EXPECT_EQ(place.size, w.size());
+  EXPECT_EQ(place.rank, w.rank());
+  // On a communicator of part of the world, ranks are that communicator's: the odd world ranks name their node by
+  // its rank 0.
+  auto odd = w.split(w.rank() % 2 == 1 ? 0 : -1, w.rank(), "odd");
+  if (odd != nullptr) {
+    auto& o = dynamic_cast<mpi::MpiCommunicator&>(*odd);
+    const mpi::MpiCommunicator::NodePlace p = o.node_place();
+    EXPECT_EQ(p.first, 0);
+    EXPECT_EQ(p.size, o.size());
+    EXPECT_EQ(p.rank, o.rank());
+  }
 }
 
 TEST(MpiCommunicator, AllReduceEveryOpEveryAxis) {

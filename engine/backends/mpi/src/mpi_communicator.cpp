@@ -344,9 +344,11 @@ MpiCommunicator::NodePlace MpiCommunicator::node_place() {
   NodePlace place;
   const int rc_rank = MPI_Comm_rank(node, &place.rank);
   const int rc_size = MPI_Comm_size(node, &place.size);
+  const int rc_first = MPI_Allreduce(&im.rank, &place.first, 1, MPI_INT, MPI_MIN, node);
   MPI_Comm_free(&node);
   check(rc_rank, im.where() + ": MPI_Comm_rank(node)");
   check(rc_size, im.where() + ": MPI_Comm_size(node)");
+  check(rc_first, im.where() + ": MPI_Allreduce(node, MPI_MIN)");
   return place;
 }
 

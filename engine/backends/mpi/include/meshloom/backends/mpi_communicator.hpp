@@ -87,11 +87,13 @@ public:
   // This process's rank in MPI_COMM_WORLD (what error messages name).
   [[nodiscard]] int world_rank() const noexcept;
   // This rank's index among the ranks of this communicator that share its node (MPI_Comm_split_type with
-  // MPI_COMM_TYPE_SHARED, ordered by rank), and how many there are: which GPU a rank takes. Collective over this
-  // communicator. RuntimeError when MPI fails.
+  // MPI_COMM_TYPE_SHARED, ordered by rank), how many there are (which GPU a rank takes), and the lowest of their
+  // ranks in this communicator: the node's name within the job, the same on each of its ranks and different on
+  // every other node, whatever the host names say. Collective over this communicator. RuntimeError when MPI fails.
   struct NodePlace {
     int rank = 0;
     int size = 1;
+    int first = 0;
   };
   [[nodiscard]] NodePlace node_place();
 
