@@ -417,7 +417,7 @@ TEST(BenchMpi, CalibrateShapesMeasuresEveryGroupSizeOfTheWorld) {
 }
 
 // validate end to end on 2 ranks: a calibration with curves, a suite of two requests, every record the docs name, every
-// plan verified; an old per-axis calibration for another mesh, and one of another backend or timed pipelined, are
+// plan verified; the bundled suite whole; an old per-axis calibration for another mesh, and one of another backend or timed pipelined, are
 // usage errors naming what does not fit.
 TEST(BenchMpi, ValidateRunsEveryModelsCheapestPlansAndScoresThem) {
   const auto cal = temp_dir() / "validate.calibration.json";
@@ -500,6 +500,33 @@ TEST(BenchMpi, ValidateRunsEveryModelsCheapestPlansAndScoresThem) {
   EXPECT_EQ(counts["plan"], counts["summary"]);
   EXPECT_EQ(counts["end"], 1);
   EXPECT_EQ(reported, (std::vector<std::string>{"fixed", "comm", "calibrated"}));
+
+  // The bundled suite with the default k = 3, as a user first runs it (its iterations cut to 3 in one round): every
+  // request offers a choice (two or more distinct plans), every plan verifies, and every model is reported over all
+  // 20 requests, 4 KiB to 64 MiB (the curves, measured to 64 KiB, extend by their last segment's bandwidth).
+  const auto bundled_path = temp_dir() / "validate.bundled.jsonl";
+  const Launched bundled = mpirun(2, "validate --calibration '" + cal.string() + "' --iterations 3 --rounds 1 --jsonl '" +
+                                         bundled_path.string() + "'");
+  ASSERT_EQ(bundled.status, 0) << bundled.out << bundled.err;
+  EXPECT_NE(bundled.out.find("models over 20 requests"), std::string::npos) << bundled.out;
+  std::map<int, int> plans_of;  // request -> its distinct plans
+  int summaries = 0, verified = 0, reports = 0;
+  for (const json& rec : records(bundled_path)) {
+    if (rec["type"] == "plan") ++plans_of[rec["request"].get<int>()];
+    if (rec["type"] == "summary") {
+      ++summaries;
+      verified += rec["verified"].get<bool>() ? 1 : 0;
+    }
+    if (rec["type"] == "report") {
+      ++reports;
+      EXPECT_EQ(rec["requests"], 20) << rec.dump();
+    }
+  }
+  EXPECT_EQ(plans_of.size(), 20U);
+  for (const auto& [request, plans] : plans_of) EXPECT_GE(plans, 2) << "request " << request;
+  EXPECT_EQ(verified, summaries);
+  EXPECT_GE(summaries, 40);
+  EXPECT_EQ(reports, 3);
 
   const Launched old = mpirun(2, "validate --calibration '" + std::string(MESHLOOM_SOURCE_DIR) +
                                      "/resources/calibration/local-2x2.calibration.json' --suite '" + suite.string() + "'");
