@@ -417,8 +417,8 @@ TEST(BenchMpi, CalibrateShapesMeasuresEveryGroupSizeOfTheWorld) {
 }
 
 // validate end to end on 2 ranks: a calibration with curves, a suite of two requests, every record the docs name, every
-// plan verified; the bundled suite whole; an old per-axis calibration for another mesh, and one of another backend or timed pipelined, are
-// usage errors naming what does not fit.
+// plan verified; the bundled suite whole; an old per-axis calibration for another mesh, and one of another backend or
+// timed pipelined, are usage errors naming what does not fit.
 TEST(BenchMpi, ValidateRunsEveryModelsCheapestPlansAndScoresThem) {
   const auto cal = temp_dir() / "validate.calibration.json";
   const Launched c = mpirun(2, "calibrate --shape 2 --names dp --collectives all_reduce,all_gather,reduce_scatter,"
@@ -505,8 +505,8 @@ TEST(BenchMpi, ValidateRunsEveryModelsCheapestPlansAndScoresThem) {
   // request offers a choice (two or more distinct plans), every plan verifies, and every model is reported over all
   // 20 requests, 4 KiB to 64 MiB (the curves, measured to 64 KiB, extend by their last segment's bandwidth).
   const auto bundled_path = temp_dir() / "validate.bundled.jsonl";
-  const Launched bundled = mpirun(2, "validate --calibration '" + cal.string() + "' --iterations 3 --rounds 1 --jsonl '" +
-                                         bundled_path.string() + "'");
+  const Launched bundled = mpirun(2, "validate --calibration '" + cal.string() +
+                                         "' --iterations 3 --rounds 1 --jsonl '" + bundled_path.string() + "'");
   ASSERT_EQ(bundled.status, 0) << bundled.out << bundled.err;
   EXPECT_NE(bundled.out.find("models over 20 requests"), std::string::npos) << bundled.out;
   std::map<int, int> plans_of;  // request -> its distinct plans
@@ -545,7 +545,8 @@ TEST(BenchMpi, ValidateRunsEveryModelsCheapestPlansAndScoresThem) {
   doc["backend"] = "mpi";
   doc["timing"] = "pipelined";
   const auto piped = scratch.write("pipelined.calibration.json", doc.dump());
-  const Launched pipelined = mpirun(2, "validate --calibration '" + piped.string() + "' --suite '" + suite.string() + "'");
+  const Launched pipelined =
+      mpirun(2, "validate --calibration '" + piped.string() + "' --suite '" + suite.string() + "'");
   EXPECT_EQ(pipelined.status, 2);
   EXPECT_NE(pipelined.err.find("timing = pipelined (collectives back to back, one wait)"), std::string::npos)
       << pipelined.err;
