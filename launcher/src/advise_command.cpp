@@ -367,7 +367,9 @@ MeasurePrepared prepare_measured(const AdviseOptions& o, const CLI::App& cmd, st
   }
   if (cmd.count("--timeout") > 0) p.timeout_s = parse_timeout_seconds(o.timeout);
   p.setup = parse_options(o, cmd);
-  if (p.setup.calibration) check_calibration_fits_run(*p.setup.calibration, p.setup.calibration_file, o.backend);
+  if (p.setup.calibration) {
+    check_calibration_fits_run(*p.setup.calibration, "calibration \"" + p.setup.calibration_file + "\"", o.backend);
+  }
   const Design& d = p.setup.design;
   if (d.world != world_size) {
     raise(ErrorKind::ValueError, "advise --measure: the design \"" + d.name + "\" is for a world of " +

@@ -73,8 +73,8 @@ void check_backend_name(const std::string& name) {
   raise(ErrorKind::ValueError, "--backend \"" + name + "\": expected one of " + available_backends());
 }
 
-void check_calibration_fits_run(const Calibration& calibration, const std::string& path, const std::string& backend) {
-  const std::string file = "--calibration \"" + path + "\": ";
+void check_calibration_fits_run(const Calibration& calibration, const std::string& source, const std::string& backend) {
+  const std::string file = source + ": ";
   if (!calibration.backend.empty() && calibration.backend != backend) {
     raise(ErrorKind::ValueError, file + "measured on the " + calibration.backend + " backend, but this run's " +
                                      "collectives run on " + backend + ", whose costs it does not hold (calibrate " +
@@ -84,7 +84,8 @@ void check_calibration_fits_run(const Calibration& calibration, const std::strin
   if (calibration.timing == "pipelined") {
     raise(ErrorKind::ValueError, file + "timing = pipelined (collectives back to back, one wait), but this run " +
                                      "times each collective alone (single_shot), as a training step meets it: " +
-                                     "calibrate with --timing single_shot (calibrate's default)");
+                                     "calibrate with --timing single_shot (calibrate's default), or from a bench run " +
+                                     "with --timing single_shot (calibrate --from)");
   }
 }
 

@@ -72,8 +72,9 @@ void check_backend_name(const std::string& name);
 
 // A calibration prices the collectives it measured: those of its backend, timed by its protocol. The live commands
 // that compare its predictions with what they measure (run, validate, advise --measure) run their collectives on
-// `backend`, each one alone (single_shot). ValueError naming the file and both values when the calibration records
-// another backend or the pipelined protocol; a file that records neither (written before they were) passes.
-void check_calibration_fits_run(const Calibration& calibration, const std::string& path, const std::string& backend);
+// `backend`, each one alone (single_shot). ValueError naming the calibration (`source`: how the user gave it, e.g.
+// --calibration "cal.json") and both values when it records another backend or the pipelined protocol; a file that
+// records neither (written before they were) passes.
+void check_calibration_fits_run(const Calibration& calibration, const std::string& source, const std::string& backend);
 
 }  // namespace meshloom::launcher

@@ -111,7 +111,9 @@ Prepared prepare(const RunCliOptions& o, const CLI::App& cmd, std::int64_t world
   }
   p.settings.fault = test_fault_from_env();
   check_backend_name(o.backend);
-  if (s.calibration) check_calibration_fits_run(*s.calibration, o.plan.calibration, o.backend);
+  if (s.calibration) {
+    check_calibration_fits_run(*s.calibration, "--calibration \"" + o.plan.calibration + "\"", o.backend);
+  }
   // The mesh against the world, before anything else runs.
   const auto& shape = s.request.mesh_shape;
   std::int64_t needed = 1;

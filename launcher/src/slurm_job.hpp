@@ -4,7 +4,8 @@
 // record can be traced back to its job (`scontrol show job`, `sacct -j`).
 //
 // The world, each rank's host and its local rank never come from here: they come from MPI itself (the world
-// communicator, gathered host names, MPI_Comm_split_type), which is right under mpirun, srun and a job's mpirun alike.
+// communicator, MPI_Comm_split_type: live_command.hpp's job_hosts), which is right under mpirun, srun and a job's
+// mpirun alike.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>

@@ -228,7 +228,10 @@ std::vector<std::string> host_labels(const std::vector<std::string>& names, cons
   labels.reserve(names.size());
   for (const int node : nodes) {
     const std::string& name = names[static_cast<std::size_t>(node)];
-    labels.push_back(nodes_named[name] > 1 ? name + "#" + std::to_string(node) : name);
+    // A name with '#' in it (not a valid host name, but gethostname returns what it was given) gets its node too, so
+    // that no label can equal another node's "name#k": every label with a '#' ends in its own node's lowest rank.
+    const bool tell_apart = nodes_named[name] > 1 || name.find('#') != std::string::npos;
+    labels.push_back(tell_apart ? name + "#" + std::to_string(node) : name);
   }
   return labels;
 }

@@ -68,7 +68,8 @@ struct IterationStats {
 };
 
 // Collective over `control`: every rank passes its times (empty when it ran nothing; otherwise `iters` of them)
-// and every rank's host name indexed by world rank (gather_hosts). Every rank returns the same statistics.
+// and every rank's host indexed by world rank (gather_hosts; empty: no host named). Every rank returns the same
+// statistics.
 [[nodiscard]] IterationStats iteration_stats(comm::Communicator& control, const std::vector<double>& mine,
                                              std::int64_t iters, const std::vector<std::string>& hosts);
 
@@ -90,9 +91,10 @@ struct IterationStats {
 // ranks it shares memory with (MpiCommunicator::node_place().first, MPI_Comm_split_type with MPI_COMM_TYPE_SHARED).
 // The node decides which ranks are one host, whatever the names say: a node is named by its lowest rank's host
 // name, and nodes that share a name (containers often all answer "localhost") are told apart as "name#k", k the
-// node's lowest rank. Examples: names {a, a, a, a} on nodes {0, 0, 2, 2} -> {a#0, a#0, a#2, a#2}; names {a, b} on
-// nodes {0, 0} -> {a, a}; names {a, b} on nodes {0, 1} -> {a, b}. ValueError when the lists differ in length, a
-// node is not a rank at or below the rank that names it, or a node's lowest rank names another node.
+// node's lowest rank (as is a name that holds a '#' itself, so that labels stay distinct). Examples: names
+// {a, a, a, a} on nodes {0, 0, 2, 2} -> {a#0, a#0, a#2, a#2}; names {a, b} on nodes {0, 0} -> {a, a}; names {a, b}
+// on nodes {0, 1} -> {a, b}. ValueError when the lists differ in length, a node is not a rank at or below the rank
+// that names it, or a node's lowest rank names another node.
 [[nodiscard]] std::vector<std::string> host_labels(const std::vector<std::string>& names,
                                                    const std::vector<int>& nodes);
 

@@ -8,8 +8,8 @@
 //                before it had (bench's shape_only_axes); per such shape every collective the calibration has a curve
 //                of, at three of the calibration's sizes: of its distinct sizes s_0 < ... < s_{m-1}, those at
 //                indices floor(m/4), floor(m/2), floor(3m/4) (1K..64M by factors of 2: 16 KiB, 256 KiB, 4 MiB)
-//   timing       bench's driver (run_bench) with the calibration's timing mode (single_shot unless it says
-//                pipelined), kDriftWarmup warm-up and kDriftIterations timed iterations, float64
+//   timing       bench's driver (run_bench) with the calibration's timing mode (single_shot: validate refuses a
+//                pipelined calibration), kDriftWarmup warm-up and kDriftIterations timed iterations, float64
 //   ratio        measured p50 / the calibration's point at that size (its curve's time where it has no point)
 //   summary      the median, least and greatest ratio; the machine "drifted" when the median is outside
 //                [1 / (1 + kDriftWarning), 1 + kDriftWarning]

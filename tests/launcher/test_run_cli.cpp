@@ -54,6 +54,9 @@ TEST(RunCli, VerifiesAndReportsMeasuredBesidePredicted) {
   EXPECT_EQ(recs.front().at("world"), 4);
   EXPECT_EQ(recs.front().at("src"), "P(sum)S(0)");
   EXPECT_EQ(recs.front().at("plans"), 1);
+  // Every rank's host, by world rank: under this mpirun one machine, so one host named alike on all four.
+  ASSERT_EQ(recs.front().at("hosts").size(), 4U);
+  for (const auto& h : recs.front().at("hosts")) EXPECT_EQ(h, recs.front().at("hosts").front());
   EXPECT_EQ(recs[1].at("type"), "plan");
   const auto steps = recs[1].at("steps").get<std::size_t>();
   ASSERT_EQ(recs.size(), steps + 3);

@@ -263,6 +263,8 @@ TEST(Timing, HostsAreTheJobsNodesNamedByTheirLowestRank) {
   // Interleaved placement (mpirun --map-by node): ranks 0 and 2 on one node, 1 and 3 on the other.
   EXPECT_EQ(host_labels({"x", "y", "x", "y"}, {0, 1, 0, 1}), (Names{"x", "y", "x", "y"}));
   EXPECT_EQ(host_labels({}, {}), Names{});
+  // A name that holds a '#' cannot pass for another node's label.
+  EXPECT_EQ(host_labels({"a", "a", "a#1"}, {0, 1, 2}), (Names{"a#0", "a#1", "a#1#2"}));
   // The equations the nodes must satisfy, each named when violated.
   expect_error([] { (void)host_labels({"a", "a"}, {0}); }, ErrorKind::ValueError, {"2 host names for 1 nodes"});
   expect_error([] { (void)host_labels({"a", "a"}, {1, 1}); }, ErrorKind::ValueError,
