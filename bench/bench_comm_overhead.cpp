@@ -43,6 +43,7 @@
 #include "meshloom/mesh/device_mesh.hpp"
 #include "bench_raw_nccl.hpp"
 #include "live_backend.hpp"
+#include "live_command.hpp"
 #include "run_exec.hpp"
 #include "sizes.hpp"
 #include "timing.hpp"
@@ -99,7 +100,7 @@ double raw_all_reduce_us(Raw kind, std::int64_t bytes, std::int64_t warmup, std:
 // The launcher's side: bench's own sweep of one size on the mesh's only axis.
 double launcher_all_reduce_us(ml::comm::Communicator& world, const ml::comm::MeshGroups& groups,
                               const ml::DeviceMesh& mesh, std::int64_t bytes, std::int64_t warmup, std::int64_t iters,
-                              launcher::LiveBackend& backend) {
+                              launcher::LiveBackend& backend, const std::vector<std::string>& hosts) {
   launcher::BenchSettings s;
   s.collectives = {launcher::BenchCollective::AllReduce};
   s.sizes = {bytes};
@@ -109,6 +110,7 @@ double launcher_all_reduce_us(ml::comm::Communicator& world, const ml::comm::Mes
   s.print_tables = false;
   launcher::BenchRunInfo info;
   info.world = world.size();
+  info.hosts = hosts;
   launcher::JsonlSink none;
   std::ostream nowhere(nullptr);
   const launcher::BenchOutcome o = launcher::run_bench(world, groups, mesh, s, info, nowhere, none, &backend);
@@ -154,6 +156,7 @@ int run(int argc, char** argv) {
         launcher::open_backend(backend_name, *world, std::chrono::minutes(10));
     const ml::DeviceMesh mesh = ml::DeviceMesh::init({world->size()}, std::vector<std::string>{"world"}, world->size());
     const ml::comm::MeshGroups groups = backend->groups(mesh, launcher::LiveBackend::Buffers::Native);
+    const std::vector<std::string> hosts = launcher::job_hosts(*world);
     std::unique_ptr<ml::bench::RawNccl> raw_nccl = nccl ? ml::bench::open_raw_nccl(*world, sizes.back()) : nullptr;
     std::ofstream lines;
     if (lead && !jsonl.empty()) lines.open(jsonl);
@@ -177,7 +180,9 @@ int run(int argc, char** argv) {
         // Each round runs every side, rotating which goes first.
         for (std::int64_t k = 0; k < sides; ++k) {
           switch ((r + k) % sides) {
-            case 0: ours.push_back(launcher_all_reduce_us(*world, groups, mesh, bytes, warmup, iters, *backend)); break;
+            case 0:
+              ours.push_back(launcher_all_reduce_us(*world, groups, mesh, bytes, warmup, iters, *backend, hosts));
+              break;
             case 1:
               same.push_back(nccl ? raw_nccl->all_reduce_us(*world, bytes, warmup, iters)
                                   : raw_all_reduce_us(Raw::SameCalls, bytes, warmup, iters));
