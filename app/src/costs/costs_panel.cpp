@@ -104,6 +104,9 @@ RunSettings RunSettings::load(int world) {
   r.bench.dtype = s.value(QStringLiteral("dtype"), r.bench.dtype).toString();
   r.bench.warmup_iters = s.value(QStringLiteral("warmup_iters"), r.bench.warmup_iters).toInt();
   r.bench.iters = s.value(QStringLiteral("iters"), r.bench.iters).toInt();
+  const QString timing = s.value(QStringLiteral("timing"), r.bench.timing).toString();
+  if (timing == QLatin1String("single_shot") || timing == QLatin1String("pipelined")) r.bench.timing = timing;
+  r.bench.rounds = std::max(1, s.value(QStringLiteral("rounds"), r.bench.rounds).toInt());
   r.bench.check = s.value(QStringLiteral("check"), r.bench.check).toBool();
   r.bench.collectives = s.value(QStringLiteral("collectives"), r.bench.collectives).toStringList();
   return r;
@@ -132,6 +135,8 @@ void RunSettings::save() const {
   s.setValue(QStringLiteral("dtype"), bench.dtype);
   s.setValue(QStringLiteral("warmup_iters"), bench.warmup_iters);
   s.setValue(QStringLiteral("iters"), bench.iters);
+  s.setValue(QStringLiteral("timing"), bench.timing);
+  s.setValue(QStringLiteral("rounds"), bench.rounds);
   s.setValue(QStringLiteral("check"), bench.check);
   s.setValue(QStringLiteral("collectives"), bench.collectives);
 }

@@ -3,6 +3,7 @@
 #include <QRegularExpression>
 #include <QTimer>
 
+#include <algorithm>
 #include <utility>
 
 #include "live/record_stream.hpp"
@@ -53,7 +54,9 @@ QStringList bench_arguments(const BenchSettings& s) {
     << QStringLiteral("--backend") << s.backend << QStringLiteral("-b") << s.min_bytes << QStringLiteral("-e")
     << s.max_bytes << QStringLiteral("-f") << QString::number(s.step_factor) << QStringLiteral("--dtype") << s.dtype
     << QStringLiteral("-w") << QString::number(s.warmup_iters) << QStringLiteral("-n") << QString::number(s.iters)
-    << QStringLiteral("--timeout") << QString::number(s.timeout_s);
+    << QStringLiteral("--timing") << s.timing << QStringLiteral("--rounds")
+    << QString::number(std::max(1, std::min(s.rounds, s.iters))) << QStringLiteral("--timeout")
+    << QString::number(s.timeout_s);
   if (s.check) a << QStringLiteral("--check");
   if (!s.collectives.isEmpty()) a << QStringLiteral("--collectives") << s.collectives.join(QLatin1Char(','));
   if (!s.axes.isEmpty()) a << QStringLiteral("--axes") << s.axes.join(QLatin1Char(','));

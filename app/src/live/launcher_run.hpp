@@ -59,6 +59,14 @@ struct BenchSettings {
   QString dtype = QStringLiteral("float32");  // --dtype
   int warmup_iters = 3;
   int iters = 10;
+  // --timing: single_shot times each collective alone after a barrier, as a training step, `run` and `validate` meet
+  // it (calibrate's default, so that the calibration predicts them); pipelined times them back to back, as
+  // nccl-tests report bus bandwidth.
+  QString timing = QStringLiteral("single_shot");
+  // --rounds: the sweep repeated, each size a share of the iterations each time, so that a slow spell of the
+  // machine falls on every size a little (calibrate's default is 4; at most the iterations). Every size is reported
+  // in the last round only, so with more than one the chart stays empty until then: 1 by default here.
+  int rounds = 1;
   bool check = false;
   QStringList collectives;  // empty: the launcher's default (every collective)
   QStringList axes;         // empty: every axis, then every flattened axis
@@ -66,8 +74,8 @@ struct BenchSettings {
 };
 
 // bench's arguments for `settings`, ending in "--jsonl -":
-//   bench --design F --world W --backend B -b MIN -e MAX -f STEP --dtype D -w WARM -n ITERS --timeout S [--check]
-//         [--collectives a,b] [--axes x,y] --jsonl -
+//   bench --design F --world W --backend B -b MIN -e MAX -f STEP --dtype D -w WARM -n ITERS --timing T
+//         --rounds min(R, ITERS) --timeout S [--check] [--collectives a,b] [--axes x,y] --jsonl -
 [[nodiscard]] QStringList bench_arguments(const BenchSettings& settings);
 
 // mpirun --oversubscribe -np <world> <launcher> <launcher_args...>

@@ -133,6 +133,21 @@ RunDialog::RunDialog(RunSettings settings, const QString& design_path, QWidget* 
   iters_ = new QSpinBox(this);
   iters_->setRange(1, 100000);
   iters_->setValue(base_.bench.iters);
+  timing_ = new QComboBox(this);
+  timing_->setObjectName(QStringLiteral("timing"));
+  timing_->addItem(tr("single-shot (each collective alone)"), QStringLiteral("single_shot"));
+  timing_->addItem(tr("pipelined (back to back, as nccl-tests)"), QStringLiteral("pipelined"));
+  timing_->setCurrentIndex(std::max(0, timing_->findData(base_.bench.timing)));
+  timing_->setToolTip(tr("Single-shot times each collective alone after a barrier, as a training step, run and "
+                         "validate meet it, so a calibration fitted from it predicts them; pipelined runs them back "
+                         "to back and hides each one's latency behind the next"));
+  rounds_ = new QSpinBox(this);
+  rounds_->setObjectName(QStringLiteral("rounds"));
+  rounds_->setRange(1, 1000);
+  rounds_->setValue(base_.bench.rounds);
+  rounds_->setToolTip(tr("Run the whole sweep this many times, each size a share of the timed iterations each time, "
+                         "so that a slow spell of the machine falls on every size a little (calibrate takes 4; at "
+                         "most the iterations). Results arrive in the last round only"));
   check_ = new QCheckBox(tr("Check every result (untimed)"), this);
   check_->setChecked(base_.bench.check);
 
@@ -191,6 +206,8 @@ RunDialog::RunDialog(RunSettings settings, const QString& design_path, QWidget* 
   sweep_form->addRow(tr("Element type"), dtype_);
   sweep_form->addRow(tr("Warm-up iterations"), warmup_);
   sweep_form->addRow(tr("Timed iterations"), iters_);
+  sweep_form->addRow(tr("Timing"), timing_);
+  sweep_form->addRow(tr("Rounds"), rounds_);
   sweep_form->addRow(tr("Collectives"), collectives);
   sweep_form->addRow(QString(), check_);
 
@@ -231,6 +248,8 @@ RunDialog::RunDialog(RunSettings settings, const QString& design_path, QWidget* 
   connect(dtype_, &QComboBox::currentIndexChanged, this, &RunDialog::update_preview);
   connect(warmup_, &QSpinBox::valueChanged, this, &RunDialog::update_preview);
   connect(iters_, &QSpinBox::valueChanged, this, &RunDialog::update_preview);
+  connect(timing_, &QComboBox::currentIndexChanged, this, &RunDialog::update_preview);
+  connect(rounds_, &QSpinBox::valueChanged, this, &RunDialog::update_preview);
   connect(check_, &QCheckBox::toggled, this, &RunDialog::update_preview);
   for (QCheckBox* c : collectives_) connect(c, &QCheckBox::toggled, this, &RunDialog::update_preview);
   update_preview();
@@ -256,6 +275,8 @@ RunSettings RunDialog::settings() const {
   s.bench.dtype = dtype_->currentText();
   s.bench.warmup_iters = warmup_->value();
   s.bench.iters = iters_->value();
+  s.bench.timing = timing_->currentData().toString();
+  s.bench.rounds = rounds_->value();
   s.bench.check = check_->isChecked();
   s.bench.collectives.clear();
   bool all = true;

@@ -66,6 +66,8 @@ private:
   QComboBox* dtype_ = nullptr;
   QSpinBox* warmup_ = nullptr;
   QSpinBox* iters_ = nullptr;
+  QComboBox* timing_ = nullptr;
+  QSpinBox* rounds_ = nullptr;
   QCheckBox* check_ = nullptr;
   std::vector<QCheckBox*> collectives_;
   QLabel* preview_ = nullptr;

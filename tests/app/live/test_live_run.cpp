@@ -9,6 +9,7 @@
 // arrive, and a fit by calibrate --from. With the label mpi (app_live_run_mpi): the Costs panel runs the default
 // design for real (`mpirun -np 8 meshloom-launch bench --jsonl -` through LauncherRun), then calibrate on its records,
 // loaded by the engine. The loop in the window: fit, apply, and the plan's price changes.
+#include <QComboBox>
 #include <QDialogButtonBox>
 #include <QDir>
 #include <QFileInfo>
@@ -18,6 +19,7 @@
 #include <QRegularExpression>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTimer>
@@ -131,15 +133,20 @@ private slots:
     s.collectives = {QStringLiteral("all_reduce"), QStringLiteral("all_gather")};
     s.axes = {QStringLiteral("tp"), QStringLiteral("dp_tp")};
     s.timeout_s = 30;
+    s.timing = QStringLiteral("pipelined");
+    s.rounds = 9;  // more rounds than iterations: one iteration per round
     const QStringList args = bench_arguments(s);
     QCOMPARE(args, (QStringList{"bench", "--design", "/tmp/my design.meshloom.json", "--world", "8", "--backend", "nccl",
                                 "-b", "8", "-e", "1G", "-f", "4", "--dtype", "bfloat16", "-w", "2", "-n", "7",
-                                "--timeout", "30", "--check", "--collectives", "all_reduce,all_gather", "--axes",
-                                "tp,dp_tp", "--jsonl", "-"}));
-    // The defaults: every collective and axis (no option), the launcher's dtype and step spelled out.
+                                "--timing", "pipelined", "--rounds", "7", "--timeout", "30", "--check", "--collectives",
+                                "all_reduce,all_gather", "--axes", "tp,dp_tp", "--jsonl", "-"}));
+    // The defaults: every collective and axis (no option), the launcher's dtype and step spelled out, and calibrate's
+    // timing (single-shot), so that a calibration fitted from the run predicts what run and validate measure; one
+    // round, so that results arrive as they are measured.
     QCOMPARE(bench_arguments(BenchSettings{}),
              (QStringList{"bench", "--design", "", "--world", "1", "--backend", "mpi", "-b", "1K", "-e", "4M", "-f",
-                          "2", "--dtype", "float32", "-w", "3", "-n", "10", "--timeout", "60", "--jsonl", "-"}));
+                          "2", "--dtype", "float32", "-w", "3", "-n", "10", "--timing", "single_shot", "--rounds", "1",
+                          "--timeout", "60", "--jsonl", "-"}));
     QCOMPARE(local_command(QStringLiteral("mpirun"), QStringLiteral("/opt/ml/meshloom-launch"), 8, {"bench", "--jsonl", "-"}),
              (LaunchCommand{"mpirun", {"--oversubscribe", "-np", "8", "/opt/ml/meshloom-launch", "bench", "--jsonl", "-"}}));
 
@@ -526,6 +533,15 @@ private slots:
     QVERIFY2(ok->isEnabled(), qPrintable(dialog.preview_error()));
     QVERIFY2(dialog.preview().contains(QDir(dir).filePath(QStringLiteral("design.meshloom.json"))),
              qPrintable(dialog.preview()));
+    // Timing and rounds: calibrate's single-shot in one round unless changed, and the preview follows the choice.
+    QVERIFY2(dialog.preview().contains(QLatin1String("--timing single_shot --rounds 1")), qPrintable(dialog.preview()));
+    auto* timing = dialog.findChild<QComboBox*>(QStringLiteral("timing"));
+    QVERIFY(timing != nullptr);
+    timing->setCurrentIndex(timing->findData(QStringLiteral("pipelined")));
+    dialog.findChild<QSpinBox*>(QStringLiteral("rounds"))->setValue(2);
+    QCOMPARE(dialog.settings().bench.timing, QStringLiteral("pipelined"));
+    QCOMPARE(dialog.settings().bench.rounds, 2);
+    QVERIFY2(dialog.preview().contains(QLatin1String("--timing pipelined --rounds 2")), qPrintable(dialog.preview()));
 
     // The run then uses that folder.
     DesignDocument doc;

@@ -286,7 +286,8 @@ private slots:
         "its path on the cluster\" >&2; exit 127; }",
         "# One rank per task, started by Slurm through PMIx; the records go to --jsonl as each is measured.",
         "srun --mpi=pmix \"$LAUNCH\" bench --design '/runs/my run/design.meshloom.json' --world 8 --backend nccl -b 1K "
-        "-e 4M -f 2 --dtype float32 -w 3 -n 10 --timeout 60 --collectives all_reduce --jsonl '/runs/my run/job.jsonl'",
+        "-e 4M -f 2 --dtype float32 -w 3 -n 10 --timing single_shot --rounds 1 --timeout 60 --collectives all_reduce "
+        "--jsonl '/runs/my run/job.jsonl'",
     };
     const QStringList got = script->split(QLatin1Char('\n'));
     QCOMPARE(got.size(), expected.size() + 1);  // and a newline at the end
@@ -474,8 +475,14 @@ private slots:
     s.slurm.time_limit = QStringLiteral("1:00:00");
     s.slurm.extra_options = QStringLiteral("--account=proj");
     s.slurm.login_host = QStringLiteral("me@login1");
+    QCOMPARE(s.bench.timing, QStringLiteral("single_shot"));
+    QCOMPARE(s.bench.rounds, 1);
+    s.bench.timing = QStringLiteral("pipelined");
+    s.bench.rounds = 3;
     s.save();
     RunSettings back = RunSettings::load(8);
+    QCOMPARE(back.bench.timing, QStringLiteral("pipelined"));
+    QCOMPARE(back.bench.rounds, 3);
     QCOMPARE(int(back.where), int(RunSettings::Where::Slurm));
     QVERIFY(back.slurm == s.slurm);
     QCOMPARE(*back.command(nullptr), sbatch_command(s.slurm));
