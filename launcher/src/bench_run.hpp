@@ -74,8 +74,9 @@ struct BenchOutcome {
 // groups `backend` made of `mesh` (LiveBackend::groups with Buffers::Native); the collectives' buffers come from
 // backend.allocate when it is not host memory (inputs uploaded before the timed region, outputs downloaded after
 // it for --check). `info` carries the configuration record's fields that are not in `settings` (versions, host,
-// world, mesh) and every rank's host (info.hosts, job_hosts: one per rank of the world, ValueError otherwise). Rank 0 writes the tables to `out`, the records to `sink` (open on rank 0 only) and the progress
-// bar to stderr when it is a terminal. Throws on a failure (the caller reports it and aborts the job).
+// world, mesh) and every rank's host (info.hosts, job_hosts: one per rank of the world, ValueError otherwise).
+// Rank 0 writes the tables to `out`, the records to `sink` (open on rank 0 only) and the progress bar to stderr
+// when it is a terminal. Throws on a failure (the caller reports it and aborts the job).
 [[nodiscard]] BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups, const DeviceMesh& mesh,
                                      const BenchSettings& settings, BenchRunInfo info, std::ostream& out,
                                      JsonlSink& sink, LiveBackend* backend = nullptr);

@@ -94,9 +94,12 @@ BenchSweep parse_bench_jsonl(const std::string& text, const std::string& source)
       sweep.world = ctx.integer(j, "world");
       if (j.contains("hosts")) {
         const json& hosts = j["hosts"];
-        if (!hosts.is_array()) ctx.fail("field \"hosts\" = " + jsonl::show(hosts) + ": expected a list of hosts (strings)");
+        const auto bad = [&] {
+          ctx.fail("field \"hosts\" = " + jsonl::show(hosts) + ": expected a list of hosts (strings)");
+        };
+        if (!hosts.is_array()) bad();
         for (const auto& h : hosts) {
-          if (!h.is_string()) ctx.fail("field \"hosts\" = " + jsonl::show(hosts) + ": expected a list of hosts (strings)");
+          if (!h.is_string()) bad();
           sweep.hosts.push_back(h.get<std::string>());
         }
       }

@@ -154,6 +154,15 @@ TEST(CalibrateIo, RejectsBadFilesNamingTheLine) {
   const auto pos = text.find("\"time_us\":");
   text.replace(pos, 10, "\"time_us\":\"x\",\"old\":");
   EXPECT_EQ(error_of(text).rfind("ValueError: \"x.jsonl\" line 2: field \"time_us\" = \"x\": expected a number", 0), 0U);
+  // The config's hosts: a list of strings, every rank's.
+  for (const std::string bad : {"\"hosts\":5", "\"hosts\":[\"a\",7]"}) {
+    std::string hosts = bench_jsonl(1, 1);
+    const auto at = hosts.find("\"hosts\":[");
+    ASSERT_NE(at, std::string::npos) << hosts;
+    hosts.replace(at, hosts.find(']', at) + 1 - at, bad);
+    EXPECT_NE(error_of(hosts).find("line 1: field \"hosts\" = "), std::string::npos) << error_of(hosts);
+    EXPECT_NE(error_of(hosts).find(": expected a list of hosts (strings)"), std::string::npos) << error_of(hosts);
+  }
   EXPECT_THROW((void)calibrate_sweep(parse_bench_jsonl(bench_jsonl(1, 1).substr(0, bench_jsonl(1, 1).find('\n') + 1),
                                                        "c.jsonl")),
                Error);
