@@ -131,6 +131,7 @@ RunDialog::RunDialog(RunSettings settings, const QString& design_path, QWidget* 
   warmup_->setRange(0, 1000);
   warmup_->setValue(base_.bench.warmup_iters);
   iters_ = new QSpinBox(this);
+  iters_->setObjectName(QStringLiteral("iters"));
   iters_->setRange(1, 100000);
   iters_->setValue(base_.bench.iters);
   timing_ = new QComboBox(this);
@@ -143,7 +144,7 @@ RunDialog::RunDialog(RunSettings settings, const QString& design_path, QWidget* 
                          "to back and hides each one's latency behind the next"));
   rounds_ = new QSpinBox(this);
   rounds_->setObjectName(QStringLiteral("rounds"));
-  rounds_->setRange(1, 1000);
+  rounds_->setRange(1, std::max(1, iters_->value()));  // at most the timed iterations, as the launcher requires
   rounds_->setValue(base_.bench.rounds);
   rounds_->setToolTip(tr("Run the whole sweep this many times, each size a share of the timed iterations each time, "
                          "so that a slow spell of the machine falls on every size a little (calibrate takes 4; at "
@@ -250,6 +251,7 @@ RunDialog::RunDialog(RunSettings settings, const QString& design_path, QWidget* 
   connect(iters_, &QSpinBox::valueChanged, this, &RunDialog::update_preview);
   connect(timing_, &QComboBox::currentIndexChanged, this, &RunDialog::update_preview);
   connect(rounds_, &QSpinBox::valueChanged, this, &RunDialog::update_preview);
+  connect(iters_, &QSpinBox::valueChanged, this, [this](int iters) { rounds_->setMaximum(std::max(1, iters)); });
   connect(check_, &QCheckBox::toggled, this, &RunDialog::update_preview);
   for (QCheckBox* c : collectives_) connect(c, &QCheckBox::toggled, this, &RunDialog::update_preview);
   update_preview();

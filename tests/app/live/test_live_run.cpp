@@ -538,10 +538,17 @@ private slots:
     auto* timing = dialog.findChild<QComboBox*>(QStringLiteral("timing"));
     QVERIFY(timing != nullptr);
     timing->setCurrentIndex(timing->findData(QStringLiteral("pipelined")));
-    dialog.findChild<QSpinBox*>(QStringLiteral("rounds"))->setValue(2);
+    auto* rounds = dialog.findChild<QSpinBox*>(QStringLiteral("rounds"));
+    rounds->setValue(2);
     QCOMPARE(dialog.settings().bench.timing, QStringLiteral("pipelined"));
     QCOMPARE(dialog.settings().bench.rounds, 2);
     QVERIFY2(dialog.preview().contains(QLatin1String("--timing pipelined --rounds 2")), qPrintable(dialog.preview()));
+    // Rounds never exceed the timed iterations (the launcher refuses more): the box follows them.
+    QCOMPARE(rounds->maximum(), 10);
+    rounds->setValue(50);
+    QCOMPARE(dialog.settings().bench.rounds, 10);
+    dialog.findChild<QSpinBox*>(QStringLiteral("iters"))->setValue(3);
+    QCOMPARE(dialog.settings().bench.rounds, 3);
 
     // The run then uses that folder.
     DesignDocument doc;
