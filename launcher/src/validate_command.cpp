@@ -239,14 +239,13 @@ ojson error_json(const std::optional<HoldoutError>& e) {
   return {{"median", e->median}, {"p90", e->p90}, {"points", e->points}};
 }
 
-ojson config_json(const Prepared& p, const comm::Communicator& world, const LiveBackend& backend,
-                  const std::vector<std::string>& hosts) {
+ojson config_json(const Prepared& p, const comm::Communicator& world, const LiveBackend& backend) {
   ojson config = {
       {"type", "config"},
       {"command", "validate"},
       {"backend", std::string(backend.name())},
       {"world", world.size()},
-      {"hosts", hosts},
+      {"hosts", p.settings.hosts},
       {"calibration", p.calibration_path},
       {"calibration_timing", p.calibration.timing},
       {"models", p.models},
@@ -371,10 +370,9 @@ int run_live(const ValidateOptions& o, const CLI::App& cmd) {
     const bool lead = world.rank() == 0;
     JsonlSink& sink = records.sink();
     Prepared& p = *prepared;
-    const std::vector<std::string> hosts = job_hosts(world);
-    p.settings.hosts = hosts;
+    p.settings.hosts = job_hosts(world);
     if (lead) {
-      sink.write(config_json(p, world, backend, hosts).dump());
+      sink.write(config_json(p, world, backend).dump());
       std::cout << "validate " << p.requests.size() << " requests on " << world.size() << " " << backend.name()
                 << " ranks (" << backend.describe() << ")\n  models fixed, comm (" << p.devices_per_host
                 << " devices per host), calibrated (" << p.calibration_path
@@ -386,7 +384,7 @@ int run_live(const ValidateOptions& o, const CLI::App& cmd) {
     }
     // The drift check (validate_drift.hpp) on the first request's mesh, before the requests and after them.
     DriftProbe probe(world, backend, p.calibration, p.requests.front().item.setup.request.mesh_shape,
-                     p.requests.front().names, hosts);
+                     p.requests.front().names, p.settings.hosts);
     const auto drift = [&](const char* when) {
       std::optional<DriftCheck> check = probe.measure(when);
       if (lead && check) {

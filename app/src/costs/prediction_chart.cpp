@@ -38,10 +38,7 @@ QString q(const std::string& s) { return QString::fromStdString(s); }
 
 }  // namespace
 
-QString format_percent(double fraction) {
-  if (!std::isfinite(fraction)) return QStringLiteral("—");
-  return QString::number(fraction * 100.0, 'f', 1) + QStringLiteral(" %");
-}
+QString format_percent(double fraction) { return QString::fromStdString(percent_text(fraction)); }
 
 struct PredictionChart::Impl {
   PredictionRecords records;

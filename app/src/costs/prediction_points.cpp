@@ -140,11 +140,16 @@ ReportRecord parse_report(const json& j) {
   return r;
 }
 
+}  // namespace
+
 std::string percent_text(double share) {
+  if (!std::isfinite(share)) return "—";
   char cell[32];
   std::snprintf(cell, sizeof cell, "%.1f %%", 100 * share);
   return cell;
 }
+
+namespace {
 
 std::string ratio_text(double r) {
   char cell[32];

@@ -84,6 +84,8 @@ struct ReportRecord {
   std::optional<double> time_lost_max;
 };
 
+// A share as a percentage with one decimal: 0.2215 -> "22.2 %"; "—" when not finite.
+[[nodiscard]] std::string percent_text(double share);
 // "29/30 (96.7 %)"; "—" without requests.
 [[nodiscard]] std::string picks_text(const ReportRecord& report);
 // "2.2 % (max 20.0 %)"; "—" without time_lost.
