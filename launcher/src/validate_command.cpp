@@ -124,12 +124,13 @@ PreparedRequest prepare_request(const Prepared& p, const SuiteRequest& item, std
   for (std::size_t m = 0; m < models.size(); ++m) {
     std::vector<Plan> plans;
     // The model's pick is the plan the planner gives it (plan_redistribution): its search's cheapest, or where merged
-    // steps are priced as the flattened group's collective, the cheapest as it runs of kAsRunPool cheapest paths.
+    // steps are priced as the flattened group's collective, the cheapest as it runs of its as_run_pool.
     const bool as_run = plans_as_run(s.request, *models[m]);
     std::size_t pick = 0;
     try {
       try {
-        plans = plan_k_cheapest(s.request, *models[m], as_run ? std::max(p.k, kAsRunPool) : p.k);
+        plans = as_run ? as_run_pool(s.request, *models[m], std::max(p.k, kAsRunPool))
+                       : plan_k_cheapest(s.request, *models[m], p.k);
         pick = cheapest_as_run(s.request, plans, *models[m]);
       } catch (const Error& e) {
         // As the planner does: where the wider pool's searches pass the state budget, the one search's plan stands.

@@ -175,6 +175,7 @@ struct Problem {
   std::vector<std::int64_t> coordinate;
   std::vector<std::uint8_t> partial_ops;  // case 6 edges, newest variant: reduce ops of source and target
   Compact dst;                            // the target (for the newest variant's S -> P(sum) edge)
+  bool merged_edges = false;              // the as-run search: flattened groups' merged collectives are edges too
 };
 
 // One edge: axis `axis` takes the placement (kind, arg) at shard-order position pos, by `collective`.
@@ -277,6 +278,95 @@ StepCostInput cost_input(const Problem& p, const Compact& c) {
   return in;
 }
 
+// ---- Merged edges (the as-run search) ---------------------------------------------------------------------
+//
+// A merged edge changes every axis of a flattened group at once by one collective of the group: it passes through
+// the states of the single-axis steps that merge_steps folds into that collective (in the order it requires), and
+// costs what the model says the group's collective costs (CostModel::flattened_step_cost). It exists only where
+// merge_steps would merge those steps: all_reduce from partial axes of one op (or sum and avg mixed) to R;
+// reduce_scatter from them to S(d), the axes ascending at the end of d's order; all_gather from S(d) to R when the
+// group's axes, ascending, are the last of d's order (gathered from the last); and for reduce_scatter and
+// all_gather, d's extent on every rank divides by the group's size.
+
+struct MergedEdge {
+  Key next;
+  std::array<Key, kMaxPlanAxes> via{};  // the states between, in order
+  std::size_t vias = 0;
+  double cost = 0.0;
+};
+
+// Whether dim d, split by `axes` (outer first), has an extent divisible by `group` on every rank (merge.cpp's
+// can_merge, on a packed state).
+bool divides_on_every_rank(const Problem& p, std::size_t d, const std::uint8_t* axes, std::size_t count,
+                           std::int64_t group) {
+  const PlanRequest& r = *p.request;
+  std::vector<std::int64_t> extents{r.tensor_shape[d]};
+  for (std::size_t k = 0; k < count; ++k) {
+    const std::int64_t parts = r.mesh_shape[axes[k]];
+    std::vector<std::int64_t> split;
+    for (const std::int64_t e : extents) {
+      for (std::int64_t i = 0; i < parts; ++i) split.push_back(chunk_extent(e, parts, i).size);
+    }
+    std::sort(split.begin(), split.end());
+    split.erase(std::unique(split.begin(), split.end()), split.end());
+    extents = std::move(split);
+  }
+  return std::all_of(extents.begin(), extents.end(), [group](std::int64_t e) { return e % group == 0; });
+}
+
+template <typename Fn>
+void for_each_merged_edge(const Problem& p, const Compact& c, const Key& key, Fn&& fn) {
+  const PlanRequest& r = *p.request;
+  const Orders o = orders_of(c);
+  for (const auto& group : r.flattened) {
+    std::int64_t size = 1;
+    for (const std::size_t a : group) size *= r.mesh_shape[a];
+    StepCostInput in = cost_input(p, c);
+    in.axis = group.front();
+    // Walks the group's axes in `order`, each to its (kind, arg, pos), and offers the edge at the group's price.
+    const auto offer = [&](Collective collective, bool descending, std::uint8_t kind, std::uint8_t arg,
+                           std::uint8_t first_pos) {
+      in.collective = collective;
+      const std::optional<double> cost = p.model->flattened_step_cost(in, group);
+      if (!cost || !std::isfinite(*cost)) return;
+      MergedEdge e;
+      e.cost = *cost;
+      Key k = key;
+      for (std::size_t i = 0; i < group.size(); ++i) {
+        const std::size_t axis = descending ? group[group.size() - 1 - i] : group[i];
+        k = with_code(k, axis, code_of(kind, arg, static_cast<std::uint8_t>(kind == kShard ? first_pos + i : 0)));
+        if (i + 1 < group.size()) e.via[e.vias++] = k;
+      }
+      e.next = k;
+      fn(e);
+    };
+    const std::size_t first = group.front();
+    if (c.kind[first] == kPartial) {
+      const auto joins = [&](std::size_t a) {
+        return c.kind[a] == kPartial &&
+               (c.arg[a] == c.arg[first] || (((kSumAvg >> c.arg[a]) & 1U) != 0 && ((kSumAvg >> c.arg[first]) & 1U) != 0));
+      };
+      if (!std::all_of(group.begin(), group.end(), joins)) continue;
+      offer(Collective::AllReduce, false, kReplicate, 0, 0);
+      for (std::uint8_t d = 0; d < static_cast<std::uint8_t>(p.dims); ++d) {
+        if (divides_on_every_rank(p, d, o.axes[d].data(), o.len[d], size)) {
+          offer(Collective::ReduceScatter, false, kShard, d, o.len[d]);
+        }
+      }
+    } else if (c.kind[first] == kShard) {
+      const std::uint8_t d = c.arg[first];
+      const std::size_t len = o.len[d];
+      if (len < group.size()) continue;
+      const std::size_t prefix = len - group.size();
+      bool tail = true;
+      for (std::size_t i = 0; i < group.size(); ++i) tail = tail && o.axes[d][prefix + i] == group[i];
+      if (tail && divides_on_every_rank(p, d, o.axes[d].data(), prefix, size)) {
+        offer(Collective::AllGather, true, kReplicate, 0, 0);
+      }
+    }
+  }
+}
+
 // ---- Dijkstra -----------------------------------------------------------------------------------------------
 
 // Open-addressing map from packed state to node index.
@@ -343,13 +433,15 @@ struct Found {
 // over when the target pops. Pushing a state only when it improves on its best pushed cost gives the same
 // pops: an entry of equal or higher cost and a later counter always pops after the earlier one. A state first
 // reached at +infinity (or NaN) is never pushed: such an edge is no edge. Adds the states it settles to
-// `settled_count` and raises when that total passes the request's state budget.
+// `settled_count` and raises when that total passes the request's state budget. With p.merged_edges (never with a
+// detour) a state's merged edges follow its single-axis ones, and a path through one lists the states between.
 Found dijkstra(const Problem& p, const Compact& src, const Compact& dst, std::size_t& settled_count,
                const Detour* detour = nullptr) {
   constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
   struct Node {
     double best = std::numeric_limits<double>::infinity();
     std::uint32_t parent = kNone;
+    std::uint32_t via = kNone;  // reached by a merged edge: its index in `merged`
     bool settled = false;
   };
   struct Entry {
@@ -360,6 +452,7 @@ Found dijkstra(const Problem& p, const Compact& src, const Compact& dst, std::si
   };
   NodeTable table;
   std::vector<Node> nodes;
+  std::vector<MergedEdge> merged;  // the merged edges that improved a state, for the path's states between
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
   std::uint64_t counter = 0;
   const Key src_key = src.key();
@@ -367,7 +460,7 @@ Found dijkstra(const Problem& p, const Compact& src, const Compact& dst, std::si
   const double start = detour != nullptr ? detour->start : 0.0;
 
   (void)table.find_or_add(src_key);
-  nodes.push_back({start, kNone, false});
+  nodes.push_back({.best = start});
   heap.push({start, counter, 0});
   if (detour != nullptr) {
     // Removed states enter the table settled: no edge relaxes them, and they count for no budget.
@@ -394,6 +487,13 @@ Found dijkstra(const Problem& p, const Compact& src, const Compact& dst, std::si
       for (std::uint32_t n = top.node; n != kNone; n = nodes[n].parent) {
         found.keys.push_back(table.key(n));
         found.costs.push_back(nodes[n].best);
+        if (nodes[n].via == kNone) continue;
+        // The states a merged edge passes, each at the cost before the edge (the edge is paid on arrival).
+        const MergedEdge& e = merged[nodes[n].via];
+        for (std::size_t i = e.vias; i-- > 0;) {
+          found.keys.push_back(e.via[i]);
+          found.costs.push_back(nodes[nodes[n].parent].best);
+        }
       }
       std::reverse(found.keys.begin(), found.keys.end());
       std::reverse(found.costs.begin(), found.costs.end());
@@ -425,6 +525,20 @@ Found dijkstra(const Problem& p, const Compact& src, const Compact& dst, std::si
       if (n.settled || !(cost < n.best)) return;
       n.best = cost;
       n.parent = top.node;
+      n.via = kNone;
+      heap.push({cost, ++counter, node});
+    });
+    if (!p.merged_edges) continue;
+    for_each_merged_edge(p, state, key, [&](const MergedEdge& e) {
+      const double cost = top.cost + e.cost;
+      const auto [node, added] = table.find_or_add(e.next);
+      if (added) nodes.emplace_back();
+      Node& n = nodes[node];
+      if (n.settled || !(cost < n.best)) return;
+      n.best = cost;
+      n.parent = top.node;
+      n.via = static_cast<std::uint32_t>(merged.size());
+      merged.push_back(e);
       heap.push({cost, ++counter, node});
     });
   }
@@ -726,7 +840,7 @@ Plan plan_redistribution(const PlanRequest& request, const CostModel& model) {
     if (plans_as_run(request, model)) {
       // Sixteen searches settle more states than one: where they pass the budget, the one search's plan stands.
       try {
-        std::vector<Plan> pool = plan_k_cheapest(request, model, kAsRunPool);
+        std::vector<Plan> pool = as_run_pool(request, model, kAsRunPool);
         Plan plan = std::move(pool[cheapest_as_run(request, pool, model)]);
         // Chosen as it runs, it costs what it runs at: every consumer of cost (the advisor's sums, advise --measure's
         // predictions, the planners' comparison) then prices the plan that runs as the model does.
@@ -839,6 +953,22 @@ std::vector<Plan> plan_k_cheapest(const PlanRequest& request, const CostModel& m
   plans.reserve(accepted.size());
   for (const Path& a : accepted) plans.push_back(graph_plan(p, a.keys, a.explored));
   return plans;
+}
+
+std::vector<Plan> as_run_pool(const PlanRequest& request, const CostModel& model, std::size_t k) {
+  std::vector<Plan> pool = plan_k_cheapest(request, model, k);
+  PlanRequest graph = request;
+  graph.planner = PlannerKind::Graph;
+  Problem p = make_problem(graph, model);
+  p.merged_edges = true;
+  std::size_t settled = pool.back().states_explored;
+  const Found found = dijkstra(p, compact(graph.src), p.dst, settled);
+  if (found.keys.empty()) return pool;
+  Plan plan = graph_plan(p, found.keys, settled);
+  if (std::none_of(pool.begin(), pool.end(), [&plan](const Plan& q) { return q.path == plan.path; })) {
+    pool.push_back(std::move(plan));
+  }
+  return pool;
 }
 
 // ---- PlanCache --------------------------------------------------------------------------------------------

@@ -545,6 +545,98 @@ TEST(CalibratedModel, ThePlannerComparesItsCheapestPathsAsTheyRunWhereStepsMerge
   EXPECT_THROW((void)cheapest_as_run(r, {}, model), Error);
 }
 
+// The k cheapest paths by their edges can all be cheaper by their edges than the path that merges, and then the
+// pool alone misses it: as_run_pool adds the cheapest path of a search that also takes each flattened group's
+// merged collective as one edge. (2,2) of one host, 128x128 of 4 bytes (64 KiB), axes flattened,
+// P(sum)P(sum) -> RR, where an all_reduce of 2 ranks is slow (1000 us at 64 KiB: the two cost 2000 us by their
+// edges) and reduce_scatter, all_gather and all_to_all are quick (30-60 us): every one of the 16 cheapest paths
+// avoids the full-size all_reduces, yet one all_reduce of the 4-rank group costs 100 us as it runs.
+TEST(CalibratedModel, AsRunPoolFindsAMergedPathBeyondTheCheapestByEdges) {
+  Calibration c = curves::keyed_calibration();
+  c.groups = {curves::piecewise("all_reduce", {2, 1, 2}, {{1024, 20}, {65536, 1000}}),
+              curves::piecewise("all_reduce", {4, 1, 4}, {{1024, 15}, {65536, 100}}),
+              curves::piecewise("reduce_scatter", {2, 1, 2}, {{1024, 5}, {65536, 60}}),
+              curves::piecewise("all_gather", {2, 1, 2}, {{1024, 5}, {65536, 60}}),
+              curves::piecewise("all_to_all", {2, 1, 2}, {{1024, 5}, {65536, 60}})};
+  const CalibratedCostModel model(c, {});
+  PlanRequest r = request({2, 2}, {128, 128}, "P(sum)P(sum)", "RR");
+  r.flattened = {{0, 1}};
+  ASSERT_TRUE(plans_as_run(r, model));
+  const std::vector<Plan> cheapest = plan_k_cheapest(r, model, kAsRunPool);
+  ASSERT_EQ(cheapest.size(), kAsRunPool);
+  for (const Plan& p : cheapest) {
+    EXPECT_LT(p.cost, 2000.0) << trace(p);
+    for (const PlanStep& step : p.steps) EXPECT_NE(step.collective, Collective::AllReduce) << trace(p);
+  }
+  double best_of_cheapest = 0;
+  for (const double cost : price_plan_steps(r, cheapest[cheapest_as_run(r, cheapest, model)], model)) {
+    best_of_cheapest += cost;
+  }
+  EXPECT_GT(best_of_cheapest, 100.0);
+
+  const std::vector<Plan> pool = as_run_pool(r, model);
+  ASSERT_EQ(pool.size(), kAsRunPool + 1);
+  for (std::size_t i = 0; i < kAsRunPool; ++i) EXPECT_EQ(pool[i].path, cheapest[i].path);
+  const Plan& merged = pool.back();
+  // Its path lists the state between (the merged edge passes RP(sum)), so its steps are built as every plan's are.
+  ASSERT_EQ(merged.path.size(), 3U) << trace(merged);
+  EXPECT_EQ(to_string(merged.path[1]), "RP(sum)");
+  ASSERT_EQ(merged.steps.size(), 1U);
+  EXPECT_TRUE(merged.steps[0].merged);
+  EXPECT_EQ(merged.steps[0].collective, Collective::AllReduce);
+  EXPECT_EQ(merged.steps[0].axes, (std::vector<std::size_t>{0, 1}));
+  EXPECT_DOUBLE_EQ(merged.cost, 2000.0);  // its edges' sum, as plan_k_cheapest's plans carry
+  EXPECT_EQ(price_plan_steps(r, merged, model), (std::vector<double>{100.0}));
+  EXPECT_GE(merged.states_explored, cheapest.back().states_explored);
+  EXPECT_EQ(cheapest_as_run(r, pool, model), kAsRunPool);
+
+  const Plan plan = plan_redistribution(r, model);
+  EXPECT_EQ(plan.path, merged.path);
+  EXPECT_DOUBLE_EQ(plan.cost, 100.0);
+  // A request where no merge forms: the search adds nothing new (its plan is the cheapest by edges, already first).
+  PlanRequest apart = r;
+  apart.flattened.clear();
+  const std::vector<Plan> plain = as_run_pool(apart, model, 4);
+  EXPECT_EQ(plain.size(), 4U);
+}
+
+// A reduce_scatter or all_gather of the group merges only where the dim divides by the group's size on every rank
+// (merge_steps), and the as-run search offers its merged edge only there. (2,2) flattened, 6x4 of 4 bytes, where collectives of 2 ranks are slow
+// (500 us and up) and reduce_scatter and all_gather of 4 ranks quick (10-20 us): dim 1 (4) divides by 4, so
+// P(sum)P(sum) -> S(1)[0]S(1)[1] is one reduce_scatter of the group and back one all_gather; dim 0 (6) does not, so
+// no plan of the as-run pool scatters or gathers dim 0 on the group.
+TEST(CalibratedModel, AMergedScatterOrGatherNeedsTheDimToDivideByTheGroup) {
+  Calibration c = curves::keyed_calibration();
+  c.groups = {curves::piecewise("all_reduce", {2, 1, 2}, {{16, 500}, {65536, 1000}}),
+              curves::piecewise("reduce_scatter", {2, 1, 2}, {{16, 500}, {65536, 1000}}),
+              curves::piecewise("reduce_scatter", {4, 1, 4}, {{16, 10}, {65536, 20}}),
+              curves::piecewise("all_gather", {2, 1, 2}, {{16, 500}, {65536, 1000}}),
+              curves::piecewise("all_gather", {4, 1, 4}, {{16, 10}, {65536, 20}})};
+  const CalibratedCostModel model(c, {});
+  const auto request_of = [](const char* src, const char* dst) {
+    PlanRequest r = request({2, 2}, {6, 4}, src, dst);
+    r.flattened = {{0, 1}};
+    return r;
+  };
+  const Plan scatter = plan_redistribution(request_of("P(sum)P(sum)", "S(1)[0]S(1)[1]"), model);
+  ASSERT_EQ(scatter.steps.size(), 1U) << trace(scatter);
+  EXPECT_TRUE(scatter.steps[0].merged);
+  EXPECT_EQ(scatter.steps[0].collective, Collective::ReduceScatter);
+  const Plan gather = plan_redistribution(request_of("S(1)[0]S(1)[1]", "RR"), model);
+  ASSERT_EQ(gather.steps.size(), 1U) << trace(gather);
+  EXPECT_TRUE(gather.steps[0].merged);
+  EXPECT_EQ(gather.steps[0].collective, Collective::AllGather);
+  for (const PlanRequest& r : {request_of("P(sum)P(sum)", "S(0)[0]S(0)[1]"), request_of("S(0)[0]S(0)[1]", "RR")}) {
+    for (const Plan& p : as_run_pool(r, model)) {
+      for (const PlanStep& step : p.steps) {
+        const bool on_dim0 = (step.collective == Collective::ReduceScatter && step.to == Placement::shard(0)) ||
+                             (step.collective == Collective::AllGather && step.from == Placement::shard(0));
+        EXPECT_FALSE(step.merged && on_dim0) << trace(p);
+      }
+    }
+  }
+}
+
 TEST(CalibrationMismatch, FitsPriceTheirMeshCurvesAnyMeshTheJobCanPlace) {
   // Curves from a job of 4 ranks: any mesh of up to 4 ranks, whatever its shape; more only when extrapolating.
   const Calibration curves_of_four = curves::keyed_calibration();

@@ -71,17 +71,32 @@ struct PlanRequest {
 //
 // The graph planner's search prices a path edge by edge. Where a merged step can form and the model prices it as
 // the flattened group's own collective (plans_as_run), a path whose steps merge can cost less as it runs than its
-// edges say, so the planner takes the kAsRunPool cheapest paths of the search (plan_k_cheapest) and returns the one
-// cheapest as it runs (cheapest_as_run), its steps' costs and its cost being its price as it runs
-// (price_plan_steps). Otherwise (every other model, no merge that can form, or those searches together settling
-// more than state_budget states) the plan is the search's cheapest path, PyTorch's. Example, (4, 4) on one host
-// calibrated on 16 ranks, 1024x2048 float64, axes 0 and 1 flattened, P(sum)P(sum) -> RR: the search's cheapest is
-// reduce_scatter + all_reduce + all_gather on the axes (23.6 ms as it runs); the all_reduces on both axes merge into
-// one all_reduce of the 16-rank group, 20.1 ms as it runs, measured 15% faster (docs/benchmarks.md).
+// edges say, so the planner compares the plans of as_run_pool (below) and returns the one cheapest as it runs
+// (cheapest_as_run), its steps' costs and its cost being its price as it runs (price_plan_steps). Otherwise (every
+// other model, no merge that can form, or those searches together settling more than state_budget states) the plan
+// is the search's cheapest path, PyTorch's. Example, (4, 4) on one host calibrated on 16 ranks, 1024x2048 float64,
+// axes 0 and 1 flattened, P(sum)P(sum) -> RR: the search's cheapest is reduce_scatter + all_reduce + all_gather on
+// the axes (23.6 ms as it runs); the all_reduces on both axes merge into one all_reduce of the 16-rank group,
+// 20.1 ms as it runs, measured 15% faster (docs/benchmarks.md).
 [[nodiscard]] Plan plan_redistribution(const PlanRequest& request, const CostModel& model);
 
 // The cheapest paths plan_redistribution compares as they run (above).
 inline constexpr std::size_t kAsRunPool = 16;
+
+// The plans plan_redistribution compares as they run: plan_k_cheapest(request, model, k), then, when its path is not
+// one of them, the cheapest path of a search whose edges also include each flattened group's merged collective,
+// priced as it runs (CostModel::flattened_step_cost) and passing through the states of the single-axis steps that
+// merging folds into it. The k cheapest by their edges can all be cheaper by their edges than a path that merges:
+// on (2,2) of one host calibrated on 4 ranks, 1024x2048 float64, axes 0 and 1 flattened, P(sum)P(sum) -> RR, the
+// two all_reduces of 2 ranks cost 31.0 ms by their edges, above 16 paths of reduce_scatters, all_reduces and
+// all_gathers from 27.3 ms, yet merged they are one all_reduce of 4 ranks, 20.8 ms as it runs, measured 14% faster
+// than the fastest of the others (docs/benchmarks.md). That search is exact as far as each merged edge is its
+// group's one collective; a path that also runs the same collective on a further axis right before or after it
+// merges differently as it runs, and cheapest_as_run prices every plan of the pool as it runs. The last plan's
+// states_explored counts every search's states; RuntimeError when they pass request.state_budget, and the errors of
+// plan_k_cheapest.
+[[nodiscard]] std::vector<Plan> as_run_pool(const PlanRequest& request, const CostModel& model,
+                                            std::size_t k = kAsRunPool);
 
 // Whether plan_redistribution compares paths as they run: the model prices merged steps
 // (CostModel::prices_flattened_groups) and some flattened group has two axes of size > 1 whose placements differ
