@@ -342,9 +342,9 @@ void for_each_merged_edge(const Problem& p, const Compact& c, const Key& key, Fn
     };
     const std::size_t first = group.front();
     if (c.kind[first] == kPartial) {
+      const auto sum_or_avg = [&c](std::size_t a) { return ((kSumAvg >> c.arg[a]) & 1U) != 0; };
       const auto joins = [&](std::size_t a) {
-        return c.kind[a] == kPartial &&
-               (c.arg[a] == c.arg[first] || (((kSumAvg >> c.arg[a]) & 1U) != 0 && ((kSumAvg >> c.arg[first]) & 1U) != 0));
+        return c.kind[a] == kPartial && (c.arg[a] == c.arg[first] || (sum_or_avg(a) && sum_or_avg(first)));
       };
       if (!std::all_of(group.begin(), group.end(), joins)) continue;
       offer(Collective::AllReduce, false, kReplicate, 0, 0);
