@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <queue>
 #include <string>
 #include <utility>
@@ -286,14 +287,33 @@ StepCostInput cost_input(const Problem& p, const Compact& c) {
 // merge_steps would merge those steps: all_reduce from partial axes of one op (or sum and avg mixed) to R;
 // reduce_scatter from them to S(d), the axes ascending at the end of d's order; all_gather from S(d) to R when the
 // group's axes, ascending, are the last of d's order (gathered from the last); and for reduce_scatter and
-// all_gather, d's extent on every rank divides by the group's size.
+// all_gather, d's extent on every rank divides by the group's size. A path never passes a state twice: a merged
+// edge whose states include one the path has passed is not taken (R -> P edges cost nothing, so a path could
+// otherwise step back to P(sum) only to merge a larger all_reduce).
 
+// One merged edge, as a recipe: the flattened group (its index in request.flattened), the placement its axes take
+// (kind, arg; shards at positions first_pos, first_pos + 1, ... of arg's order) and the order they change in. The
+// states it passes follow from the state it leaves (for_each_merged_state), so a search keeps 8 bytes per edge.
 struct MergedEdge {
-  Key next;
-  std::array<Key, kMaxPlanAxes> via{};  // the states between, in order
-  std::size_t vias = 0;
-  double cost = 0.0;
+  std::uint32_t group = 0;
+  std::uint8_t kind = 0;
+  std::uint8_t arg = 0;
+  std::uint8_t first_pos = 0;
+  bool descending = false;
 };
+
+// Every state a merged edge passes from `key`, in order, each after one more axis of its group has changed; the last
+// is the state it reaches.
+template <typename Fn>
+void for_each_merged_state(const Problem& p, Key key, const MergedEdge& e, Fn&& fn) {
+  const std::vector<std::size_t>& group = p.request->flattened[e.group];
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    const std::size_t axis = e.descending ? group[group.size() - 1 - i] : group[i];
+    const auto pos = static_cast<std::uint8_t>(e.kind == kShard ? e.first_pos + i : 0);
+    key = with_code(key, axis, code_of(e.kind, e.arg, pos));
+    fn(key);
+  }
+}
 
 // Whether dim d, split by `axes` (outer first), has an extent divisible by `group` on every rank (merge.cpp's
 // can_merge, on a packed state).
@@ -314,31 +334,25 @@ bool divides_on_every_rank(const Problem& p, std::size_t d, const std::uint8_t* 
   return std::all_of(extents.begin(), extents.end(), [group](std::int64_t e) { return e % group == 0; });
 }
 
+// Every merged edge out of `c`, with its cost: fn(edge, cost). An edge the model cannot price (no curve, or
+// +infinity) is no edge. Each group's collective is priced once per state (a reduce_scatter costs the same whatever
+// dim it scatters: the model sees the bytes before it).
 template <typename Fn>
-void for_each_merged_edge(const Problem& p, const Compact& c, const Key& key, Fn&& fn) {
+void for_each_merged_edge(const Problem& p, const Compact& c, Fn&& fn) {
   const PlanRequest& r = *p.request;
   const Orders o = orders_of(c);
-  for (const auto& group : r.flattened) {
+  std::optional<StepCostInput> in;
+  for (std::size_t g = 0; g < r.flattened.size(); ++g) {
+    const std::vector<std::size_t>& group = r.flattened[g];
     std::int64_t size = 1;
     for (const std::size_t a : group) size *= r.mesh_shape[a];
-    StepCostInput in = cost_input(p, c);
-    in.axis = group.front();
-    // Walks the group's axes in `order`, each to its (kind, arg, pos), and offers the edge at the group's price.
-    const auto offer = [&](Collective collective, bool descending, std::uint8_t kind, std::uint8_t arg,
-                           std::uint8_t first_pos) {
-      in.collective = collective;
-      const std::optional<double> cost = p.model->flattened_step_cost(in, group);
-      if (!cost || !std::isfinite(*cost)) return;
-      MergedEdge e;
-      e.cost = *cost;
-      Key k = key;
-      for (std::size_t i = 0; i < group.size(); ++i) {
-        const std::size_t axis = descending ? group[group.size() - 1 - i] : group[i];
-        k = with_code(k, axis, code_of(kind, arg, static_cast<std::uint8_t>(kind == kShard ? first_pos + i : 0)));
-        if (i + 1 < group.size()) e.via[e.vias++] = k;
-      }
-      e.next = k;
-      fn(e);
+    const auto price = [&](Collective collective) -> std::optional<double> {
+      if (!in) in = cost_input(p, c);
+      in->collective = collective;
+      in->axis = group.front();
+      const std::optional<double> cost = p.model->flattened_step_cost(*in, group);
+      if (!cost || !std::isfinite(*cost)) return std::nullopt;
+      return cost;
     };
     const std::size_t first = group.front();
     if (c.kind[first] == kPartial) {
@@ -347,11 +361,13 @@ void for_each_merged_edge(const Problem& p, const Compact& c, const Key& key, Fn
         return c.kind[a] == kPartial && (c.arg[a] == c.arg[first] || (sum_or_avg(a) && sum_or_avg(first)));
       };
       if (!std::all_of(group.begin(), group.end(), joins)) continue;
-      offer(Collective::AllReduce, false, kReplicate, 0, 0);
+      const auto index = static_cast<std::uint32_t>(g);
+      if (const auto cost = price(Collective::AllReduce)) fn(MergedEdge{index, kReplicate, 0, 0, false}, *cost);
+      std::optional<std::optional<double>> scatter;  // priced at the first dim that divides
       for (std::uint8_t d = 0; d < static_cast<std::uint8_t>(p.dims); ++d) {
-        if (divides_on_every_rank(p, d, o.axes[d].data(), o.len[d], size)) {
-          offer(Collective::ReduceScatter, false, kShard, d, o.len[d]);
-        }
+        if (!divides_on_every_rank(p, d, o.axes[d].data(), o.len[d], size)) continue;
+        if (!scatter) scatter = price(Collective::ReduceScatter);
+        if (*scatter) fn(MergedEdge{index, kShard, d, o.len[d], false}, **scatter);
       }
     } else if (c.kind[first] == kShard) {
       const std::uint8_t d = c.arg[first];
@@ -360,8 +376,9 @@ void for_each_merged_edge(const Problem& p, const Compact& c, const Key& key, Fn
       const std::size_t prefix = len - group.size();
       bool tail = true;
       for (std::size_t i = 0; i < group.size(); ++i) tail = tail && o.axes[d][prefix + i] == group[i];
-      if (tail && divides_on_every_rank(p, d, o.axes[d].data(), prefix, size)) {
-        offer(Collective::AllGather, true, kReplicate, 0, 0);
+      if (!tail || !divides_on_every_rank(p, d, o.axes[d].data(), prefix, size)) continue;
+      if (const auto cost = price(Collective::AllGather)) {
+        fn(MergedEdge{static_cast<std::uint32_t>(g), kReplicate, 0, 0, true}, *cost);
       }
     }
   }
@@ -488,10 +505,14 @@ Found dijkstra(const Problem& p, const Compact& src, const Compact& dst, std::si
         found.keys.push_back(table.key(n));
         found.costs.push_back(nodes[n].best);
         if (nodes[n].via == kNone) continue;
-        // The states a merged edge passes, each at the cost before the edge (the edge is paid on arrival).
-        const MergedEdge& e = merged[nodes[n].via];
-        for (std::size_t i = e.vias; i-- > 0;) {
-          found.keys.push_back(e.via[i]);
+        // The states a merged edge passes before the one it reaches, each at the cost before the edge (the edge is
+        // paid on arrival).
+        std::vector<Key> between;
+        for_each_merged_state(p, table.key(nodes[n].parent), merged[nodes[n].via],
+                              [&between](const Key& k) { between.push_back(k); });
+        between.pop_back();
+        for (auto it = between.rbegin(); it != between.rend(); ++it) {
+          found.keys.push_back(*it);
           found.costs.push_back(nodes[nodes[n].parent].best);
         }
       }
@@ -529,9 +550,28 @@ Found dijkstra(const Problem& p, const Compact& src, const Compact& dst, std::si
       heap.push({cost, ++counter, node});
     });
     if (!p.merged_edges) continue;
-    for_each_merged_edge(p, state, key, [&](const MergedEdge& e) {
-      const double cost = top.cost + e.cost;
-      const auto [node, added] = table.find_or_add(e.next);
+    // Whether the path to this state passed `k`: its states, and those its merged edges passed between them.
+    const auto passed = [&](const Key& k) {
+      for (std::uint32_t n = top.node; n != kNone; n = nodes[n].parent) {
+        if (table.key(n) == k) return true;
+        if (nodes[n].via == kNone) continue;
+        bool hit = false;
+        for_each_merged_state(p, table.key(nodes[n].parent), merged[nodes[n].via],
+                              [&](const Key& s) { hit = hit || s == k; });
+        if (hit) return true;
+      }
+      return false;
+    };
+    for_each_merged_edge(p, state, [&](const MergedEdge& e, double edge_cost) {
+      const double cost = top.cost + edge_cost;
+      Key next = key;
+      bool revisits = false;
+      for_each_merged_state(p, key, e, [&](const Key& k) {
+        next = k;
+        revisits = revisits || passed(k);
+      });
+      if (revisits) return;
+      const auto [node, added] = table.find_or_add(next);
       if (added) nodes.emplace_back();
       Node& n = nodes[node];
       if (n.settled || !(cost < n.best)) return;
@@ -889,15 +929,12 @@ Plan plan_redistribution(const PlanRequest& request, const CostModel& model) {
 // plus spur path is a candidate; the cheapest candidate is accepted next, the earliest found among equal costs.
 // Spurs before the deviation state would repeat searches already made, whose paths are candidates already.
 
-std::vector<Plan> plan_k_cheapest(const PlanRequest& request, const CostModel& model, std::size_t k) {
-  if (k < 1 || k > kMaxCheapestPlans) {
-    raise(ErrorKind::ValueError, "k " + std::to_string(k) + " is out of range [1, " + std::to_string(kMaxCheapestPlans) +
-                                     "]: ask for 1 to " + std::to_string(kMaxCheapestPlans) + " plans");
-  }
-  PlanRequest graph = request;
-  graph.planner = PlannerKind::Graph;
-  validate(graph);
-  const Problem p = make_problem(graph, model);
+namespace {
+
+// Yen's search for p's request (validated, graph planner): the k cheapest plans, adding the states it settles to
+// `settled`.
+std::vector<Plan> k_cheapest(const Problem& p, std::size_t k, std::size_t& settled) {
+  const PlanRequest& graph = *p.request;
   const auto n = static_cast<std::uint8_t>(graph.mesh_shape.size());
 
   struct Path {
@@ -906,7 +943,6 @@ std::vector<Plan> plan_k_cheapest(const PlanRequest& request, const CostModel& m
     std::size_t deviation = 0;     // index of the spur state it was found from
     std::size_t explored = 0;      // states settled by the whole search when it was accepted
   };
-  std::size_t settled = 0;
   std::vector<Path> accepted;
   std::vector<Path> candidates;  // in the order found
   {
@@ -955,13 +991,32 @@ std::vector<Plan> plan_k_cheapest(const PlanRequest& request, const CostModel& m
   return plans;
 }
 
-std::vector<Plan> as_run_pool(const PlanRequest& request, const CostModel& model, std::size_t k) {
-  std::vector<Plan> pool = plan_k_cheapest(request, model, k);
+// The request for the k searches: the graph planner's, validated; ValueError naming k out of range.
+PlanRequest k_request(const PlanRequest& request, std::size_t k) {
+  if (k < 1 || k > kMaxCheapestPlans) {
+    raise(ErrorKind::ValueError, "k " + std::to_string(k) + " is out of range [1, " + std::to_string(kMaxCheapestPlans) +
+                                     "]: ask for 1 to " + std::to_string(kMaxCheapestPlans) + " plans");
+  }
   PlanRequest graph = request;
   graph.planner = PlannerKind::Graph;
+  validate(graph);
+  return graph;
+}
+
+}  // namespace
+
+std::vector<Plan> plan_k_cheapest(const PlanRequest& request, const CostModel& model, std::size_t k) {
+  const PlanRequest graph = k_request(request, k);
+  std::size_t settled = 0;
+  return k_cheapest(make_problem(graph, model), k, settled);
+}
+
+std::vector<Plan> as_run_pool(const PlanRequest& request, const CostModel& model, std::size_t k) {
+  const PlanRequest graph = k_request(request, k);
   Problem p = make_problem(graph, model);
+  std::size_t settled = 0;
+  std::vector<Plan> pool = k_cheapest(p, k, settled);
   p.merged_edges = true;
-  std::size_t settled = pool.back().states_explored;
   const Found found = dijkstra(p, compact(graph.src), p.dst, settled);
   if (found.keys.empty()) return pool;
   Plan plan = graph_plan(p, found.keys, settled);

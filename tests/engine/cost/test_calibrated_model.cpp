@@ -600,18 +600,23 @@ TEST(CalibratedModel, AsRunPoolFindsAMergedPathBeyondTheCheapestByEdges) {
   EXPECT_EQ(plain.size(), 4U);
 }
 
-// A reduce_scatter or all_gather of the group merges only where the dim divides by the group's size on every rank
-// (merge_steps), and the as-run search offers its merged edge only there. (2,2) flattened, 6x4 of 4 bytes, where collectives of 2 ranks are slow
-// (500 us and up) and reduce_scatter and all_gather of 4 ranks quick (10-20 us): dim 1 (4) divides by 4, so
-// P(sum)P(sum) -> S(1)[0]S(1)[1] is one reduce_scatter of the group and back one all_gather; dim 0 (6) does not, so
-// no plan of the as-run pool scatters or gathers dim 0 on the group.
-TEST(CalibratedModel, AMergedScatterOrGatherNeedsTheDimToDivideByTheGroup) {
+// A reduce_scatter of the group merges only where the dim divides by the group's size on every rank (merge_steps),
+// and the search with merged edges offers one only there. (2,2) flattened, 6x4 of 4 bytes, where collectives of 2
+// ranks are slow (an all_reduce 5000 us, the others 500 us) and those of 4 ranks quick (all_reduce 20 us,
+// reduce_scatter and all_gather 10 us). To S(1)[0]S(1)[1] (4 divides by 4): one reduce_scatter of the group, 10 us.
+// To S(0)[0]S(0)[1] (6 does not): the two reduce_scatters stay two (1000 us); the cheapest as it runs is one
+// all_reduce of the group and two chunks, 20 us, which only the merged search finds (by their edges the two
+// all_reduces cost 10000 us, beyond the 16 cheapest). Were a merged reduce_scatter offered there at 10 us, the search
+// would end in the two that do not merge, and the pick would cost 1000 us.
+TEST(CalibratedModel, AMergedScatterNeedsTheDimToDivideByTheGroup) {
   Calibration c = curves::keyed_calibration();
-  c.groups = {curves::piecewise("all_reduce", {2, 1, 2}, {{16, 500}, {65536, 1000}}),
-              curves::piecewise("reduce_scatter", {2, 1, 2}, {{16, 500}, {65536, 1000}}),
-              curves::piecewise("reduce_scatter", {4, 1, 4}, {{16, 10}, {65536, 20}}),
-              curves::piecewise("all_gather", {2, 1, 2}, {{16, 500}, {65536, 1000}}),
-              curves::piecewise("all_gather", {4, 1, 4}, {{16, 10}, {65536, 20}})};
+  c.groups = {curves::piecewise("all_reduce", {2, 1, 2}, {{16, 5000}, {65536, 5000}}),
+              curves::piecewise("all_reduce", {4, 1, 4}, {{16, 20}, {65536, 20}}),
+              curves::piecewise("reduce_scatter", {2, 1, 2}, {{16, 500}, {65536, 500}}),
+              curves::piecewise("reduce_scatter", {4, 1, 4}, {{16, 10}, {65536, 10}}),
+              curves::piecewise("all_gather", {2, 1, 2}, {{16, 500}, {65536, 500}}),
+              curves::piecewise("all_gather", {4, 1, 4}, {{16, 10}, {65536, 10}}),
+              curves::piecewise("all_to_all", {2, 1, 2}, {{16, 500}, {65536, 500}})};
   const CalibratedCostModel model(c, {});
   const auto request_of = [](const char* src, const char* dst) {
     PlanRequest r = request({2, 2}, {6, 4}, src, dst);
@@ -622,19 +627,42 @@ TEST(CalibratedModel, AMergedScatterOrGatherNeedsTheDimToDivideByTheGroup) {
   ASSERT_EQ(scatter.steps.size(), 1U) << trace(scatter);
   EXPECT_TRUE(scatter.steps[0].merged);
   EXPECT_EQ(scatter.steps[0].collective, Collective::ReduceScatter);
-  const Plan gather = plan_redistribution(request_of("S(1)[0]S(1)[1]", "RR"), model);
-  ASSERT_EQ(gather.steps.size(), 1U) << trace(gather);
-  EXPECT_TRUE(gather.steps[0].merged);
-  EXPECT_EQ(gather.steps[0].collective, Collective::AllGather);
-  for (const PlanRequest& r : {request_of("P(sum)P(sum)", "S(0)[0]S(0)[1]"), request_of("S(0)[0]S(0)[1]", "RR")}) {
-    for (const Plan& p : as_run_pool(r, model)) {
-      for (const PlanStep& step : p.steps) {
-        const bool on_dim0 = (step.collective == Collective::ReduceScatter && step.to == Placement::shard(0)) ||
-                             (step.collective == Collective::AllGather && step.from == Placement::shard(0));
-        EXPECT_FALSE(step.merged && on_dim0) << trace(p);
-      }
+  EXPECT_DOUBLE_EQ(scatter.cost, 10.0);
+
+  const PlanRequest uneven = request_of("P(sum)P(sum)", "S(0)[0]S(0)[1]");
+  for (const Plan& p : plan_k_cheapest(uneven, model, kAsRunPool)) {
+    for (const PlanStep& step : p.steps) EXPECT_NE(step.collective, Collective::AllReduce) << trace(p);
+  }
+  const Plan plan = plan_redistribution(uneven, model);
+  EXPECT_EQ(trace(plan), "P(sum)P(sum)-->RR->S(0)R->S(0)[0]S(0)[1]");
+  EXPECT_DOUBLE_EQ(plan.cost, 20.0);
+  for (const Plan& p : as_run_pool(uneven, model)) {
+    for (const PlanStep& step : p.steps) {
+      EXPECT_FALSE(step.merged && step.collective == Collective::ReduceScatter) << trace(p);
     }
   }
+}
+
+// A path never passes a state twice, though R -> P costs nothing: where an all_reduce of the group costs less than
+// one of 2 ranks at the same size (10 us against 100 us here), the merged search could step from RP(sum) back to
+// P(sum)P(sum) and merge through RP(sum) again. (The pool's loop-free RP(sum) -> P(sum)P(sum) -> P(sum)R -> RR merges
+// as it runs into that same all_reduce of the group, and the model, which prices it at 10 us, picks it.) (2,2)
+// flattened, 8x8 of 4 bytes.
+TEST(CalibratedModel, TheMergedSearchNeverStepsBackToMerge) {
+  Calibration c = curves::keyed_calibration();
+  c.groups = {curves::piecewise("all_reduce", {2, 1, 2}, {{16, 100}, {65536, 100}}),
+              curves::piecewise("all_reduce", {4, 1, 4}, {{16, 10}, {65536, 10}})};
+  const CalibratedCostModel model(c, {});
+  PlanRequest r = request({2, 2}, {8, 8}, "RP(sum)", "RR");
+  r.flattened = {{0, 1}};
+  const std::vector<Plan> pool = as_run_pool(r, model);
+  for (const Plan& p : pool) {
+    for (std::size_t i = 0; i < p.path.size(); ++i) {
+      for (std::size_t j = i + 1; j < p.path.size(); ++j) EXPECT_NE(p.path[i], p.path[j]) << trace(p);
+    }
+  }
+  EXPECT_EQ(trace(pool[cheapest_as_run(r, pool, model)]), "RP(sum)->P(sum)P(sum)-->RR");
+  EXPECT_DOUBLE_EQ(price_plan_steps(r, pool[cheapest_as_run(r, pool, model)], model).back(), 10.0);
 }
 
 TEST(CalibrationMismatch, FitsPriceTheirMeshCurvesAnyMeshTheJobCanPlace) {

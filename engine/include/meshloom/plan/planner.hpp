@@ -86,15 +86,17 @@ inline constexpr std::size_t kAsRunPool = 16;
 // The plans plan_redistribution compares as they run: plan_k_cheapest(request, model, k), then, when its path is not
 // one of them, the cheapest path of a search whose edges also include each flattened group's merged collective,
 // priced as it runs (CostModel::flattened_step_cost) and passing through the states of the single-axis steps that
-// merging folds into it. The k cheapest by their edges can all be cheaper by their edges than a path that merges:
-// on (2,2) of one host calibrated on 4 ranks, 1024x2048 float64, axes 0 and 1 flattened, P(sum)P(sum) -> RR, the
-// two all_reduces of 2 ranks cost 31.0 ms by their edges, above the 16 cheapest paths (reduce_scatters, all_reduces
-// of half the tensor, all_gathers, all_to_alls: 27.3 to 30.9 ms), yet merged they are one all_reduce of 4 ranks,
-// 20.8 ms as it runs, and it measured 18.1 ms against 20.8 ms for the fastest of the others (docs/04-planner.md). That search is exact as far as each merged edge is its
-// group's one collective; a path that also runs the same collective on a further axis right before or after it
-// merges differently as it runs, and cheapest_as_run prices every plan of the pool as it runs. The last plan's
-// states_explored counts every search's states; RuntimeError when they pass request.state_budget, and the errors of
-// plan_k_cheapest.
+// merging folds into it (a path through one never passes a state twice). The k cheapest by their edges can all be
+// cheaper by their edges than a path that merges: on (2,2) of one host calibrated on 4 ranks, 1024x2048 float64,
+// axes 0 and 1 flattened, P(sum)P(sum) -> RR, the two all_reduces of 2 ranks cost 31.0 ms by their edges, above the
+// 16 cheapest paths (reduce_scatters, all_reduces of half the tensor, all_gathers, all_to_alls: 27.3 to 30.9 ms),
+// yet merged they are one all_reduce of 4 ranks, 20.8 ms as it runs; it measured 18.1 ms, the fastest of the others
+// 20.8 ms (docs/04-planner.md). The merged search prices a path exactly as it runs where its merged edges are the
+// path's only merges; single-axis steps it takes one after another on a group's axes merge as they run too, at the
+// group's price, and a merged edge next to the same collective on a further axis does not merge as it runs. So the
+// search's path is a candidate, not the answer: cheapest_as_run prices every plan of the pool as it runs. The merged
+// search's plan has states_explored counting every search's states, the k searches' and its own; RuntimeError when
+// they pass request.state_budget, and the errors of plan_k_cheapest.
 [[nodiscard]] std::vector<Plan> as_run_pool(const PlanRequest& request, const CostModel& model,
                                             std::size_t k = kAsRunPool);
 
