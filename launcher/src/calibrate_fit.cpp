@@ -129,21 +129,59 @@ std::vector<FitSample> as_samples(const std::vector<CurvePoint>& points) {
   return out;
 }
 
-}  // namespace
+// A curve's points split for the held-out check: every other size fitted (0, 2, 4, ... and always the largest),
+// the rest asked. None below 3 sizes.
+struct HeldOutSplit {
+  std::vector<CurvePoint> train;
+  std::vector<CurvePoint> test;
+};
 
-CurveFitReport fit_group_curve(const std::string& collective, const GroupShape& shape,
-                               const std::vector<FitSample>& samples) {
+std::optional<HeldOutSplit> held_out_split(const std::vector<CurvePoint>& points) {
+  if (points.size() < 3) return std::nullopt;
+  HeldOutSplit split;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    (i % 2 == 0 || i + 1 == points.size() ? split.train : split.test).push_back(points[i]);
+  }
+  return split;
+}
+
+// Alpha-beta fitted on the split's train half, asked for its test half; none when that half has no fit.
+std::optional<HoldoutError> alpha_beta_held_out(const HeldOutSplit& split, double factor) {
+  const AlphaBetaFit fit = fit_alpha_beta(as_samples(split.train), factor);
+  if (!fit.ok) return std::nullopt;
+  std::vector<double> errors;
+  for (const auto& p : split.test) errors.push_back(relative_error(predict_time_us(fit, factor, p.bytes), p.time_us));
+  return error_summary(errors);
+}
+
+// One point per size, its time the median of that size's samples (samples of no size or no time left out).
+std::vector<CurvePoint> medians_by_size(const std::vector<FitSample>& samples) {
   std::map<double, std::vector<double>> by_size;
   for (const auto& s : samples) {
     if (std::isfinite(s.time_us) && s.time_us > 0 && std::isfinite(s.bytes) && s.bytes > 0) by_size[s.bytes].push_back(s.time_us);
   }
-  if (by_size.empty()) {
-    raise(ErrorKind::ValueError, collective + " on " + to_string(shape) + ": no sample of more than 0 bytes with a time > 0");
-  }
+  std::vector<CurvePoint> points;
+  for (const auto& [bytes, times] : by_size) points.push_back({bytes, median(times)});
+  return points;
+}
+
+}  // namespace
+
+std::optional<HoldoutError> alpha_beta_holdout(const std::vector<FitSample>& samples, double factor) {
+  const auto split = held_out_split(medians_by_size(samples));
+  if (!split) return std::nullopt;
+  return alpha_beta_held_out(*split, factor);
+}
+
+CurveFitReport fit_group_curve(const std::string& collective, const GroupShape& shape,
+                               const std::vector<FitSample>& samples) {
   CurveFitReport r;
   r.curve.collective = collective;
   r.curve.shape = shape;
-  for (const auto& [bytes, times] : by_size) r.curve.points.push_back({bytes, median(times)});
+  r.curve.points = medians_by_size(samples);
+  if (r.curve.points.empty()) {
+    raise(ErrorKind::ValueError, collective + " on " + to_string(shape) + ": no sample of more than 0 bytes with a time > 0");
+  }
   const double factor = shape.n == 1 ? 1.0 : bus_factor(collective, shape.n);
   const auto& points = r.curve.points;
   r.alpha_beta = fit_alpha_beta(as_samples(points), factor);
@@ -154,20 +192,11 @@ CurveFitReport fit_group_curve(const std::string& collective, const GroupShape& 
           std::max(r.alpha_beta_max_residual, relative_error(predict_time_us(r.alpha_beta, factor, p.bytes), p.time_us));
     }
   }
-  // Held out: every other size, never the largest.
-  if (points.size() >= 3) {
-    std::vector<CurvePoint> train, test;
-    for (std::size_t i = 0; i < points.size(); ++i) {
-      (i % 2 == 0 || i + 1 == points.size() ? train : test).push_back(points[i]);
-    }
-    std::vector<double> pw, ab;
-    const AlphaBetaFit ab_train = fit_alpha_beta(as_samples(train), factor);
-    for (const auto& p : test) {
-      pw.push_back(relative_error(piecewise_time_us(train, p.bytes), p.time_us));
-      if (ab_train.ok) ab.push_back(relative_error(predict_time_us(ab_train, factor, p.bytes), p.time_us));
-    }
+  if (const auto held = held_out_split(points)) {
+    std::vector<double> pw;
+    for (const auto& p : held->test) pw.push_back(relative_error(piecewise_time_us(held->train, p.bytes), p.time_us));
     r.piecewise_holdout = error_summary(pw);
-    if (ab_train.ok) r.alpha_beta_holdout = error_summary(ab);
+    r.alpha_beta_holdout = alpha_beta_held_out(*held, factor);
   }
   // One size fits any line through the origin: without a second size there is no latency to fit, so piecewise (its
   // latency floor) rather than a bandwidth-only line that prices small messages near 0.

@@ -275,7 +275,9 @@ CalibrationReport calibrate_sweep(const BenchSweep& sweep) {
     row.group_size = group_size[key];
     // A group of one rank moves nothing between ranks (its bus factor is 0, and the planner never prices it): its
     // fit is the local copy's, by algbw (factor 1), so that a world of one rank (one GPU) still calibrates.
-    row.fit = fit_alpha_beta(samples[key], row.group_size == 1 ? 1.0 : bus_factor(row.collective, row.group_size));
+    const double factor = row.group_size == 1 ? 1.0 : bus_factor(row.collective, row.group_size);
+    row.fit = fit_alpha_beta(samples[key], factor);
+    if (row.fit.ok) row.holdout = alpha_beta_holdout(samples[key], factor);
     if (row.fit.ok) {
       report.calibration.axes[row.axis][row.collective] =
           CollectiveFit{row.fit.alpha_us, row.fit.busbw_gbps, row.fit.r2, row.fit.samples};
@@ -289,21 +291,28 @@ CalibrationReport calibrate_sweep(const BenchSweep& sweep) {
 std::string fit_table(const CalibrationReport& report) {
   std::string out;
   char line[512];
+  const auto percent = [](const std::optional<HoldoutError>& h) {
+    char cell[64];
+    if (!h) return std::string("-");
+    std::snprintf(cell, sizeof cell, "%.1f%% / %.1f%%", 100 * h->median, 100 * h->p90);
+    return std::string(cell);
+  };
   std::snprintf(line, sizeof line, "# Fits: time_us = alpha_us + factor(n) * bytes / (busbw_gbps * 1e3), weighted 1/t^2 (groups of one rank: factor 1)\n");
   out += line;
-  std::snprintf(line, sizeof line, "#%11s  %14s  %4s  %7s  %10s  %12s  %8s  %s\n", "axis", "collective", "n", "samples",
-                "alpha (us)", "busbw (GB/s)", "r2", "fit");
+  out += "# (held out: fitted on every other size, asked for the rest; |error| / measured)\n";
+  std::snprintf(line, sizeof line, "#%11s  %14s  %4s  %7s  %10s  %12s  %8s  %18s  %s\n", "axis", "collective", "n",
+                "samples", "alpha (us)", "busbw (GB/s)", "r2", "held out med/p90", "fit");
   out += line;
   for (const auto& row : report.rows) {
     if (row.fit.ok) {
-      std::snprintf(line, sizeof line, "%12s  %14s  %4lld  %7lld  %10.3f  %12.4f  %8.5f  %s\n", row.axis.c_str(),
+      std::snprintf(line, sizeof line, "%12s  %14s  %4lld  %7lld  %10.3f  %12.4f  %8.5f  %18s  %s\n", row.axis.c_str(),
                     row.collective.c_str(), static_cast<long long>(row.group_size),
                     static_cast<long long>(row.fit.samples), row.fit.alpha_us, row.fit.busbw_gbps, row.fit.r2,
-                    to_string(row.fit.kind));
+                    percent(row.holdout).c_str(), to_string(row.fit.kind));
     } else {
-      std::snprintf(line, sizeof line, "%12s  %14s  %4lld  %7lld  %10s  %12s  %8s  skipped: %s\n", row.axis.c_str(),
-                    row.collective.c_str(), static_cast<long long>(row.group_size),
-                    static_cast<long long>(row.fit.samples), "-", "-", "-", row.fit.why.c_str());
+      std::snprintf(line, sizeof line, "%12s  %14s  %4lld  %7lld  %10s  %12s  %8s  %18s  skipped: %s\n",
+                    row.axis.c_str(), row.collective.c_str(), static_cast<long long>(row.group_size),
+                    static_cast<long long>(row.fit.samples), "-", "-", "-", "-", row.fit.why.c_str());
     }
     out += line;
   }
@@ -312,12 +321,6 @@ std::string fit_table(const CalibrationReport& report) {
     std::snprintf(line, sizeof line, "#%13s  %4s  %5s  %4s  %5s  %10s  %9s  %21s  %21s\n", "collective", "n", "hosts",
                   "rph", "sizes", "model", "ab resid", "held out ab med/p90", "held out pw med/p90");
     out += line;
-    const auto percent = [](const std::optional<HoldoutError>& h) {
-      char cell[64];
-      if (!h) return std::string("-");
-      std::snprintf(cell, sizeof cell, "%.1f%% / %.1f%%", 100 * h->median, 100 * h->p90);
-      return std::string(cell);
-    };
     for (const auto& c : report.curves) {
       char resid[32] = "-";
       if (c.alpha_beta.ok) std::snprintf(resid, sizeof resid, "%.1f%%", 100 * c.alpha_beta_max_residual);

@@ -39,6 +39,7 @@ struct CalibrationFitRow {
   std::string collective;
   std::int64_t group_size = 0;
   AlphaBetaFit fit;
+  std::optional<HoldoutError> holdout;  // alpha_beta_holdout of its samples
 };
 
 struct CalibrationReport {
@@ -54,8 +55,8 @@ struct CalibrationReport {
 // wrong elements are left out (noted). ValueError when the sweep has no result at all.
 [[nodiscard]] CalibrationReport calibrate_sweep(const BenchSweep& sweep);
 
-// The fit table: one row per (axis, collective) with n, samples, alpha, busbw, r2 and the kind of fit (or why
-// there is none), then one row per curve (collective, n, hosts, ranks per host, sizes, the model chosen, the
+// The fit table: one row per (axis, collective) with n, samples, alpha, busbw, r2, its held-out median and p90
+// error and the kind of fit (or why there is none), then one row per curve (collective, n, hosts, ranks per host, sizes, the model chosen, the
 // largest alpha-beta residual, held-out median and p90 error of both models), `#` lines around them.
 [[nodiscard]] std::string fit_table(const CalibrationReport& report);
 

@@ -134,9 +134,29 @@ TEST(CalibrateIo, FitsABenchRunIntoAValidCalibration) {
   step.axis = 0;  // dp was not calibrated
   EXPECT_TRUE(std::isinf(model.step_cost(step)));
 
+  // Noise-free data: the fit of every other size predicts the rest exactly.
+  ASSERT_TRUE(report.rows[0].holdout);
+  EXPECT_LT(report.rows[0].holdout->p90, 1e-9);
+  EXPECT_EQ(report.rows[0].holdout->points, 4);  // of 10 sizes, 1, 3, 5 and 7 held out
   const std::string table = fit_table(report);
   EXPECT_NE(table.find("all_reduce"), std::string::npos);
   EXPECT_NE(table.find("alpha+beta"), std::string::npos);
+  EXPECT_NE(table.find("held out med/p90"), std::string::npos) << table;
+  EXPECT_NE(table.find("0.0% / 0.0%  alpha+beta"), std::string::npos) << table;
+}
+
+// A per-axis fit's held-out error: its samples as one point per size (the median), alpha-beta fitted on every other
+// size and the largest, asked for the rest. t = 5 + bytes / 1000 (factor 1, 1 GB/s) at 1, 4 and 8 KB; at 2 KB the
+// line says 7 us and the samples' median is 14 us: |7 - 14| / 14 = 50%.
+TEST(CalibrateFit, HeldOutErrorOfAPerAxisFit) {
+  const std::vector<FitSample> samples{{1000, 6}, {2000, 14}, {2000, 14}, {2000, 100}, {4000, 9}, {8000, 13}};
+  const auto held = alpha_beta_holdout(samples, 1.0);
+  ASSERT_TRUE(held);
+  EXPECT_NEAR(held->median, 0.5, 1e-9);
+  EXPECT_NEAR(held->p90, 0.5, 1e-9);
+  EXPECT_EQ(held->points, 1);
+  // Below 3 sizes nothing is left to ask.
+  EXPECT_FALSE(alpha_beta_holdout({{1000, 6}, {2000, 7}, {2000, 7}}, 1.0));
 }
 
 TEST(CalibrateIo, RejectsBadFilesNamingTheLine) {
