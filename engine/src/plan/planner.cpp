@@ -523,6 +523,18 @@ Found dijkstra(const Problem& p, const Compact& src, const Compact& dst, std::si
     const Compact state = decode(key, src.n);
     StepCostInput in = cost_input(p, state);
     const bool restricted = detour != nullptr && top.node == 0 && !detour->removed_first.empty();
+    // Reaching `next` at `cost` from this state (by the merged edge `via`, or kNone): whether it improved it.
+    const auto relax = [&](const Key& next, double cost, std::uint32_t via) {
+      const auto [node, added] = table.find_or_add(next);
+      if (added) nodes.emplace_back();
+      Node& n = nodes[node];
+      if (n.settled || !(cost < n.best)) return false;
+      n.best = cost;
+      n.parent = top.node;
+      n.via = via;
+      heap.push({cost, ++counter, node});
+      return true;
+    };
     // A step's cost depends on the state, its collective and its axis only: price each pair once per state.
     std::array<std::array<double, kMaxPlanAxes>, kCollectiveCount> priced{};
     std::array<std::array<bool, kMaxPlanAxes>, kCollectiveCount> known{};
@@ -540,14 +552,7 @@ Found dijkstra(const Problem& p, const Compact& src, const Compact& dst, std::si
                             detour->removed_first.end()) {
         return;
       }
-      const auto [node, added] = table.find_or_add(next);
-      if (added) nodes.emplace_back();
-      Node& n = nodes[node];
-      if (n.settled || !(cost < n.best)) return;
-      n.best = cost;
-      n.parent = top.node;
-      n.via = kNone;
-      heap.push({cost, ++counter, node});
+      relax(next, cost, kNone);
     });
     if (!p.merged_edges) continue;
     // Whether the path to this state passed `k`: its states, and those its merged edges passed between them.
@@ -570,16 +575,7 @@ Found dijkstra(const Problem& p, const Compact& src, const Compact& dst, std::si
         next = k;
         revisits = revisits || passed(k);
       });
-      if (revisits) return;
-      const auto [node, added] = table.find_or_add(next);
-      if (added) nodes.emplace_back();
-      Node& n = nodes[node];
-      if (n.settled || !(cost < n.best)) return;
-      n.best = cost;
-      n.parent = top.node;
-      n.via = static_cast<std::uint32_t>(merged.size());
-      merged.push_back(e);
-      heap.push({cost, ++counter, node});
+      if (!revisits && relax(next, cost, static_cast<std::uint32_t>(merged.size()))) merged.push_back(e);
     });
   }
   return {};

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cost_test_support.hpp"
+#include "support/calibration_curves.hpp"
 
 namespace meshloom {
 namespace {
@@ -239,24 +240,11 @@ namespace {
 
 namespace curves {
 
-GroupCurve piecewise(const char* collective, GroupShape shape, std::vector<CurvePoint> points) {
-  GroupCurve c;
-  c.collective = collective;
-  c.shape = shape;
-  c.model = CurveModel::Piecewise;
-  c.points = std::move(points);
-  return c;
-}
+using testing::piecewise;
 
 // Four ranks on one host, measured on a (2,2) mesh: groups of 2 and the flattened group of 4.
 Calibration keyed_calibration() {
-  Calibration c;
-  c.backend = "mpi";
-  c.timing = "single_shot";
-  c.world = 4;
-  c.mesh_shape = {2, 2};
-  c.mesh_names = {"dp", "tp"};
-  c.rank_hosts = {0, 0, 0, 0};
+  Calibration c = testing::four_ranks_on_one_host();
   c.groups.push_back(piecewise("all_reduce", {2, 1, 2}, {{1024, 10}, {4096, 20}, {65536, 200}}));
   c.groups.push_back(piecewise("all_reduce", {4, 1, 4}, {{1024, 15}, {4096, 30}, {65536, 300}}));
   c.groups.push_back(piecewise("all_gather", {2, 1, 2}, {{1024, 8}, {65536, 100}}));

@@ -12,30 +12,23 @@
 
 #include "meshloom/plan/simulator.hpp"
 #include "planner_test_support.hpp"
+#include "support/calibration_curves.hpp"
 
 namespace meshloom {
 namespace {
 
 using testing::request;
 
+// A latency floor, then bandwidth, on groups of n ranks of one host, times `scale`.
 GroupCurve curve(const char* collective, std::int64_t n, double scale) {
-  GroupCurve c;
-  c.collective = collective;
-  c.shape = {n, 1, n};
-  c.model = CurveModel::Piecewise;
-  // A latency floor, then bandwidth: the 2-rank all_reduce is the slow one, as on this VM's (2,2) at 8-64 MiB.
-  c.points = {{16, 10 * scale}, {128, 20 * scale}, {1024, 80 * scale}, {65536, 3000 * scale}};
-  return c;
+  return testing::piecewise(collective, {n, 1, n},
+                            {{16, 10 * scale}, {128, 20 * scale}, {1024, 80 * scale}, {65536, 3000 * scale}});
 }
 
+// The 2-rank all_reduce is the slow one (3x the others), as on this VM's (2,2) at 8-64 MiB, and every collective
+// of the 4-rank group costs 0.6x the same collective of 2 ranks at the same size.
 Calibration merging_pays() {
-  Calibration c;
-  c.backend = "mpi";
-  c.timing = "single_shot";
-  c.world = 4;
-  c.mesh_shape = {2, 2};
-  c.mesh_names = {"dp", "tp"};
-  c.rank_hosts = {0, 0, 0, 0};
+  Calibration c = testing::four_ranks_on_one_host();
   for (const char* name : {"all_reduce", "reduce_scatter", "all_gather", "all_to_all"}) {
     const double two = std::string(name) == "all_reduce" ? 3.0 : 1.0;
     c.groups.push_back(curve(name, 2, two));
