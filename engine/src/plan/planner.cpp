@@ -458,7 +458,6 @@ Found dijkstra(const Problem& p, const Compact& src, const Compact& dst, std::si
   struct Node {
     double best = std::numeric_limits<double>::infinity();
     std::uint32_t parent = kNone;
-    std::uint32_t via = kNone;  // reached by a merged edge: its index in `merged`
     bool settled = false;
   };
   struct Entry {
@@ -469,7 +468,11 @@ Found dijkstra(const Problem& p, const Compact& src, const Compact& dst, std::si
   };
   NodeTable table;
   std::vector<Node> nodes;
-  std::vector<MergedEdge> merged;  // the merged edges that improved a state, for the path's states between
+  // With merged edges: the merged edges that improved a state, and by node the one it was reached by (kNone: a
+  // single-axis edge), apart from the nodes so that the search without them keeps its 16-byte nodes.
+  std::vector<MergedEdge> merged;
+  std::vector<std::uint32_t> via;
+  const auto via_of = [&via](std::uint32_t node) { return node < via.size() ? via[node] : kNone; };
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
   std::uint64_t counter = 0;
   const Key src_key = src.key();
@@ -504,11 +507,11 @@ Found dijkstra(const Problem& p, const Compact& src, const Compact& dst, std::si
       for (std::uint32_t n = top.node; n != kNone; n = nodes[n].parent) {
         found.keys.push_back(table.key(n));
         found.costs.push_back(nodes[n].best);
-        if (nodes[n].via == kNone) continue;
+        if (via_of(n) == kNone) continue;
         // The states a merged edge passes before the one it reaches, each at the cost before the edge (the edge is
         // paid on arrival).
         std::vector<Key> between;
-        for_each_merged_state(p, table.key(nodes[n].parent), merged[nodes[n].via],
+        for_each_merged_state(p, table.key(nodes[n].parent), merged[via_of(n)],
                               [&between](const Key& k) { between.push_back(k); });
         between.pop_back();
         for (auto it = between.rbegin(); it != between.rend(); ++it) {
@@ -523,15 +526,17 @@ Found dijkstra(const Problem& p, const Compact& src, const Compact& dst, std::si
     const Compact state = decode(key, src.n);
     StepCostInput in = cost_input(p, state);
     const bool restricted = detour != nullptr && top.node == 0 && !detour->removed_first.empty();
-    // Reaching `next` at `cost` from this state (by the merged edge `via`, or kNone): whether it improved it.
-    const auto relax = [&](const Key& next, double cost, std::uint32_t via) {
+    // Reaching `next` at `cost` from this state (by the merged edge `by`, or kNone): whether it improved it. The
+    // single-axis edges of the search without merged edges relax inline (its hot loop: a call per edge costs 7%).
+    const auto relax = [&](const Key& next, double cost, std::uint32_t by) {
       const auto [node, added] = table.find_or_add(next);
       if (added) nodes.emplace_back();
       Node& n = nodes[node];
       if (n.settled || !(cost < n.best)) return false;
       n.best = cost;
       n.parent = top.node;
-      n.via = via;
+      if (via.size() <= node) via.resize(nodes.size(), kNone);
+      via[node] = by;
       heap.push({cost, ++counter, node});
       return true;
     };
@@ -552,16 +557,26 @@ Found dijkstra(const Problem& p, const Compact& src, const Compact& dst, std::si
                             detour->removed_first.end()) {
         return;
       }
-      relax(next, cost, kNone);
+      if (p.merged_edges) {
+        relax(next, cost, kNone);
+        return;
+      }
+      const auto [node, added] = table.find_or_add(next);
+      if (added) nodes.emplace_back();
+      Node& n = nodes[node];
+      if (n.settled || !(cost < n.best)) return;
+      n.best = cost;
+      n.parent = top.node;
+      heap.push({cost, ++counter, node});
     });
     if (!p.merged_edges) continue;
     // Whether the path to this state passed `k`: its states, and those its merged edges passed between them.
     const auto passed = [&](const Key& k) {
       for (std::uint32_t n = top.node; n != kNone; n = nodes[n].parent) {
         if (table.key(n) == k) return true;
-        if (nodes[n].via == kNone) continue;
+        if (via_of(n) == kNone) continue;
         bool hit = false;
-        for_each_merged_state(p, table.key(nodes[n].parent), merged[nodes[n].via],
+        for_each_merged_state(p, table.key(nodes[n].parent), merged[via_of(n)],
                               [&](const Key& s) { hit = hit || s == k; });
         if (hit) return true;
       }
