@@ -81,9 +81,9 @@ struct CurveFitReport {
 // Median and nearest-rank p90 of relative errors (none: nullopt).
 [[nodiscard]] std::optional<HoldoutError> error_summary(std::vector<double> errors);
 
-// The held-out error of an alpha-beta fit of `samples` (a per-axis fit's): the samples reduced to one point per size
-// (the median), then as a curve's holdout above (every other size fitted, the rest asked). None below 3 sizes or
-// without a fit of the fitted half.
+// The held-out error of an alpha-beta fit of `samples` (a per-axis fit's): the samples of more than 0 bytes reduced
+// to one point per size (the median), then as a curve's holdout above (every other size fitted, the rest asked).
+// None below 3 sizes or without a fit of the fitted half.
 [[nodiscard]] std::optional<HoldoutError> alpha_beta_holdout(const std::vector<FitSample>& samples, double factor);
 
 }  // namespace meshloom::launcher

@@ -56,8 +56,9 @@ struct CalibrationReport {
 [[nodiscard]] CalibrationReport calibrate_sweep(const BenchSweep& sweep);
 
 // The fit table: one row per (axis, collective) with n, samples, alpha, busbw, r2, its held-out median and p90
-// error and the kind of fit (or why there is none), then one row per curve (collective, n, hosts, ranks per host, sizes, the model chosen, the
-// largest alpha-beta residual, held-out median and p90 error of both models), `#` lines around them.
+// error and the kind of fit (or why there is none), then one row per curve (collective, n, hosts, ranks per host,
+// sizes, the model chosen, the largest alpha-beta residual, held-out median and p90 error of both models), `#`
+// lines around them.
 [[nodiscard]] std::string fit_table(const CalibrationReport& report);
 
 }  // namespace meshloom::launcher

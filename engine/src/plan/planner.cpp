@@ -287,9 +287,11 @@ StepCostInput cost_input(const Problem& p, const Compact& c) {
 // merge_steps would merge those steps: all_reduce from partial axes of one op (or sum and avg mixed) to R;
 // reduce_scatter from them to S(d), the axes ascending at the end of d's order; all_gather from S(d) to R when the
 // group's axes, ascending, are the last of d's order (gathered from the last); and for reduce_scatter and
-// all_gather, d's extent on every rank divides by the group's size. A path never passes a state twice: a merged
-// edge whose states include one the path has passed is not taken (R -> P edges cost nothing, so a path could
-// otherwise step back to P(sum) only to merge a larger all_reduce).
+// all_gather, d's extent on every rank divides by the group's size. No merged edge passes through a state the path
+// has passed (R -> P edges cost nothing, so a path could otherwise step back to P(sum) and list it twice, only to
+// merge a larger all_reduce). A later single-axis edge may still reach a state a merged edge passed between two
+// others: the run never holds that state (the merged collective changes the group's axes at once), and refusing it
+// would make the search miss cheaper paths (a state is settled once, by its cheapest path).
 
 // One merged edge, as a recipe: the flattened group (its index in request.flattened), the placement its axes take
 // (kind, arg; shards at positions first_pos, first_pos + 1, ... of arg's order) and the order they change in. The
@@ -527,7 +529,7 @@ Found dijkstra(const Problem& p, const Compact& src, const Compact& dst, std::si
     StepCostInput in = cost_input(p, state);
     const bool restricted = detour != nullptr && top.node == 0 && !detour->removed_first.empty();
     // Reaching `next` at `cost` from this state (by the merged edge `by`, or kNone): whether it improved it. The
-    // single-axis edges of the search without merged edges relax inline (its hot loop: a call per edge costs 7%).
+    // search without merged edges relaxes inline (its hot loop: a call per edge and a larger node cost it 7%).
     const auto relax = [&](const Key& next, double cost, std::uint32_t by) {
       const auto [node, added] = table.find_or_add(next);
       if (added) nodes.emplace_back();
@@ -543,6 +545,18 @@ Found dijkstra(const Problem& p, const Compact& src, const Compact& dst, std::si
     // A step's cost depends on the state, its collective and its axis only: price each pair once per state.
     std::array<std::array<double, kMaxPlanAxes>, kCollectiveCount> priced{};
     std::array<std::array<bool, kMaxPlanAxes>, kCollectiveCount> known{};
+    // Whether the path to this state passed `k`: its states, and those its merged edges passed between them.
+    const auto passed = [&](const Key& k) {
+      for (std::uint32_t n = top.node; n != kNone; n = nodes[n].parent) {
+        if (table.key(n) == k) return true;
+        if (via_of(n) == kNone) continue;
+        bool hit = false;
+        for_each_merged_state(p, table.key(nodes[n].parent), merged[via_of(n)],
+                              [&](const Key& s) { hit = hit || s == k; });
+        if (hit) return true;
+      }
+      return false;
+    };
     for_each_edge(p, state, [&](const Edge& e) {
       const auto k = static_cast<std::size_t>(e.collective);
       if (!known[k][e.axis]) {
@@ -570,18 +584,6 @@ Found dijkstra(const Problem& p, const Compact& src, const Compact& dst, std::si
       heap.push({cost, ++counter, node});
     });
     if (!p.merged_edges) continue;
-    // Whether the path to this state passed `k`: its states, and those its merged edges passed between them.
-    const auto passed = [&](const Key& k) {
-      for (std::uint32_t n = top.node; n != kNone; n = nodes[n].parent) {
-        if (table.key(n) == k) return true;
-        if (via_of(n) == kNone) continue;
-        bool hit = false;
-        for_each_merged_state(p, table.key(nodes[n].parent), merged[via_of(n)],
-                              [&](const Key& s) { hit = hit || s == k; });
-        if (hit) return true;
-      }
-      return false;
-    };
     for_each_merged_edge(p, state, [&](const MergedEdge& e, double edge_cost) {
       const double cost = top.cost + edge_cost;
       Key next = key;

@@ -588,15 +588,15 @@ TEST(CalibratedModel, AsRunPoolFindsAMergedPathBeyondTheCheapestByEdges) {
   EXPECT_EQ(plain.size(), 4U);
 }
 
-// A reduce_scatter of the group merges only where the dim divides by the group's size on every rank (merge_steps),
-// and the search with merged edges offers one only there. (2,2) flattened, 6x4 of 4 bytes, where collectives of 2
-// ranks are slow (an all_reduce 5000 us, the others 500 us) and those of 4 ranks quick (all_reduce 20 us,
-// reduce_scatter and all_gather 10 us). To S(1)[0]S(1)[1] (4 divides by 4): one reduce_scatter of the group, 10 us.
-// To S(0)[0]S(0)[1] (6 does not): the two reduce_scatters stay two (1000 us); the cheapest as it runs is one
+// A reduce_scatter or all_gather of the group merges only where the dim divides by the group's size on every rank
+// (merge_steps), and the search with merged edges offers one only there. (2,2) flattened, 6x4 of 4 bytes, where
+// collectives of 2 ranks are slow (an all_reduce 5000 us, the others 500 us) and those of 4 ranks quick (all_reduce
+// 20 us, reduce_scatter and all_gather 10 us). To S(1)[0]S(1)[1] (4 divides by 4): one reduce_scatter of the group,
+// 10 us. To S(0)[0]S(0)[1] (6 does not): the two reduce_scatters stay two (1000 us); the cheapest as it runs is one
 // all_reduce of the group and two chunks, 20 us, which only the merged search finds (by their edges the two
-// all_reduces cost 10000 us, beyond the 16 cheapest). Were a merged reduce_scatter offered there at 10 us, the search
-// would end in the two that do not merge, and the pick would cost 1000 us.
-TEST(CalibratedModel, AMergedScatterNeedsTheDimToDivideByTheGroup) {
+// all_reduces cost 10000 us, beyond the 16 cheapest). Were a merged reduce_scatter offered there at 10 us, the
+// search would end in the two that do not merge, and the pick would cost 1000 us.
+TEST(CalibratedModel, AMergedScatterOrGatherNeedsTheDimToDivideByTheGroup) {
   Calibration c = curves::keyed_calibration();
   c.groups = {curves::piecewise("all_reduce", {2, 1, 2}, {{16, 5000}, {65536, 5000}}),
               curves::piecewise("all_reduce", {4, 1, 4}, {{16, 20}, {65536, 20}}),
@@ -617,6 +617,19 @@ TEST(CalibratedModel, AMergedScatterNeedsTheDimToDivideByTheGroup) {
   EXPECT_EQ(scatter.steps[0].collective, Collective::ReduceScatter);
   EXPECT_DOUBLE_EQ(scatter.cost, 10.0);
 
+  // And back: one all_gather of the group from S(1)[0]S(1)[1], the axes gathered from the last.
+  const Plan gather = plan_redistribution(request_of("S(1)[0]S(1)[1]", "RR"), model);
+  ASSERT_EQ(gather.steps.size(), 1U) << trace(gather);
+  EXPECT_TRUE(gather.steps[0].merged);
+  EXPECT_EQ(gather.steps[0].collective, Collective::AllGather);
+  EXPECT_DOUBLE_EQ(gather.cost, 10.0);
+  // From S(0)[0]S(0)[1] the gathers of dim 0 do not merge, in any plan of the pool. (Every path out of it gathers
+  // twice, so the two gathers are the cheapest by their edges and in the pool anyway: here the search's own check,
+  // which the reduce_scatter below shows, changes no plan.)
+  for (const Plan& p : as_run_pool(request_of("S(0)[0]S(0)[1]", "RR"), model)) {
+    for (const PlanStep& step : p.steps) EXPECT_FALSE(step.merged) << trace(p);
+  }
+
   const PlanRequest uneven = request_of("P(sum)P(sum)", "S(0)[0]S(0)[1]");
   for (const Plan& p : plan_k_cheapest(uneven, model, kAsRunPool)) {
     for (const PlanStep& step : p.steps) EXPECT_NE(step.collective, Collective::AllReduce) << trace(p);
@@ -631,11 +644,11 @@ TEST(CalibratedModel, AMergedScatterNeedsTheDimToDivideByTheGroup) {
   }
 }
 
-// A path never passes a state twice, though R -> P costs nothing: where an all_reduce of the group costs less than
-// one of 2 ranks at the same size (10 us against 100 us here), the merged search could step from RP(sum) back to
-// P(sum)P(sum) and merge through RP(sum) again. (The pool's loop-free RP(sum) -> P(sum)P(sum) -> P(sum)R -> RR merges
-// as it runs into that same all_reduce of the group, and the model, which prices it at 10 us, picks it.) (2,2)
-// flattened, 8x8 of 4 bytes.
+// No merged edge passes through a state the path has passed, though R -> P costs nothing: where an all_reduce of the
+// group costs less than one of 2 ranks at the same size (10 us against 100 us here), the merged search could step
+// from RP(sum) back to P(sum)P(sum) and merge through RP(sum) again. (The pool's loop-free RP(sum) -> P(sum)P(sum)
+// -> P(sum)R -> RR merges as it runs into that same all_reduce of the group, and the model, which prices it at 10
+// us, picks it.) (2,2) flattened, 8x8 of 4 bytes.
 TEST(CalibratedModel, TheMergedSearchNeverStepsBackToMerge) {
   Calibration c = curves::keyed_calibration();
   c.groups = {curves::piecewise("all_reduce", {2, 1, 2}, {{16, 100}, {65536, 100}}),

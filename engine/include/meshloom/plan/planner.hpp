@@ -86,7 +86,7 @@ inline constexpr std::size_t kAsRunPool = 16;
 // The plans plan_redistribution compares as they run: plan_k_cheapest(request, model, k), then, when its path is not
 // one of them, the cheapest path of a search whose edges also include each flattened group's merged collective,
 // priced as it runs (CostModel::flattened_step_cost) and passing through the states of the single-axis steps that
-// merging folds into it (a path through one never passes a state twice). The k cheapest by their edges can all be
+// merging folds into it (none through a state the path has passed). The k cheapest by their edges can all be
 // cheaper by their edges than a path that merges: on (2,2) of one host calibrated on 4 ranks, 1024x2048 float64,
 // axes 0 and 1 flattened, P(sum)P(sum) -> RR, the two all_reduces of 2 ranks cost 31.0 ms by their edges, above the
 // 16 cheapest paths (reduce_scatters, all_reduces of half the tensor, all_gathers, all_to_alls: 27.3 to 30.9 ms),
