@@ -277,8 +277,8 @@ CalibrationReport calibrate_sweep(const BenchSweep& sweep) {
     // fit is the local copy's, by algbw (factor 1), so that a world of one rank (one GPU) still calibrates.
     const double factor = row.group_size == 1 ? 1.0 : bus_factor(row.collective, row.group_size);
     row.fit = fit_alpha_beta(samples[key], factor);
-    if (row.fit.ok) row.holdout = alpha_beta_holdout(samples[key], factor);
     if (row.fit.ok) {
+      row.holdout = alpha_beta_holdout(samples[key], factor);
       report.calibration.axes[row.axis][row.collective] =
           CollectiveFit{row.fit.alpha_us, row.fit.busbw_gbps, row.fit.r2, row.fit.samples};
     }
@@ -299,7 +299,8 @@ std::string fit_table(const CalibrationReport& report) {
   };
   std::snprintf(line, sizeof line, "# Fits: time_us = alpha_us + factor(n) * bytes / (busbw_gbps * 1e3), weighted 1/t^2 (groups of one rank: factor 1)\n");
   out += line;
-  out += "# (held out: fitted on every other size, asked for the rest; |error| / measured)\n";
+  const std::string held_out = "held out: fitted on every other size, asked for the rest; |error| / measured";
+  out += "# (" + held_out + ")\n";
   std::snprintf(line, sizeof line, "#%11s  %14s  %4s  %7s  %10s  %12s  %8s  %18s  %s\n", "axis", "collective", "n",
                 "samples", "alpha (us)", "busbw (GB/s)", "r2", "held out med/p90", "fit");
   out += line;
@@ -317,7 +318,7 @@ std::string fit_table(const CalibrationReport& report) {
     out += line;
   }
   if (!report.curves.empty()) {
-    out += "# Curves by group shape (held out: fitted on every other size, asked for the rest; |error| / measured)\n";
+    out += "# Curves by group shape (" + held_out + ")\n";
     std::snprintf(line, sizeof line, "#%13s  %4s  %5s  %4s  %5s  %10s  %9s  %21s  %21s\n", "collective", "n", "hosts",
                   "rph", "sizes", "model", "ab resid", "held out ab med/p90", "held out pw med/p90");
     out += line;

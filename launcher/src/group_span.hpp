@@ -1,6 +1,7 @@
 // Where the groups of one mesh axis sit on the cluster, from every rank's host (from the job itself, MPI's
 // shared-memory split: live_command.hpp's job_hosts, never typed by hand): with the group size, what sets a
-// collective's cost on a cluster (autoparallel keys its NCCL tables by nodes and ranks per node). bench records it with every result.
+// collective's cost on a cluster (autoparallel keys its NCCL tables by nodes and ranks per node). bench records it
+// with every result.
 //
 //   groups [[0,1,2,3],[4,5,6,7]] on hosts a,a,a,a,b,b,b,b   -> 1 host, 4 ranks per host, uniform
 //   groups [[0,4],[1,5],[2,6],[3,7]] on the same hosts       -> 2 hosts, 1 rank per host, uniform

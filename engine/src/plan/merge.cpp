@@ -46,16 +46,11 @@ bool can_merge(const std::vector<PlanStep>& run, const PlanRequest& r) {
   const std::int64_t dim = affected_dim(run.front());
   std::int64_t group = 1;
   for (auto a : sorted) group *= r.mesh_shape[a];
-  std::set<std::int64_t> extents{r.tensor_shape[static_cast<std::size_t>(dim)]};
+  std::vector<std::size_t> outside;  // the axes splitting the dim before the run, outside the group
   for (const std::size_t axis : run.front().before.shard_axes(dim)) {
-    if (std::find(sorted.begin(), sorted.end(), axis) != sorted.end()) continue;
-    std::set<std::int64_t> split;
-    for (const std::int64_t e : extents) {
-      for (std::int64_t i = 0; i < r.mesh_shape[axis]; ++i) split.insert(chunk_extent(e, r.mesh_shape[axis], i).size);
-    }
-    extents = std::move(split);
+    if (std::find(sorted.begin(), sorted.end(), axis) == sorted.end()) outside.push_back(axis);
   }
-  return std::all_of(extents.begin(), extents.end(), [group](std::int64_t e) { return e % group == 0; });
+  return divides_on_every_rank(r.tensor_shape[static_cast<std::size_t>(dim)], r.mesh_shape, outside, group);
 }
 
 PlanStep merged(const std::vector<PlanStep>& run, const PlanRequest& r) {
@@ -85,6 +80,19 @@ PlanStep merged(const std::vector<PlanStep>& run, const PlanRequest& r) {
 }
 
 }  // namespace
+
+bool divides_on_every_rank(std::int64_t extent, const std::vector<std::int64_t>& mesh_shape,
+                           const std::vector<std::size_t>& axes, std::int64_t group) {
+  std::set<std::int64_t> extents{extent};
+  for (const std::size_t axis : axes) {
+    std::set<std::int64_t> split;
+    for (const std::int64_t e : extents) {
+      for (std::int64_t i = 0; i < mesh_shape[axis]; ++i) split.insert(chunk_extent(e, mesh_shape[axis], i).size);
+    }
+    extents = std::move(split);
+  }
+  return std::all_of(extents.begin(), extents.end(), [group](std::int64_t e) { return e % group == 0; });
+}
 
 std::vector<PlanStep> merge_steps(std::vector<PlanStep> steps, const PlanRequest& request) {
   if (steps.size() < 2 || request.flattened.empty()) return steps;

@@ -18,4 +18,10 @@ namespace meshloom::detail {
 // as it was.
 [[nodiscard]] std::vector<PlanStep> merge_steps(std::vector<PlanStep> steps, const PlanRequest& request);
 
+// Whether a dim of `extent`, split by the mesh axes `axes` in order (torch.chunk at every index of each), has an
+// extent divisible by `group` on every rank: the condition for merging a reduce_scatter or all_gather of that dim
+// on a group of that size (checked for every rank, since an uneven outer split gives ranks different extents).
+[[nodiscard]] bool divides_on_every_rank(std::int64_t extent, const std::vector<std::int64_t>& mesh_shape,
+                                         const std::vector<std::size_t>& axes, std::int64_t group);
+
 }  // namespace meshloom::detail

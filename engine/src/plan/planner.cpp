@@ -317,23 +317,11 @@ void for_each_merged_state(const Problem& p, Key key, const MergedEdge& e, Fn&& 
   }
 }
 
-// Whether dim d, split by `axes` (outer first), has an extent divisible by `group` on every rank (merge.cpp's
-// can_merge, on a packed state).
-bool divides_on_every_rank(const Problem& p, std::size_t d, const std::uint8_t* axes, std::size_t count,
-                           std::int64_t group) {
-  const PlanRequest& r = *p.request;
-  std::vector<std::int64_t> extents{r.tensor_shape[d]};
-  for (std::size_t k = 0; k < count; ++k) {
-    const std::int64_t parts = r.mesh_shape[axes[k]];
-    std::vector<std::int64_t> split;
-    for (const std::int64_t e : extents) {
-      for (std::int64_t i = 0; i < parts; ++i) split.push_back(chunk_extent(e, parts, i).size);
-    }
-    std::sort(split.begin(), split.end());
-    split.erase(std::unique(split.begin(), split.end()), split.end());
-    extents = std::move(split);
-  }
-  return std::all_of(extents.begin(), extents.end(), [group](std::int64_t e) { return e % group == 0; });
+// Whether dim d of the request, split by the first `count` axes of its shard order in `o`, divides by `group` on
+// every rank (merge_steps' condition, on a packed state).
+bool divides_on_every_rank(const Problem& p, const Orders& o, std::size_t d, std::size_t count, std::int64_t group) {
+  const std::vector<std::size_t> axes(o.axes[d].begin(), o.axes[d].begin() + static_cast<std::ptrdiff_t>(count));
+  return detail::divides_on_every_rank(p.request->tensor_shape[d], p.request->mesh_shape, axes, group);
 }
 
 // Every merged edge out of `c`, with its cost: fn(edge, cost). An edge the model cannot price (no curve, or
@@ -367,7 +355,7 @@ void for_each_merged_edge(const Problem& p, const Compact& c, Fn&& fn) {
       if (const auto cost = price(Collective::AllReduce)) fn(MergedEdge{index, kReplicate, 0, 0, false}, *cost);
       std::optional<std::optional<double>> scatter;  // priced at the first dim that divides
       for (std::uint8_t d = 0; d < static_cast<std::uint8_t>(p.dims); ++d) {
-        if (!divides_on_every_rank(p, d, o.axes[d].data(), o.len[d], size)) continue;
+        if (!divides_on_every_rank(p, o, d, o.len[d], size)) continue;
         if (!scatter) scatter = price(Collective::ReduceScatter);
         if (*scatter) fn(MergedEdge{index, kShard, d, o.len[d], false}, **scatter);
       }
@@ -378,7 +366,7 @@ void for_each_merged_edge(const Problem& p, const Compact& c, Fn&& fn) {
       const std::size_t prefix = len - group.size();
       bool tail = true;
       for (std::size_t i = 0; i < group.size(); ++i) tail = tail && o.axes[d][prefix + i] == group[i];
-      if (!tail || !divides_on_every_rank(p, d, o.axes[d].data(), prefix, size)) continue;
+      if (!tail || !divides_on_every_rank(p, o, d, prefix, size)) continue;
       if (const auto cost = price(Collective::AllGather)) {
         fn(MergedEdge{static_cast<std::uint32_t>(g), kReplicate, 0, 0, true}, *cost);
       }
@@ -545,18 +533,6 @@ Found dijkstra(const Problem& p, const Compact& src, const Compact& dst, std::si
     // A step's cost depends on the state, its collective and its axis only: price each pair once per state.
     std::array<std::array<double, kMaxPlanAxes>, kCollectiveCount> priced{};
     std::array<std::array<bool, kMaxPlanAxes>, kCollectiveCount> known{};
-    // Whether the path to this state passed `k`: its states, and those its merged edges passed between them.
-    const auto passed = [&](const Key& k) {
-      for (std::uint32_t n = top.node; n != kNone; n = nodes[n].parent) {
-        if (table.key(n) == k) return true;
-        if (via_of(n) == kNone) continue;
-        bool hit = false;
-        for_each_merged_state(p, table.key(nodes[n].parent), merged[via_of(n)],
-                              [&](const Key& s) { hit = hit || s == k; });
-        if (hit) return true;
-      }
-      return false;
-    };
     for_each_edge(p, state, [&](const Edge& e) {
       const auto k = static_cast<std::size_t>(e.collective);
       if (!known[k][e.axis]) {
@@ -584,6 +560,18 @@ Found dijkstra(const Problem& p, const Compact& src, const Compact& dst, std::si
       heap.push({cost, ++counter, node});
     });
     if (!p.merged_edges) continue;
+    // Whether the path to this state passed `k`: its states, and those its merged edges passed between them.
+    const auto passed = [&](const Key& k) {
+      for (std::uint32_t n = top.node; n != kNone; n = nodes[n].parent) {
+        if (table.key(n) == k) return true;
+        if (via_of(n) == kNone) continue;
+        bool hit = false;
+        for_each_merged_state(p, table.key(nodes[n].parent), merged[via_of(n)],
+                              [&](const Key& s) { hit = hit || s == k; });
+        if (hit) return true;
+      }
+      return false;
+    };
     for_each_merged_edge(p, state, [&](const MergedEdge& e, double edge_cost) {
       const double cost = top.cost + edge_cost;
       Key next = key;

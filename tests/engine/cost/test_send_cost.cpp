@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cost_test_support.hpp"
+#include "support/calibration_curves.hpp"
 
 namespace meshloom {
 namespace {
@@ -69,12 +70,7 @@ TEST(SendCost, CommIsOneHopOfTheAxis) {
 }
 
 GroupCurve broadcast_curve(GroupShape shape, std::vector<CurvePoint> points) {
-  GroupCurve c;
-  c.collective = "broadcast";
-  c.shape = shape;
-  c.model = CurveModel::Piecewise;
-  c.points = std::move(points);
-  return c;
+  return testing::piecewise("broadcast", shape, std::move(points));
 }
 
 // Two hosts of four ranks; 2-rank broadcast curves within a host and across the two.
