@@ -19,8 +19,8 @@ std::string ratio_text(double r) {
   return cell;
 }
 
-// The calibration's own time for `collective` on `shape` at `bytes`: its measured point there, else its curve's time;
-// 0 without a curve of that key.
+// The calibration's own time for `collective` on `shape` at `bytes`: its measured point there, else its benchmark
+// curve's time; 0 without a curve of that key.
 double calibrated_time_us(const Calibration& calibration, const std::string& collective, const GroupShape& shape,
                           std::int64_t bytes) {
   for (const GroupCurve& curve : calibration.groups) {
@@ -28,7 +28,7 @@ double calibrated_time_us(const Calibration& calibration, const std::string& col
     for (const CurvePoint& p : curve.points) {
       if (p.bytes == static_cast<double>(bytes)) return p.time_us;
     }
-    return curve_time_us(curve, static_cast<double>(bytes));
+    return benchmark_time_us(curve, static_cast<double>(bytes));  // what the anchors re-time: no as-run factor
   }
   return 0;
 }

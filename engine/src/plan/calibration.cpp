@@ -91,7 +91,7 @@ GroupCurve curve_from_json(const json& value, const std::string& path) {
   detail::expect_object(value, path, kNoun);
   detail::check_fields(value, path, kNoun,
                        {"collective", "n", "hosts", "ranks_per_host", "model", "alpha_us", "busbw_gbps", "r2",
-                        "samples", "holdout", "points"},
+                        "samples", "holdout", "points", "as_run"},
                        {"collective", "n", "hosts", "ranks_per_host", "model", "points"});
   GroupCurve c;
   c.collective = get_string(value.at("collective"), field(path, "collective"));
@@ -126,6 +126,17 @@ GroupCurve curve_from_json(const json& value, const std::string& path) {
     const auto& pair = detail::get_array(points[i], at, 2, "numbers");
     if (pair.size() != 2) bad_value(at, render(points[i]), "a point is [bytes, time_us]");
     c.points.push_back({get_number(pair[0], item(at, 0)), get_number(pair[1], item(at, 1))});
+  }
+  if (value.contains("as_run")) {
+    const auto& as_run = detail::get_array(value.at("as_run"), field(path, "as_run"), kMaxCurvePoints, "points");
+    for (std::size_t i = 0; i < as_run.size(); ++i) {
+      const std::string at = item(field(path, "as_run"), i);
+      const auto& triple = detail::get_array(as_run[i], at, 3, "numbers");
+      if (triple.size() != 3) bad_value(at, render(as_run[i]), "an as-run point is [bytes, factor, steps]");
+      c.as_run.push_back({.bytes = get_number(triple[0], item(at, 0)),
+                          .factor = get_number(triple[1], item(at, 1)),
+                          .steps = get_int(triple[2], item(at, 2))});
+    }
   }
   return c;
 }
@@ -235,6 +246,21 @@ void validate_curve(const GroupCurve& curve, std::int64_t world, const std::stri
       bad_value(item(at, 0), render_number(p.bytes),
                 "bytes must ascend strictly (" + item(field(path, "points"), i - 1) + " has " +
                     render_number(curve.points[i - 1].bytes) + ")");
+    }
+  }
+  if (curve.as_run.size() > kMaxCurvePoints) {
+    bad(field(path, "as_run"), std::to_string(curve.as_run.size()) + " points; at most " + std::to_string(kMaxCurvePoints));
+  }
+  for (std::size_t i = 0; i < curve.as_run.size(); ++i) {
+    const AsRunPoint& p = curve.as_run[i];
+    const std::string at = item(field(path, "as_run"), i);
+    if (!std::isfinite(p.bytes) || !(p.bytes > 0)) bad_value(item(at, 0), render_number(p.bytes), "bytes must be finite and > 0");
+    if (!std::isfinite(p.factor) || !(p.factor > 0)) bad_value(item(at, 1), render_number(p.factor), "factor must be finite and > 0");
+    if (p.steps < 1) bad_value(item(at, 2), std::to_string(p.steps), "steps must be >= 1");
+    if (i > 0 && !(p.bytes > curve.as_run[i - 1].bytes)) {
+      bad_value(item(at, 0), render_number(p.bytes),
+                "bytes must ascend strictly (" + item(field(path, "as_run"), i - 1) + " has " +
+                    render_number(curve.as_run[i - 1].bytes) + ")");
     }
   }
   if (curve.holdout) {
@@ -402,7 +428,17 @@ std::string to_json_text(const Calibration& calibration) {
       for (std::size_t k = 0; k < c.points.size(); ++k) {
         out += (k == 0 ? "[" : ", [") + detail::number(c.points[k].bytes) + ", " + detail::number(c.points[k].time_us) + "]";
       }
-      out += "]}";
+      out += "]";
+      if (!c.as_run.empty()) {
+        out += ",\n     \"as_run\": [";
+        for (std::size_t k = 0; k < c.as_run.size(); ++k) {
+          const AsRunPoint& p = c.as_run[k];
+          out += (k == 0 ? "[" : ", [") + detail::number(p.bytes) + ", " + detail::number(p.factor) + ", " +
+                 std::to_string(p.steps) + "]";
+        }
+        out += "]";
+      }
+      out += "}";
       out += i + 1 < calibration.groups.size() ? ",\n" : "\n";
     }
     out += "  ]";

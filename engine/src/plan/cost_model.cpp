@@ -290,11 +290,27 @@ std::uint64_t next_model_id() {
 double curve_factor(std::string_view collective, std::int64_t n) { return n == 1 ? 1.0 : bus_factor(collective, n); }
 }  // namespace
 
-double curve_time_us(const GroupCurve& curve, double bytes) {
+double as_run_factor(const std::vector<AsRunPoint>& points, double bytes) noexcept {
+  if (points.empty()) return 1.0;
+  if (!(bytes > points.front().bytes)) return points.front().factor;  // below the first (and NaN)
+  if (bytes >= points.back().bytes) return points.back().factor;
+  const auto upper = std::upper_bound(points.begin(), points.end(), bytes,
+                                      [](double b, const AsRunPoint& p) { return b < p.bytes; });
+  const AsRunPoint& hi = *upper;
+  const AsRunPoint& lo = *(upper - 1);
+  const double t = (std::log(bytes) - std::log(lo.bytes)) / (std::log(hi.bytes) - std::log(lo.bytes));
+  return std::exp(std::log(lo.factor) + t * (std::log(hi.factor) - std::log(lo.factor)));
+}
+
+double benchmark_time_us(const GroupCurve& curve, double bytes) {
   if (curve.model == CurveModel::AlphaBeta && curve.fit) {
     return curve.fit->alpha_us + curve_factor(curve.collective, curve.shape.n) * bytes / (curve.fit->busbw_gbps * 1e3);
   }
   return piecewise_time_us(curve.points, bytes);
+}
+
+double curve_time_us(const GroupCurve& curve, double bytes) {
+  return benchmark_time_us(curve, bytes) * as_run_factor(curve.as_run, bytes);
 }
 
 CalibratedCostModel::CalibratedCostModel(Calibration calibration, const std::vector<std::string>& mesh_names,
@@ -329,10 +345,18 @@ const GroupCurve* CalibratedCostModel::pricing_curve(std::string_view collective
 
 std::optional<double> CalibratedCostModel::predict_us(std::string_view collective, const GroupShape& shape,
                                                       double bytes) const {
+  const std::optional<double> bench = benchmark_us(collective, shape, bytes);
+  if (!bench) return std::nullopt;
+  return *bench * as_run_factor(pricing_curve(collective, shape)->as_run, bytes);
+}
+
+std::optional<double> CalibratedCostModel::benchmark_us(std::string_view collective, const GroupShape& shape,
+                                                        double bytes) const {
   const GroupCurve* curve = pricing_curve(collective, shape);
   if (curve == nullptr) return std::nullopt;
-  if (curve->shape == shape) return curve_time_us(*curve, bytes);
-  return curve_time_us(*curve, bytes) * curve_factor(collective, shape.n) / curve_factor(collective, curve->shape.n);
+  const double t = benchmark_time_us(*curve, bytes);
+  if (curve->shape == shape) return t;
+  return t * curve_factor(collective, shape.n) / curve_factor(collective, curve->shape.n);
 }
 
 double CalibratedCostModel::axis_fit_cost(const StepCostInput& step, double size) const {

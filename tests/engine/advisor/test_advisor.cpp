@@ -549,7 +549,7 @@ TEST(Advise, UnpricedCandidatesRankLastAndSayWhy) {
   c.mesh_names = {"dp", "tp"};
   c.rank_hosts = {0, 0, 0, 0, 1, 1, 1, 1};
   GroupCurve all_reduce{.collective = "all_reduce", .shape = {4, 1, 4}, .model = CurveModel::Piecewise, .fit = {},
-                        .points = {{1024, 10}, {1 << 30, 5000}}, .holdout = {}};
+                        .points = {{1024, 10}, {1 << 30, 5000}}, .holdout = {}, .as_run = {}};
   c.groups.push_back(all_reduce);
   auto model = std::make_shared<const CalibratedCostModel>(c, std::vector<std::string>{});
   const CostModelFactory calibrated = [model](const std::vector<std::int64_t>&,

@@ -364,6 +364,48 @@ TEST(PiecewiseCurve, ThroughEveryPointAPowerLawBetweenAndDocumentedBeyond) {
   EXPECT_EQ(piecewise_time_us({}, 100), 0.0);
 }
 
+TEST(AsRunFactor, ItsFactorAtEveryPointGeometricBetweenFlatBeyond) {
+  const std::vector<AsRunPoint> points{{1024, 1.2, 5}, {65536, 1.5, 4}, {1048576, 0.75, 3}};
+  for (const auto& p : points) EXPECT_DOUBLE_EQ(as_run_factor(points, p.bytes), p.factor);
+  // Halfway in log size (8192 between 1024 and 65536): the geometric mean of the two factors.
+  EXPECT_NEAR(as_run_factor(points, 8192), std::sqrt(1.2 * 1.5), 1e-12);
+  // A quarter of the way in log size from 65536 to 1048576 (131072): 1.5 * (0.75 / 1.5)^(1/4).
+  EXPECT_NEAR(as_run_factor(points, 131072), 1.5 * std::pow(0.5, 0.25), 1e-12);
+  // Beyond the ends: the nearest end's factor; no points: 1.
+  EXPECT_EQ(as_run_factor(points, 8), 1.2);
+  EXPECT_EQ(as_run_factor(points, 1e12), 0.75);
+  EXPECT_EQ(as_run_factor(points, std::nan("")), 1.2);
+  EXPECT_EQ(as_run_factor({}, 4096), 1.0);
+  // The docs' example.
+  EXPECT_NEAR(as_run_factor({{1024, 1.2, 5}, {1048576, 1.5, 4}}, 32768), std::sqrt(1.2 * 1.5), 1e-12);
+}
+
+TEST(AsRunFactor, EveryPriceOfTheCurveIsItsBenchmarkTimeTimesTheFactor) {
+  Calibration c = testing::four_ranks_on_one_host();
+  c.groups.push_back(testing::piecewise("all_reduce", {2, 1, 2}, {{1024, 10}, {65536, 100}, {67108864, 50000}}));
+  c.groups.push_back(testing::piecewise("all_reduce", {4, 1, 4}, {{1024, 20}, {65536, 200}, {67108864, 90000}}));
+  const CalibratedCostModel bench(c, {});
+  Calibration refined = c;
+  refined.groups[0].as_run = {{1024, 1.25, 3}, {67108864, 0.8, 3}};
+  refined.groups[1].as_run = {{65536, 2.0, 3}};
+  const CalibratedCostModel model(refined, {});
+  const std::vector<std::int64_t> square{2, 2};
+  for (const double bytes : {512.0, 1024.0, 4096.0, 65536.0, 1048576.0, 67108864.0, 134217728.0}) {
+    SCOPED_TRACE(bytes);
+    const double f2 = as_run_factor(refined.groups[0].as_run, bytes);
+    EXPECT_DOUBLE_EQ(benchmark_time_us(refined.groups[0], bytes), curve_time_us(c.groups[0], bytes));
+    EXPECT_DOUBLE_EQ(curve_time_us(refined.groups[0], bytes), curve_time_us(c.groups[0], bytes) * f2);
+    EXPECT_DOUBLE_EQ(*model.predict_us("all_reduce", {2, 1, 2}, bytes), *bench.predict_us("all_reduce", {2, 1, 2}, bytes) * f2);
+    EXPECT_DOUBLE_EQ(*model.benchmark_us("all_reduce", {2, 1, 2}, bytes), *bench.predict_us("all_reduce", {2, 1, 2}, bytes));
+    const auto local = static_cast<std::int64_t>(bytes);
+    EXPECT_DOUBLE_EQ(model.step_cost(step_input(Collective::AllReduce, 1, square, 0, 1, local)),
+                     bench.step_cost(step_input(Collective::AllReduce, 1, square, 0, 1, local)) * f2);
+    // The merged step on the flattened group is priced by the group of 4's curve and its own factor (2 everywhere).
+    StepCostInput merged = step_input(Collective::AllReduce, 0, square, 0, 1, local);
+    EXPECT_DOUBLE_EQ(*model.flattened_step_cost(merged, {0, 1}), *bench.flattened_step_cost(merged, {0, 1}) * 2.0);
+  }
+}
+
 TEST(CalibratedModel, CurvesPriceLayoutsNeverRunByTheirGroupShape) {
   const Calibration c = curves::keyed_calibration();
   const CalibratedCostModel model(c, {});

@@ -513,7 +513,37 @@ TEST(CalibrationCurves, EveryValidationError) {
             "ValueError: groups[0].holdout.p90 = 0.11: must be finite and >= median = 0.2");
   EXPECT_EQ(error(curves_with(R"("model": "piecewise", "points": [[1024)", R"("model": "piecewise", "shape": 1, "points": [[1024)")),
             "ValueError: groups[1].shape: unknown field; groups[1] has collective, n, hosts, ranks_per_host, model, "
-            "alpha_us, busbw_gbps, r2, samples, holdout, points");
+            "alpha_us, busbw_gbps, r2, samples, holdout, points, as_run");
+}
+
+TEST(CalibrationCurves, AsRunReadsRoundTripsAndIsValidated) {
+  const std::string with = curves_with(R"("points": [[1024, 9.0]])",
+                                       R"("points": [[1024, 9.0]], "as_run": [[1024, 1.25, 7], [1048576, 0.8, 3]])");
+  const Calibration c = parse_calibration(with);
+  EXPECT_EQ(c.groups[1].as_run, (std::vector<AsRunPoint>{{1024, 1.25, 7}, {1048576, 0.8, 3}}));
+  EXPECT_TRUE(c.groups[0].as_run.empty());
+  const std::string text = to_json_text(c);
+  EXPECT_NE(text.find(R"("as_run": [[1024.0, 1.25, 7], [1048576.0, 0.8, 3]])"), std::string::npos) << text;
+  EXPECT_EQ(parse_calibration(text), c);
+  EXPECT_EQ(to_json_text(parse_calibration(text)), text);
+  EXPECT_EQ(to_json_text(parse_calibration(curves_with())).find("as_run"), std::string::npos);  // none, not printed
+
+  const auto error = [&](const std::string& from, const std::string& to) {
+    std::string bad = with;
+    const auto at = bad.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    bad.replace(at, from.size(), to);
+    return error_of([&] { (void)parse_calibration(bad); }, ErrorKind::ValueError);
+  };
+  EXPECT_EQ(error("[1048576, 0.8, 3]", "[512, 0.8, 3]"),
+            "ValueError: groups[1].as_run[1][0] = 512.0: bytes must ascend strictly (groups[1].as_run[0] has 1024.0)");
+  EXPECT_EQ(error("[1024, 1.25, 7]", "[1024, 0, 7]"),
+            "ValueError: groups[1].as_run[0][1] = 0.0: factor must be finite and > 0");
+  EXPECT_EQ(error("[1024, 1.25, 7]", "[1024, 1.25, 0]"), "ValueError: groups[1].as_run[0][2] = 0: steps must be >= 1");
+  EXPECT_EQ(error("[1024, 1.25, 7]", "[0, 1.25, 7]"), "ValueError: groups[1].as_run[0][0] = 0.0: bytes must be finite and > 0");
+  EXPECT_EQ(error("[1024, 1.25, 7]", "[1024, 1.25]"),
+            "ValueError: groups[1].as_run[0] = [1024,1.25]: an as-run point is [bytes, factor, steps]");
+  EXPECT_TRUE(error("[1024, 1.25, 7]", "[1024, 1.25, 7.5]").starts_with("ValueError: groups[1].as_run[0][2] = 7.5"));
 }
 
 }  // namespace

@@ -118,8 +118,7 @@ TEST(SendCost, CalibratedShapesNeverMeasuredAreRefusedUnlessExtrapolating) {
   // No broadcast curve at all: nothing to start from.
   Calibration none = two_hosts();
   none.groups.clear();
-  none.groups.push_back(GroupCurve{.collective = "all_reduce", .shape = {2, 1, 2}, .model = CurveModel::Piecewise,
-                                   .fit = std::nullopt, .points = {{1024, 5}}, .holdout = std::nullopt});
+  none.groups.push_back(testing::piecewise("all_reduce", {2, 1, 2}, {{1024, 5}}));
   EXPECT_EQ(CalibratedCostModel(none, {}, {.extrapolate = true}).send_cost({2, 4}, 1, 1024), kInf);
 }
 

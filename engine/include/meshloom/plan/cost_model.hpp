@@ -191,6 +191,25 @@ struct HoldoutError {
   friend bool operator==(const HoldoutError&, const HoldoutError&) = default;
 };
 
+// One point of a curve's as-run correction (meshloom-launch refine): at one of the curve's sizes `bytes`, how plans
+// run for real (the step records of meshloom-launch run and validate) measured its collectives against the curve's
+// benchmark time, `factor` = measured / benchmark (refine: the median over the records files of each file's median),
+// over `steps` collectives. A benchmark times a collective back to back on buffers it keeps; a plan's step meets it
+// after packing fresh ones, and the two differ by size (on the 2-core VM of docs/benchmarks.md 1.4-1.7x the curves
+// at 512 KiB-1 MiB and 0.7-0.9x at 32-64 MiB, run after run).
+struct AsRunPoint {
+  double bytes = 0;
+  double factor = 1;
+  std::int64_t steps = 0;
+  friend bool operator==(const AsRunPoint&, const AsRunPoint&) = default;
+};
+
+// The as-run factor at `bytes`: 1 without points; at a point its factor; between two points the straight line
+// through them in log(bytes), log(factor) (the geometric mean halfway in log size); beyond the ends the nearest
+// end's factor. Example: points [[1024, 1.2, 5], [1048576, 1.5, 4]] give 1.2 at 512 bytes, sqrt(1.2 x 1.5) = 1.342
+// at 32 KiB, 1.5 at 64 MiB.
+[[nodiscard]] double as_run_factor(const std::vector<AsRunPoint>& points, double bytes) noexcept;
+
 // One keyed curve of a calibration.
 struct GroupCurve {
   std::string collective;  // all_reduce, all_gather, reduce_scatter, all_to_all, broadcast
@@ -201,13 +220,18 @@ struct GroupCurve {
   std::optional<CollectiveFit> fit;
   std::vector<CurvePoint> points;      // strictly ascending bytes > 0, times > 0
   std::optional<HoldoutError> holdout; // the chosen model's held-out error; absent with fewer than 3 points (or no fit)
+  // The as-run correction (strictly ascending bytes > 0, factors > 0, steps >= 1); empty: none (calibrate writes
+  // none, meshloom-launch refine adds it). Every price of the curve is its time times as_run_factor.
+  std::vector<AsRunPoint> as_run;
   friend bool operator==(const GroupCurve&, const GroupCurve&) = default;
 };
 
 // The piecewise curve through `points` (ascending bytes, times > 0) at `bytes` (see CurveModel). 0 for no point.
 [[nodiscard]] double piecewise_time_us(const std::vector<CurvePoint>& points, double bytes) noexcept;
-// The curve's time at `bytes` under its model.
+// The curve's time at `bytes` under its model, times its as-run factor there.
 [[nodiscard]] double curve_time_us(const GroupCurve& curve, double bytes);
+// The same without the as-run correction: what the benchmark measured (interpolated), as refine compares with.
+[[nodiscard]] double benchmark_time_us(const GroupCurve& curve, double bytes);
 
 // The calibration file of the launcher's contract:
 // {"format": "meshloom-calibration", "version": 1, "backend": "mpi", "timing": "single_shot", "world": 8,
@@ -217,12 +241,14 @@ struct GroupCurve {
 //  "groups": [{"collective": "all_reduce", "n": 4, "hosts": 1, "ranks_per_host": 4, "model": "piecewise",
 //              "alpha_us": 12.0, "busbw_gbps": 3.1, "r2": 0.998, "samples": 14,
 //              "holdout": {"median": 0.04, "p90": 0.11, "points": 7},
-//              "points": [[4096, 20.5], [16384, 24.1], ...]}, ...]}
+//              "points": [[4096, 20.5], [16384, 24.1], ...],
+//              "as_run": [[4096, 1.21, 12], [1048576, 1.48, 9], ...]}, ...]}
 // "timing" (optional: files written before it existed have none) is the launcher's timing protocol the fits come
 // from: "pipelined" (nccl-tests' back-to-back figure) or "single_shot" (one collective after a barrier, as a
 // training step and `meshloom-launch run` meet it). "axes" are the per-axis alpha-beta views of the run's mesh (the
 // contract's version-1 content). "rank_hosts" (the host index of every world rank, from the job itself) and
 // "groups" (the keyed curves) are optional: files written before them have neither, and are priced by "axes".
+// A curve's "as_run" ([bytes, factor, steps] per point, AsRunPoint) is optional too: only refine writes it.
 struct Calibration {
   std::string backend;
   std::string timing;  // "pipelined", "single_shot", or empty (not recorded)
@@ -298,6 +324,10 @@ public:
   // curve for it (and options().extrapolate is off) or holds no curves at all.
   [[nodiscard]] std::optional<double> predict_us(std::string_view collective, const GroupShape& shape,
                                                  double bytes) const;
+  // The same without the curve's as-run correction: what the benchmark measured there (interpolated), as the app's
+  // fit view draws it over a sweep's points.
+  [[nodiscard]] std::optional<double> benchmark_us(std::string_view collective, const GroupShape& shape,
+                                                   double bytes) const;
   // What the calibration cannot price on a mesh: "all_to_all on axis 0: 4 ranks on 1 host (4 per host) never
   // measured", one line per (axis, collective, shape); empty when every communicating collective of every axis of
   // size > 1 has a price.
