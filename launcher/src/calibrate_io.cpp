@@ -10,7 +10,9 @@
 #include <utility>
 
 #include "batch_io.hpp"
+#include "group_span.hpp"
 #include "json_read.hpp"
+#include "jsonl_read.hpp"
 #include "meshloom/error.hpp"
 
 namespace meshloom::launcher {
@@ -18,54 +20,9 @@ namespace meshloom::launcher {
 namespace {
 
 using nlohmann::json;
+using jsonl::LineContext;
 
 constexpr std::size_t kMaxBenchFileBytes = std::size_t{256} << 20;
-// Deepest nesting of a record (the config's mesh and flattened axes need 4 levels).
-constexpr std::size_t kMaxRecordDepth = 16;
-
-struct LineContext {
-  const std::string& source;
-  std::size_t line;
-  [[noreturn]] void fail(const std::string& why) const {
-    raise(ErrorKind::ValueError, "\"" + source + "\" line " + std::to_string(line) + ": " + why);
-  }
-  const json& field(const json& obj, const char* name) const {
-    const auto it = obj.find(name);
-    if (it == obj.end()) fail(std::string("missing field \"") + name + "\"");
-    return *it;
-  }
-  // The engine's policy (detail::get_int): an integer that fits in int64, never one that wraps.
-  std::int64_t integer_at(const json& v, const std::string& path) const {
-    try {
-      return detail::get_int(v, "field " + jsonl::quote(path));
-    } catch (const Error& e) {
-      fail(e.message());
-    }
-  }
-  std::int64_t integer(const json& obj, const char* name) const { return integer_at(field(obj, name), name); }
-  // The line as a JSON object, read by the engine's reader: duplicate keys are refused (naming the key).
-  json record(const std::string& text) const {
-    json j;
-    try {
-      j = detail::parse_json(text, kMaxRecordDepth);
-    } catch (const Error& e) {
-      if (e.message().starts_with("not valid JSON")) fail("not a JSON object");
-      fail(e.message());
-    }
-    if (!j.is_object()) fail("not a JSON object");
-    return j;
-  }
-  double number(const json& obj, const char* name) const {
-    const json& v = field(obj, name);
-    if (!v.is_number()) fail(std::string("field \"") + name + "\" = " + jsonl::show(v) + ": expected a number");
-    return v.get<double>();
-  }
-  std::string text(const json& obj, const char* name) const {
-    const json& v = field(obj, name);
-    if (!v.is_string()) fail(std::string("field \"") + name + "\" = " + jsonl::show(v) + ": expected a string");
-    return v.get<std::string>();
-  }
-};
 
 }  // namespace
 
@@ -176,17 +133,7 @@ BenchSweep parse_bench_jsonl(const std::string& text, const std::string& source)
 }
 
 BenchSweep read_bench_jsonl(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) raise(ErrorKind::RuntimeError, "cannot read \"" + path.string() + "\"");
-  std::string text;
-  char buf[65536];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    text.append(buf, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > kMaxBenchFileBytes) {
-      raise(ErrorKind::ValueError, "\"" + path.string() + "\" is larger than 256 MiB; not a bench JSON Lines file");
-    }
-  }
-  if (in.bad()) raise(ErrorKind::RuntimeError, "cannot read \"" + path.string() + "\"");
+  const std::string text = jsonl::read_records_file(path, kMaxBenchFileBytes, "a bench JSON Lines file");
   return parse_bench_jsonl(text, path.string());
 }
 
@@ -204,12 +151,7 @@ void fit_curves(const BenchSweep& sweep, CalibrationReport& report) {
                            std::to_string(sweep.world) + ": no curves by group shape");
     return;
   }
-  // Host indices in order of first appearance.
-  std::map<std::string, std::int64_t> index;
-  for (const auto& h : sweep.hosts) {
-    const auto next = static_cast<std::int64_t>(index.size());
-    report.calibration.rank_hosts.push_back(index.try_emplace(h, next).first->second);
-  }
+  report.calibration.rank_hosts = host_indices(sweep.hosts);
   std::map<std::pair<std::string, GroupShape>, std::vector<FitSample>> samples;
   std::set<std::string> mixed;
   for (const auto& r : sweep.results) {

@@ -39,4 +39,15 @@ GroupSpan group_span(const RankTensor& groups, const std::vector<std::string>& h
   return span;
 }
 
+std::vector<std::int64_t> host_indices(const std::vector<std::string>& hosts) {
+  std::map<std::string, std::int64_t> index;
+  std::vector<std::int64_t> out;
+  out.reserve(hosts.size());
+  for (const auto& h : hosts) {
+    const auto next = static_cast<std::int64_t>(index.size());
+    out.push_back(index.try_emplace(h, next).first->second);
+  }
+  return out;
+}
+
 }  // namespace meshloom::launcher

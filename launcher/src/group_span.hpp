@@ -28,4 +28,8 @@ struct GroupSpan {
 // past the end of `hosts` counts as a host of its own. ValueError for a tensor that is not 2-D.
 [[nodiscard]] GroupSpan group_span(const RankTensor& groups, const std::vector<std::string>& hosts);
 
+// Every rank's host as an index, numbered in order of first appearance ({a, b, a} -> {0, 1, 0}): a calibration's
+// rank_hosts.
+[[nodiscard]] std::vector<std::int64_t> host_indices(const std::vector<std::string>& hosts);
+
 }  // namespace meshloom::launcher

@@ -528,6 +528,40 @@ TEST(BenchMpi, ValidateRunsEveryModelsCheapestPlansAndScoresThem) {
   EXPECT_GE(summaries, 40);
   EXPECT_EQ(reports, 3);
 
+  // refine: the two runs' step records correct the calibration's curves (as-run factors at the sizes they measured,
+  // the benchmark points kept), and validate prices its plans by the corrected calibration.
+  const auto refined = temp_dir() / "validate.refined.calibration.json";
+  // --any-level: this shared machine's speed may move past the level band between the runs.
+  const Launched rf = launch("refine --any-level --calibration '" + cal.string() + "' --records '" +
+                             records_path.string() + "' --records '" + bundled_path.string() + "' --out '" +
+                             refined.string() + "'");
+  ASSERT_EQ(rf.status, 0) << rf.out << rf.err;
+  const auto held = rf.out.find("#   as run, own file left out:    ");
+  ASSERT_NE(held, std::string::npos) << rf.out;
+  EXPECT_NE(rf.out.substr(held, rf.out.find('\n', held) - held).find("% / "), std::string::npos) << rf.out;
+  const meshloom::Calibration plain = meshloom::load_calibration(cal);
+  const meshloom::Calibration corrected = meshloom::load_calibration(refined);
+  ASSERT_EQ(corrected.groups.size(), plain.groups.size());
+  int corrected_curves = 0;
+  for (std::size_t g = 0; g < plain.groups.size(); ++g) {
+    EXPECT_EQ(corrected.groups[g].points, plain.groups[g].points);
+    if (!corrected.groups[g].as_run.empty()) ++corrected_curves;
+    for (const auto& p : corrected.groups[g].as_run) EXPECT_GE(p.steps, 3) << corrected.groups[g].collective;
+  }
+  EXPECT_GE(corrected_curves, 2);  // the suites run every collective at sizes of 3 steps or more (all 4 here so far)
+  const Launched rv = mpirun(2, "validate --calibration '" + refined.string() + "' --suite '" + suite.string() +
+                                    "' --k 2 --iterations 3");
+  ASSERT_EQ(rv.status, 0) << rv.out << rv.err;
+  EXPECT_NE(rv.out.find("models over 2 requests"), std::string::npos) << rv.out;
+  // Records of a run that does not say where its ranks sat cannot be keyed by group shape: refused, nothing written.
+  const auto hostless = scratch.write("hostless.jsonl", "{\"type\": \"config\", \"backend\": \"mpi\"}\n");
+  const auto nowhere = temp_dir() / "validate.nowhere.calibration.json";
+  const Launched bad = launch("refine --calibration '" + cal.string() + "' --records '" + hostless.string() +
+                              "' --out '" + nowhere.string() + "'");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("line 1: no field \"hosts\""), std::string::npos) << bad.err;
+  EXPECT_FALSE(std::filesystem::exists(nowhere));
+
   const Launched old = mpirun(2, "validate --calibration '" + std::string(MESHLOOM_SOURCE_DIR) +
                                      "/resources/calibration/local-2x2.calibration.json' --suite '" + suite.string() + "'");
   EXPECT_EQ(old.status, 2);

@@ -1,0 +1,88 @@
+// Reading the launcher's JSON Lines records (bench's, run's and validate's), one line at a time: every failure is a
+// ValueError naming the file, the line and the field, `"run.jsonl" line 3: field "time_us" = "x": expected a
+// number`. Lines are read by the engine's strict reader (json_read.hpp: duplicate keys and integers outside int64
+// are refused, never silently taken).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+
+#include "batch_io.hpp"
+#include "json_read.hpp"
+#include "meshloom/error.hpp"
+
+namespace meshloom::launcher::jsonl {
+
+// Deepest nesting of a record (the config's mesh and flattened axes need 4 levels).
+constexpr std::size_t kMaxRecordDepth = 16;
+
+struct LineContext {
+  using json = nlohmann::json;
+  const std::string& source;
+  std::size_t line;
+  [[noreturn]] void fail(const std::string& why) const {
+    raise(ErrorKind::ValueError, "\"" + source + "\" line " + std::to_string(line) + ": " + why);
+  }
+  const json& field(const json& obj, const char* name) const {
+    const auto it = obj.find(name);
+    if (it == obj.end()) fail(std::string("missing field \"") + name + "\"");
+    return *it;
+  }
+  // The engine's policy (detail::get_int): an integer that fits in int64, never one that wraps.
+  std::int64_t integer_at(const json& v, const std::string& path) const {
+    try {
+      return detail::get_int(v, "field " + jsonl::quote(path));
+    } catch (const Error& e) {
+      fail(e.message());
+    }
+  }
+  std::int64_t integer(const json& obj, const char* name) const { return integer_at(field(obj, name), name); }
+  // The line as a JSON object, read by the engine's reader: duplicate keys are refused (naming the key).
+  json record(const std::string& text) const {
+    json j;
+    try {
+      j = detail::parse_json(text, kMaxRecordDepth);
+    } catch (const Error& e) {
+      if (e.message().starts_with("not valid JSON")) fail("not a JSON object");
+      fail(e.message());
+    }
+    if (!j.is_object()) fail("not a JSON object");
+    return j;
+  }
+  double number(const json& obj, const char* name) const {
+    const json& v = field(obj, name);
+    if (!v.is_number()) fail(std::string("field \"") + name + "\" = " + jsonl::show(v) + ": expected a number");
+    return v.get<double>();
+  }
+  std::string text(const json& obj, const char* name) const {
+    const json& v = field(obj, name);
+    if (!v.is_string()) fail(std::string("field \"") + name + "\" = " + jsonl::show(v) + ": expected a string");
+    return v.get<std::string>();
+  }
+};
+
+// The whole of a records file: RuntimeError when it cannot be read, ValueError when it holds more than `max_bytes`
+// ("\"v.jsonl\" is larger than 256 MiB; not a bench JSON Lines file", `what` naming the kind).
+inline std::string read_records_file(const std::filesystem::path& path, std::size_t max_bytes, std::string_view what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) raise(ErrorKind::RuntimeError, "cannot read \"" + path.string() + "\"");
+  std::string text;
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > max_bytes) {
+      raise(ErrorKind::ValueError, "\"" + path.string() + "\" is larger than " + std::to_string(max_bytes >> 20) +
+                                       " MiB; not " + std::string(what));
+    }
+  }
+  if (in.bad()) raise(ErrorKind::RuntimeError, "cannot read \"" + path.string() + "\"");
+  return text;
+}
+
+}  // namespace meshloom::launcher::jsonl

@@ -1,0 +1,413 @@
+#include "refine.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+#include <utility>
+
+#include "calibrate_fit.hpp"
+#include "group_span.hpp"
+#include "jsonl_read.hpp"
+#include "meshloom/error.hpp"
+#include "meshloom/plan/plan.hpp"
+#include "timing.hpp"
+#include "validate_drift.hpp"
+
+namespace meshloom::launcher {
+
+namespace {
+
+using nlohmann::json;
+using jsonl::LineContext;
+
+constexpr std::size_t kMaxRecordsFileBytes = std::size_t{256} << 20;
+static_assert(kLevelBand == 1 + kDriftWarning, "refine's level band is validate's drift warning");
+
+std::vector<std::int64_t> mesh_shape_of(const LineContext& ctx, const json& record) {
+  const json& mesh = ctx.field(record, "mesh");
+  if (!mesh.is_object()) ctx.fail("field \"mesh\" = " + jsonl::show(mesh) + ": expected an object");
+  const json& shape = ctx.field(mesh, "shape");
+  if (!shape.is_array() || shape.empty()) {
+    ctx.fail("field \"mesh.shape\" = " + jsonl::show(shape) + ": expected a list of axis sizes");
+  }
+  std::vector<std::int64_t> out;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    const std::int64_t s = ctx.integer_at(shape[i], "mesh.shape[" + std::to_string(i) + "]");
+    if (s < 1) ctx.fail("field \"mesh.shape[" + std::to_string(i) + "]\" = " + std::to_string(s) + ": must be >= 1");
+    out.push_back(s);
+  }
+  return out;
+}
+
+using CurveKey = std::pair<std::string, GroupShape>;
+// (collective, shape) -> the curve's size a step counts at -> records file -> measured / benchmark of its steps there.
+using Ratios = std::map<CurveKey, std::map<double, std::map<std::size_t, std::vector<double>>>>;
+
+const GroupCurve* find_curve(const Calibration& c, const std::string& collective, const GroupShape& shape) {
+  for (const GroupCurve& curve : c.groups) {
+    if (curve.collective == collective && curve.shape == shape) return &curve;
+  }
+  return nullptr;
+}
+
+// The as-run points of one curve: per size with at least min_steps steps, the median over the records files of each
+// file's median ratio (so that a file measured during a spell of the machine moves it no more than any other file).
+std::vector<AsRunPoint> fit_points(const std::map<double, std::map<std::size_t, std::vector<double>>>& by_size,
+                                   std::int64_t min_steps, std::int64_t* dropped) {
+  std::vector<AsRunPoint> points;
+  for (const auto& [bytes, files] : by_size) {
+    std::int64_t steps = 0;
+    std::vector<double> per_file;
+    for (const auto& [file, ratios] : files) {
+      steps += static_cast<std::int64_t>(ratios.size());
+      per_file.push_back(median(ratios));
+    }
+    if (steps < min_steps) {
+      if (dropped != nullptr) ++*dropped;
+      continue;
+    }
+    points.push_back({.bytes = bytes, .factor = median(per_file), .steps = steps});
+  }
+  return points;
+}
+
+// The benchmark curve's time for a sample; 0 without a curve of its key.
+double benchmark_of(const Calibration& base, const StepSample& s) {
+  const GroupCurve* curve = find_curve(base, s.collective, s.shape);
+  return curve != nullptr ? benchmark_time_us(*curve, s.bytes) : 0.0;
+}
+
+// The size of the curve's points nearest `bytes` in log size (the lower on a tie): a step counts at the benchmark's
+// own sizes, so that a curve gets at most one factor per point however many tensor shapes the plans had.
+double nearest_point_bytes(const GroupCurve& curve, double bytes) {
+  double best = curve.points.front().bytes;
+  for (const CurvePoint& p : curve.points) {
+    if (std::abs(std::log(p.bytes / bytes)) < std::abs(std::log(best / bytes))) best = p.bytes;
+  }
+  return best;
+}
+
+// A records file's level: the median over its priced anchors of anchor / benchmark (reported, not applied).
+RecordsLevel level_of(const Calibration& base, const StepRecords& r) {
+  RecordsLevel level;
+  level.source = r.source;
+  std::vector<double> ratios;
+  for (const StepSample& a : r.anchors) {
+    const double bench = benchmark_of(base, a);
+    if (bench > 0) ratios.push_back(a.measured_us / bench);
+  }
+  level.anchors = static_cast<std::int64_t>(ratios.size());
+  level.unpriced_anchors = static_cast<std::int64_t>(r.anchors.size()) - level.anchors;
+  if (!ratios.empty()) level.level = median(std::move(ratios));
+  return level;
+}
+
+// The ratios of every usable step of the files used but `skip_file`, and what could not be used.
+struct Collected {
+  Ratios ratios;
+  std::int64_t used = 0, unpriced = 0;
+  std::int64_t files = 0;  // files with at least one step used
+};
+Collected collect(const Calibration& base, const std::vector<StepRecords>& records,
+                  const std::vector<RecordsLevel>& levels, std::size_t skip_file) {
+  Collected out;
+  for (std::size_t f = 0; f < records.size(); ++f) {
+    if (f == skip_file || !levels[f].used) continue;
+    const std::int64_t before = out.used;
+    for (const StepSample& s : records[f].samples) {
+      const GroupCurve* curve = find_curve(base, s.collective, s.shape);
+      const double bench = curve != nullptr ? benchmark_time_us(*curve, s.bytes) : 0.0;
+      if (!(bench > 0)) {
+        ++out.unpriced;
+        continue;
+      }
+      out.ratios[{s.collective, s.shape}][nearest_point_bytes(*curve, s.bytes)][f].push_back(s.measured_us / bench);
+      ++out.used;
+    }
+    if (out.used > before) ++out.files;
+  }
+  return out;
+}
+
+std::string percent(double fraction) {
+  char cell[32];
+  std::snprintf(cell, sizeof cell, "%.1f%%", 100.0 * fraction);
+  return cell;
+}
+
+}  // namespace
+
+StepRecords parse_step_records(const std::string& text, const std::string& source) {
+  StepRecords out;
+  out.source = source;
+  bool config_seen = false;
+  std::vector<std::int64_t> config_mesh;        // run: the config's mesh
+  std::map<std::int64_t, std::vector<std::int64_t>> request_mesh;  // validate: each request's
+  std::vector<std::int64_t> rank_hosts;
+  std::istringstream in(text);
+  std::size_t number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    const LineContext ctx{source, number};
+    const json j = ctx.record(line);
+    const std::string type = ctx.text(j, "type");
+    if (type == "config") {
+      if (config_seen) ctx.fail("a second config record (one run per file)");
+      config_seen = true;
+      out.backend = ctx.text(j, "backend");
+      if (!j.contains("hosts")) {
+        ctx.fail("no field \"hosts\": the records do not say where the ranks sat (written before they did), so no "
+                 "step has a group shape");
+      }
+      const json& hosts = j["hosts"];
+      std::vector<std::string> names;
+      if (!hosts.is_array() || hosts.empty()) {
+        ctx.fail("field \"hosts\" = " + jsonl::show(hosts) + ": expected a list of hosts (strings)");
+      }
+      for (const auto& h : hosts) {
+        if (!h.is_string()) {
+          ctx.fail("field \"hosts\" = " + jsonl::show(hosts) + ": expected a list of hosts (strings)");
+        }
+        names.push_back(h.get<std::string>());
+      }
+      rank_hosts = host_indices(names);
+      if (j.contains("mesh")) config_mesh = mesh_shape_of(ctx, j);
+    } else if (type == "drift") {
+      if (!config_seen) ctx.fail("a drift record before the config record");
+      const json& anchors = ctx.field(j, "anchors");
+      if (!anchors.is_array()) ctx.fail("field \"anchors\" = " + jsonl::show(anchors) + ": expected a list of anchors");
+      for (const json& a : anchors) {
+        if (!a.is_object()) ctx.fail("field \"anchors\" = " + jsonl::show(anchors) + ": expected objects");
+        const double measured = ctx.number(a, "measured_us");
+        if (!(measured > 0) || !std::isfinite(measured)) continue;  // not re-timed
+        out.anchors.push_back({.collective = ctx.text(a, "collective"),
+                               .shape = {.n = ctx.integer(a, "n"),
+                                         .hosts = ctx.integer(a, "hosts"),
+                                         .ranks_per_host = ctx.integer(a, "ranks_per_host")},
+                               .bytes = static_cast<double>(ctx.integer(a, "bytes")),
+                               .measured_us = measured});
+      }
+    } else if (type == "request") {
+      if (!config_seen) ctx.fail("a request record before the config record");
+      request_mesh[ctx.integer(j, "request")] = mesh_shape_of(ctx, j);
+    } else if (type == "step") {
+      if (!config_seen) ctx.fail("a step record before the config record");
+      const std::string name = ctx.text(j, "collective");
+      const auto collective = collective_from_string(name);
+      if (!collective) ctx.fail("field \"collective\" = \"" + name + "\": unknown collective");
+      const double measured = ctx.number(j, "measured_us");
+      if (!communicates(*collective) || !(measured > 0)) continue;  // a local step, or nothing measured
+      if (!std::isfinite(measured)) {
+        ctx.fail("field \"measured_us\" = " + jsonl::show(j["measured_us"]) + ": not finite");
+      }
+      const std::string timing = ctx.text(j, "timing");
+      if (out.timing.empty()) out.timing = timing;
+      if (timing != out.timing) {
+        ctx.fail("field \"timing\" = \"" + timing + "\": earlier steps were timed \"" + out.timing + "\"");
+      }
+      const std::vector<std::int64_t>* mesh = &config_mesh;
+      if (j.contains("request")) {
+        const std::int64_t request = ctx.integer(j, "request");
+        const auto it = request_mesh.find(request);
+        if (it == request_mesh.end()) {
+          ctx.fail("field \"request\" = " + std::to_string(request) + ": no such request record before it");
+        }
+        mesh = &it->second;
+      }
+      if (mesh->empty()) ctx.fail("a step without a mesh (no \"request\", and the config names none)");
+      const json& axes_json = ctx.field(j, "axes");
+      if (!axes_json.is_array() || axes_json.empty()) {
+        ctx.fail("field \"axes\" = " + jsonl::show(axes_json) + ": expected a list of mesh axes");
+      }
+      std::int64_t ranks = 1;
+      bool overflow = false;
+      for (const std::int64_t s : *mesh) overflow = overflow || __builtin_mul_overflow(ranks, s, &ranks);
+      if (overflow || ranks > static_cast<std::int64_t>(rank_hosts.size())) {
+        ctx.fail("the step's mesh holds " + (overflow ? std::string("more than 2^63") : std::to_string(ranks)) +
+                 " ranks and the config's \"hosts\" place " + std::to_string(rank_hosts.size()));
+      }
+      std::vector<std::size_t> axes;
+      std::int64_t n = 1;
+      for (std::size_t i = 0; i < axes_json.size(); ++i) {
+        const std::int64_t a = ctx.integer_at(axes_json[i], "axes[" + std::to_string(i) + "]");
+        const bool ascending = axes.empty() || a > static_cast<std::int64_t>(axes.back());
+        if (a < 0 || a >= static_cast<std::int64_t>(mesh->size()) || !ascending) {
+          ctx.fail("field \"axes\" = " + jsonl::show(axes_json) + ": expected ascending axes of a mesh of " +
+                   std::to_string(mesh->size()));
+        }
+        axes.push_back(static_cast<std::size_t>(a));
+        n *= (*mesh)[static_cast<std::size_t>(a)];
+      }
+      const std::int64_t bytes = ctx.integer(j, "bytes");
+      if (bytes < 1) {
+        ctx.fail("field \"bytes\" = " + std::to_string(bytes) + ": must be >= 1 for a measured collective");
+      }
+      const std::vector<GroupShape> shapes = group_shapes(*mesh, axes, rank_hosts);
+      if (shapes.size() != 1) {
+        ++out.mixed_shapes;
+        continue;
+      }
+      out.samples.push_back({.collective = name,
+                             .shape = shapes.front(),
+                             .bytes = static_cast<double>(bytes) *
+                                      (*collective == Collective::AllGather ? static_cast<double>(n) : 1.0),
+                             .measured_us = measured});
+    }
+  }
+  if (!config_seen) {
+    raise(ErrorKind::ValueError,
+          "\"" + source + "\": no config record (is it the --jsonl file of meshloom-launch run or validate?)");
+  }
+  return out;
+}
+
+StepRecords read_step_records(const std::filesystem::path& path) {
+  return parse_step_records(
+      jsonl::read_records_file(path, kMaxRecordsFileBytes, "a run or validate JSON Lines file"), path.string());
+}
+
+RefineReport refine_calibration(const Calibration& base, const std::vector<StepRecords>& records,
+                                std::int64_t min_steps, bool any_level) {
+  if (base.groups.empty()) {
+    raise(ErrorKind::ValueError, "refine: the calibration holds per-axis fits only (no curves by group shape) and "
+                                 "they have nothing to correct; calibrate again with this version");
+  }
+  if (min_steps < 1) {
+    raise(ErrorKind::ValueError, "refine: --min-steps " + std::to_string(min_steps) + ": must be >= 1");
+  }
+  for (const StepRecords& r : records) {
+    if (r.backend != base.backend) {
+      raise(ErrorKind::ValueError, "refine: \"" + r.source + "\" ran on backend \"" + r.backend +
+                                       "\" and the calibration measured \"" + base.backend + "\"");
+    }
+    if (!r.timing.empty() && !base.timing.empty() && r.timing != base.timing) {
+      raise(ErrorKind::ValueError, "refine: \"" + r.source + "\" timed its steps \"" + r.timing +
+                                       "\" and the calibration's curves are \"" + base.timing +
+                                       "\": calibrate with --timing " + r.timing);
+    }
+  }
+  RefineReport report;
+  report.calibration = base;
+  for (const StepRecords& r : records) {
+    RecordsLevel level = level_of(base, r);
+    level.used = any_level || !level.level || (*level.level <= kLevelBand && *level.level >= 1.0 / kLevelBand);
+    if (level.used) report.steps_mixed += r.mixed_shapes;
+    report.levels.push_back(std::move(level));
+  }
+  const Collected all = collect(base, records, report.levels, records.size());
+  report.files = all.files;
+  report.steps_used = all.used;
+  report.steps_unpriced = all.unpriced;
+  for (GroupCurve& curve : report.calibration.groups) {
+    const auto it = all.ratios.find({curve.collective, curve.shape});
+    if (it == all.ratios.end()) {
+      if (!curve.as_run.empty()) report.dropped.push_back(curve.collective + " on " + to_string(curve.shape));
+      curve.as_run.clear();
+      continue;
+    }
+    AsRunCurve row;
+    row.collective = curve.collective;
+    row.shape = curve.shape;
+    curve.as_run = fit_points(it->second, min_steps, &row.sizes_dropped);
+    row.points = curve.as_run;
+    for (const auto& [bytes, files] : it->second) {
+      for (const auto& [file, ratios] : files) row.steps += static_cast<std::int64_t>(ratios.size());
+    }
+    report.curves.push_back(std::move(row));
+  }
+  // The benchmark curves' error, and the as-run curves' with each file left out of its own correction.
+  std::vector<double> bench_errors, held_errors;
+  for (std::size_t f = 0; f < records.size(); ++f) {
+    if (!report.levels[f].used) continue;
+    const Collected others = report.files >= 2 ? collect(base, records, report.levels, f) : Collected{};
+    // The other files' points per curve, fitted once.
+    std::map<CurveKey, std::vector<AsRunPoint>> fitted;
+    for (const auto& [key, by_size] : others.ratios) fitted[key] = fit_points(by_size, min_steps, nullptr);
+    for (const StepSample& s : records[f].samples) {
+      const double bench = benchmark_of(base, s);
+      if (!(bench > 0)) continue;
+      bench_errors.push_back(std::abs(bench - s.measured_us) / s.measured_us);
+      if (report.files < 2) continue;
+      const auto it = fitted.find({s.collective, s.shape});
+      const double factor = it == fitted.end() ? 1.0 : as_run_factor(it->second, s.bytes);
+      held_errors.push_back(std::abs(bench * factor - s.measured_us) / s.measured_us);
+    }
+  }
+  report.benchmark_error = error_summary(std::move(bench_errors));
+  report.held_out_error = error_summary(std::move(held_errors));
+  return report;
+}
+
+std::string refine_table(const RefineReport& report) {
+  std::ostringstream out;
+  out << "# as-run corrections from " << report.files << (report.files == 1 ? " records file, " : " records files, ")
+      << report.steps_used << " measured collectives: per curve and size (of its points, the nearest), the median "
+      << "over the files of measured / benchmark where --min-steps were measured\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "# %-15s %4s %6s %9s %6s %6s %7s %7s\n", "collective", "n", "hosts", "per host",
+                "sizes", "steps", "min", "max");
+  out << line;
+  for (const AsRunCurve& c : report.curves) {
+    double lo = 0, hi = 0;
+    for (std::size_t i = 0; i < c.points.size(); ++i) {
+      lo = i == 0 ? c.points[i].factor : std::min(lo, c.points[i].factor);
+      hi = i == 0 ? c.points[i].factor : std::max(hi, c.points[i].factor);
+    }
+    if (c.points.empty()) {
+      std::snprintf(line, sizeof line, "  %-15s %4lld %6lld %9lld %6d %6lld %7s %7s\n", c.collective.c_str(),
+                    static_cast<long long>(c.shape.n), static_cast<long long>(c.shape.hosts),
+                    static_cast<long long>(c.shape.ranks_per_host), 0, static_cast<long long>(c.steps), "-", "-");
+    } else {
+      std::snprintf(line, sizeof line, "  %-15s %4lld %6lld %9lld %6zu %6lld %6.2fx %6.2fx\n", c.collective.c_str(),
+                    static_cast<long long>(c.shape.n), static_cast<long long>(c.shape.hosts),
+                    static_cast<long long>(c.shape.ranks_per_host), c.points.size(), static_cast<long long>(c.steps),
+                    lo, hi);
+    }
+    out << line;
+  }
+  for (const RecordsLevel& l : report.levels) {
+    char level[64];
+    if (l.level) std::snprintf(level, sizeof level, "%.2fx", *l.level);
+    const std::string none = l.unpriced_anchors > 0 ? "no drift anchor of a curve of the calibration: used as measured"
+                                                    : "no drift anchors (run's records): used as measured";
+    out << "# " << l.source << ": "
+        << (l.level ? std::string("its ") + std::to_string(l.anchors) + " drift anchors re-timed " + level +
+                          " the calibration's benchmark"
+                    : none)
+        << (l.used ? "" : "; left out: the machine stood elsewhere than when calibrated (--any-level keeps it)")
+        << "\n";
+  }
+  out << "# step error |predicted - measured| / measured of those collectives, median / p90:\n";
+  const auto figure = [](const std::optional<HoldoutError>& e) {
+    return e ? percent(e->median) + " / " + percent(e->p90) : std::string("-");
+  };
+  out << "#   benchmark curves:             " << figure(report.benchmark_error) << "\n";
+  out << "#   as run, own file left out:    "
+      << (report.files >= 2 ? figure(report.held_out_error) : std::string("- (needs two records files or more)"))
+      << "\n";
+  for (const AsRunCurve& c : report.curves) {
+    if (c.sizes_dropped > 0) {
+      out << "# " << c.collective << " on " << to_string(c.shape) << ": " << c.sizes_dropped
+          << (c.sizes_dropped == 1 ? " size" : " sizes") << " of too few steps left out\n";
+    }
+  }
+  if (report.steps_unpriced > 0) {
+    out << "# " << report.steps_unpriced << " measured collectives of a collective or group shape the calibration has "
+        << "no curve for: left out\n";
+  }
+  for (const auto& curve : report.dropped) {
+    out << "# " << curve << ": its earlier correction dropped (no collective of these records measured it)\n";
+  }
+  if (report.steps_mixed > 0) {
+    out << "# " << report.steps_mixed << " measured collectives on groups of more than one shape: left out\n";
+  }
+  return out.str();
+}
+
+}  // namespace meshloom::launcher

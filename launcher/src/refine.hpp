@@ -1,0 +1,119 @@
+// `meshloom-launch refine`: a calibration's curves corrected by what the collectives of plans measured when the plans
+// ran for real. No communication.
+//
+// calibrate times each collective back to back on buffers it keeps (timing.hpp); a plan's step meets its collective
+// after packing fresh buffers, and the two differ by size, the same way run after run (on the 2-core VM of
+// docs/benchmarks.md, over seven validate runs on seven calibrations, the steps' collectives measured a median
+// 1.4-1.7x their curves at 512 KiB-1 MiB and 0.7-0.9x at 32-64 MiB, by collective). refine reads the step records
+// of `meshloom-launch run --jsonl` and `validate --jsonl`, prices every measured collective by the calibration's
+// benchmark curve of its group's shape (the records' own hosts place the groups), and gives each curve an as-run
+// correction (AsRunPoint, cost_model.hpp): each collective counts at the curve's own point size nearest its
+// nccl-tests size (in log size), and per such size where at least `min_steps` collectives were measured, a factor of
+// measured / benchmark (the benchmark at the collective's own size). Every price of the curve is then its benchmark
+// time times that factor, interpolated in log size between the sizes measured and flat beyond them. The correction
+// is keyed as the curves are, so it prices every layout they price.
+//
+// A factor is the median over the records files of each file's median ratio at that size, so that one run moves it
+// no more than any other. The machine's speed also moves between calibrating and running (validate's drift check
+// measures it: 0.6x-1.8x within minutes on that VM), and a factor must not take a spell for the protocol's gap: a
+// validate file is used only when its drift anchors (the calibration's own points re-timed by the benchmark during
+// that run) sit where the calibration's curves do, their median over the benchmark curves within [1/1.15, 1.15]
+// (validate's drift warning); others are listed and left out (`any_level` keeps them). run's records have no
+// anchors and are used. Dividing each file's ratios by its anchors' level instead was measured and predicted
+// held-out runs worse (docs/benchmarks.md).
+//
+// A step refine cannot compare with one curve is counted, not used: one whose groups differ in shape (it takes its
+// slowest group's time, which the records do not name), one of a shape or collective the calibration has no curve
+// for. Steps that moved nothing (local steps, measured 0) are skipped.
+//
+// The error figures: |predicted - measured| / measured over the steps used, median and p90 (nearest rank), by the
+// benchmark curves and, with two record files or more, by the as-run curves fitted without the file the step is in
+// (leave one file out: a held-out figure, not the fit's own).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "meshloom/plan/cost_model.hpp"
+
+namespace meshloom::launcher {
+
+inline constexpr std::int64_t kDefaultMinSteps = 3;
+
+// One measured collective of a plan's step.
+struct StepSample {
+  std::string collective;  // all_gather, all_reduce, reduce_scatter, all_to_all
+  GroupShape shape;        // its groups' one shape
+  double bytes = 0;        // nccl-tests' size: all_gather the gathered output, the others one rank's buffer
+  double measured_us = 0;  // the collective's p50 over the step's iterations
+};
+
+// The usable steps of one records file.
+struct StepRecords {
+  std::string source;
+  std::string backend;
+  std::string timing;  // the steps' timing protocol ("single_shot")
+  std::vector<StepSample> samples;
+  std::vector<StepSample> anchors;  // validate's drift anchors, before and after: the benchmark re-timed in the run
+  std::int64_t mixed_shapes = 0;    // steps whose groups differ in shape: left out
+};
+
+// Reads run's or validate's JSON Lines: the config record (its "backend" and "hosts"; run's carries the mesh),
+// validate's request records (each request's mesh) and drift records (their anchors), and the step records.
+// ValueError naming `source`, the line and the field for a malformed record, a config without hosts, a step before
+// the config or of an unknown request, a mesh of more ranks than the hosts place, or steps of two timing protocols.
+[[nodiscard]] StepRecords parse_step_records(const std::string& text, const std::string& source);
+[[nodiscard]] StepRecords read_step_records(const std::filesystem::path& path);
+
+// One curve's correction.
+struct AsRunCurve {
+  std::string collective;
+  GroupShape shape;
+  std::vector<AsRunPoint> points;
+  std::int64_t steps = 0;          // steps measured on it, over every size (those of dropped sizes too)
+  std::int64_t sizes_dropped = 0;  // sizes of fewer than min_steps steps
+};
+
+// Where the machine stood during one records file against the calibration's benchmark curves: the median over
+// the file's drift anchors (validate's) of anchor / benchmark.
+struct RecordsLevel {
+  std::string source;
+  std::optional<double> level;       // none without a priced anchor (run's records have none)
+  std::int64_t anchors = 0;          // anchors priced
+  std::int64_t unpriced_anchors = 0; // anchors of a (collective, shape) the calibration has no curve for
+  bool used = true;             // false: its level lies outside the band (and any_level is off)
+};
+
+struct RefineReport {
+  Calibration calibration;           // the base with every curve's as_run replaced
+  std::vector<AsRunCurve> curves;    // the curves given a correction, in the calibration's order
+  std::vector<RecordsLevel> levels;  // per records file, in order
+  std::int64_t files = 0;            // files with a step used (the level band passed, a step priced)
+  std::vector<std::string> dropped;  // curves whose earlier correction is gone: no step of these records measured them
+  std::int64_t steps_used = 0;
+  std::int64_t steps_unpriced = 0;   // of a (collective, shape) without a curve
+  std::int64_t steps_mixed = 0;      // groups of more than one shape
+  // The step error of the steps used by the benchmark curves, and by the as-run curves fitted leaving out each
+  // step's own file (2+ files).
+  std::optional<HoldoutError> benchmark_error;
+  std::optional<HoldoutError> held_out_error;
+};
+
+// The band a validate file's drift anchors must sit in to be used: [1 / kLevelBand, kLevelBand] (validate's drift
+// warning, 1 + kDriftWarning).
+inline constexpr double kLevelBand = 1.15;
+
+// The base calibration with every curve's as-run correction fitted from `records` (replacing any it had; a curve no
+// step measured has none). ValueError when the base holds no curves (per-axis fits only), when min_steps < 1, or when
+// a records file's backend or timing is not the calibration's (naming both).
+[[nodiscard]] RefineReport refine_calibration(const Calibration& base, const std::vector<StepRecords>& records,
+                                              std::int64_t min_steps = kDefaultMinSteps, bool any_level = false);
+
+// The report for people: one row per corrected curve (collective, n, hosts, ranks per host, sizes, steps, factor
+// range), each records file's level, the error figures, and what was left out; comment lines start with `#`.
+[[nodiscard]] std::string refine_table(const RefineReport& report);
+
+}  // namespace meshloom::launcher

@@ -1,0 +1,305 @@
+// refine (launcher/src/refine.hpp): step records read, priced by the benchmark curves of their groups' shapes, and
+// turned into as-run corrections; the defining property: records whose collectives measured the curves times known
+// factors give exactly those factors, and the corrected calibration prices every such collective as measured.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "meshloom/error.hpp"
+#include "refine.hpp"
+#include "support/calibration_curves.hpp"
+
+namespace meshloom::launcher {
+namespace {
+
+std::string error_of(const auto& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// Four ranks on one host: curves for groups of 2 and the flattened group of 4.
+Calibration base() {
+  Calibration c = testing::four_ranks_on_one_host();
+  c.groups.push_back(testing::piecewise("all_gather", {2, 1, 2}, {{1024, 10}, {1048576, 400}, {67108864, 30000}}));
+  c.groups.push_back(
+      testing::piecewise("all_reduce", {2, 1, 2}, {{1024, 12}, {4096, 20}, {65536, 80}, {1048576, 500}, {67108864, 50000}}));
+  c.groups.push_back(testing::piecewise("all_reduce", {4, 1, 4}, {{1024, 20}, {1048576, 900}, {67108864, 80000}}));
+  return c;
+}
+
+// A step record of validate's (request 0, a (2,2) mesh) or, without a request, of run's.
+std::string step(const std::string& collective, const std::string& axes, std::int64_t bytes, double measured,
+                 bool validate = true, const std::string& timing = "single_shot") {
+  return std::string(R"({"type":"step",)") + (validate ? R"("request":0,)" : "") + R"("plan":0,"step":0,"axes":)" +
+         axes + R"(,"collective":")" + collective + R"(","merged":false,"bytes":)" + std::to_string(bytes) +
+         R"(,"measured_us":)" + std::to_string(measured) + R"(,"timing":")" + timing + "\"}\n";
+}
+
+const std::string kValidateHead =
+    R"({"type":"config","command":"validate","backend":"mpi","world":4,"hosts":["vm","vm","vm","vm"]})" "\n"
+    R"({"type":"request","request":0,"mesh":{"shape":[2,2],"names":["0","1"]},"tensor_shape":[16,32]})" "\n";
+
+// Measured = the benchmark curve times `factor(size)` for all_reduce on axis 1 (groups of 2) at 4 KiB and 1 MiB,
+// three steps each, and the merged all_reduce of the group of 4 at 1 MiB.
+std::string records(double small, double large, double merged) {
+  const Calibration c = base();
+  std::string text = kValidateHead;
+  for (int i = 0; i < 3; ++i) {
+    text += step("all_reduce", "[1]", 4096, benchmark_time_us(c.groups[1], 4096) * small);
+    text += step("all_reduce", "[0]", 1048576, benchmark_time_us(c.groups[1], 1048576) * large);
+    text += step("all_reduce", "[0,1]", 1048576, benchmark_time_us(c.groups[2], 1048576) * merged);
+  }
+  return text;
+}
+
+TEST(Refine, RecordsOfKnownFactorsGiveThoseFactors) {
+  const StepRecords a = parse_step_records(records(1.5, 0.75, 2.0), "a.jsonl");
+  const StepRecords b = parse_step_records(records(1.5, 0.75, 2.0), "b.jsonl");
+  ASSERT_EQ(a.samples.size(), 9U);
+  EXPECT_EQ(a.samples[2].shape, (GroupShape{4, 1, 4}));  // the merged step: its flattened group's shape
+  const RefineReport r = refine_calibration(base(), {a, b});
+  EXPECT_EQ(r.steps_used, 18);
+  EXPECT_EQ(r.files, 2);
+  ASSERT_EQ(r.curves.size(), 2U);
+  const GroupCurve& pairs = r.calibration.groups[1];
+  ASSERT_EQ(pairs.as_run.size(), 2U);
+  EXPECT_EQ(pairs.as_run[0].bytes, 4096.0);
+  EXPECT_NEAR(pairs.as_run[0].factor, 1.5, 1e-6);
+  EXPECT_EQ(pairs.as_run[0].steps, 6);
+  EXPECT_NEAR(pairs.as_run[1].factor, 0.75, 1e-6);
+  ASSERT_EQ(r.calibration.groups[2].as_run.size(), 1U);
+  EXPECT_NEAR(r.calibration.groups[2].as_run[0].factor, 2.0, 1e-6);
+  EXPECT_TRUE(r.calibration.groups[0].as_run.empty());  // all_gather: nothing measured
+  // The corrected calibration prices each measured collective as measured; its benchmark curves are untouched.
+  const Calibration b0 = base();
+  for (std::size_t g = 0; g < b0.groups.size(); ++g) EXPECT_EQ(r.calibration.groups[g].points, b0.groups[g].points);
+  const CalibratedCostModel model(r.calibration, {});
+  EXPECT_NEAR(*model.predict_us("all_reduce", {2, 1, 2}, 4096), benchmark_time_us(b0.groups[1], 4096) * 1.5, 1e-3);
+  EXPECT_NEAR(*model.predict_us("all_reduce", {4, 1, 4}, 1048576), 900 * 2.0, 1e-3);
+  // Error figures: the benchmark curves miss by |1/f - 1| (1/3, 1/3, 1/2: median 1/3); the correction fitted from the
+  // other file predicts each file exactly.
+  ASSERT_TRUE(r.benchmark_error && r.held_out_error);
+  EXPECT_NEAR(r.benchmark_error->median, 1.0 / 3.0, 1e-6);
+  EXPECT_NEAR(r.benchmark_error->p90, 0.5, 1e-6);
+  EXPECT_NEAR(r.held_out_error->median, 0.0, 1e-6);
+  EXPECT_EQ(r.held_out_error->points, 18);
+}
+
+TEST(Refine, ARunDuringASpellIsLeftOutAndWhenKeptMovesTheFactorNoMoreThanAnyRun) {
+  // Two usual runs whose steps measured 1.5x the curve (3 steps each) and one during a spell when the benchmark itself
+  // re-timed 2x its calibration (its drift anchors), whose 10 steps measured 3x.
+  const Calibration c = base();
+  const double anchor = benchmark_time_us(c.groups[1], 65536) * 2.0;
+  const std::string drift = R"({"type":"drift","when":"before","median_ratio":2.0,"anchors":[{"collective":"all_reduce",)"
+                            R"("n":2,"hosts":1,"ranks_per_host":2,"bytes":65536,"calibrated_us":1,"measured_us":)" +
+                            std::to_string(anchor) + R"(,"ratio":2.0}]})" "\n";
+  std::string text = kValidateHead + drift;
+  for (int i = 0; i < 10; ++i) text += step("all_reduce", "[1]", 4096, benchmark_time_us(c.groups[1], 4096) * 3.0);
+  const StepRecords spell = parse_step_records(text, "spell.jsonl");
+  ASSERT_EQ(spell.anchors.size(), 1U);
+  EXPECT_EQ(spell.anchors[0].shape, (GroupShape{2, 1, 2}));
+  const StepRecords a = parse_step_records(records(1.5, 1.5, 1.5), "a.jsonl");
+  const StepRecords b = parse_step_records(records(1.5, 1.5, 1.5), "b.jsonl");
+  // By default the spell's anchors, 2x the curves, lie outside [1/1.15, 1.15]: the file is left out, and says so.
+  const RefineReport r = refine_calibration(c, {a, spell, b});
+  ASSERT_EQ(r.levels.size(), 3U);
+  ASSERT_TRUE(r.levels[1].level);
+  EXPECT_NEAR(*r.levels[1].level, 2.0, 1e-6);
+  EXPECT_FALSE(r.levels[1].used);
+  EXPECT_FALSE(r.levels[0].level);  // validate's records without drift records: used as they are
+  EXPECT_TRUE(r.levels[0].used);
+  EXPECT_EQ(r.files, 2);
+  ASSERT_EQ(r.calibration.groups[1].as_run.size(), 2U);
+  EXPECT_NEAR(r.calibration.groups[1].as_run[0].factor, 1.5, 1e-6);
+  EXPECT_EQ(r.calibration.groups[1].as_run[0].steps, 6);
+  const std::string t = refine_table(r);
+  EXPECT_NE(t.find("# spell.jsonl: its 1 drift anchors re-timed 2.00x the calibration's benchmark; left out: the "
+                   "machine stood elsewhere than when calibrated (--any-level keeps it)\n"),
+            std::string::npos) << t;
+  EXPECT_NE(t.find("# a.jsonl: no drift anchors (run's records): used as measured\n"), std::string::npos) << t;
+  // Kept (any_level), its 10 steps would be the pooled median; per file the factor is the median of 1.5, 3 and 1.5.
+  const RefineReport kept = refine_calibration(c, {a, spell, b}, kDefaultMinSteps, true);
+  EXPECT_TRUE(kept.levels[1].used);
+  EXPECT_EQ(kept.files, 3);
+  EXPECT_NEAR(kept.calibration.groups[1].as_run[0].factor, 1.5, 1e-6);
+  EXPECT_EQ(kept.calibration.groups[1].as_run[0].steps, 16);
+  // The band: anchors at 1.1x or 1/1.1x keep a file, at 0.8x (under 1/1.15) leave it out.
+  for (const auto& [level, used] : std::vector<std::pair<double, bool>>{{1.1, true}, {1 / 1.1, true}, {0.8, false}}) {
+    std::string at = text;
+    at.replace(at.find(std::to_string(anchor)), std::to_string(anchor).size(),
+               std::to_string(benchmark_time_us(c.groups[1], 65536) * level));
+    EXPECT_EQ(refine_calibration(c, {parse_step_records(at, "at.jsonl")}, 1, false).levels[0].used, used) << level;
+  }
+  // Anchors of a collective the calibration has no curve for say nothing of the level: the file is used as measured.
+  std::string unpriced = text;
+  unpriced.replace(unpriced.find(R"("collective":"all_reduce",)"), 26, R"("collective":"all_to_all",)");
+  const RefineReport u = refine_calibration(c, {parse_step_records(unpriced, "unpriced.jsonl")});
+  EXPECT_FALSE(u.levels[0].level);
+  EXPECT_EQ(u.levels[0].unpriced_anchors, 1);
+  EXPECT_NE(refine_table(u).find("# unpriced.jsonl: no drift anchor of a curve of the calibration: used as measured\n"),
+            std::string::npos) << refine_table(u);
+}
+
+TEST(Refine, HeldOutFiguresPriceEachFileByTheOthersAndCountOnlyFilesThatGaveSteps) {
+  // a measured 1.5x the curves, b 2x: each file priced by the other's factor misses by |2 - 1.5| / 1.5 = 1/3 or
+  // |1.5 - 2| / 2 = 1/4.
+  const StepRecords a = parse_step_records(records(1.5, 1.5, 1.5), "a.jsonl");
+  const StepRecords b = parse_step_records(records(2.0, 2.0, 2.0), "b.jsonl");
+  const RefineReport r = refine_calibration(base(), {a, b});
+  ASSERT_TRUE(r.held_out_error);
+  EXPECT_EQ(r.held_out_error->points, 18);
+  EXPECT_NEAR(r.held_out_error->median, (1.0 / 3.0 + 0.25) / 2, 1e-6);
+  EXPECT_NEAR(r.held_out_error->p90, 1.0 / 3.0, 1e-6);
+  // A third file whose collectives have no curve gives no step: still two files, the same figures.
+  std::string other = kValidateHead;
+  for (int i = 0; i < 3; ++i) other += step("all_to_all", "[0]", 4096, 30.0);
+  const RefineReport with = refine_calibration(base(), {a, parse_step_records(other, "c.jsonl"), b});
+  EXPECT_EQ(with.files, 2);
+  EXPECT_EQ(with.held_out_error, r.held_out_error);
+  // With one file that gives steps there is nothing to hold out.
+  EXPECT_FALSE(refine_calibration(base(), {a, parse_step_records(other, "c.jsonl")}).held_out_error);
+}
+
+TEST(Refine, StepsCountAtTheCurvesNearestSize) {
+  // 3000 and 5000 bytes both count at the curve's 4096 (nearest in log size), each against the benchmark at its
+  // own size.
+  const Calibration c = base();
+  std::string text = kValidateHead;
+  text += step("all_reduce", "[1]", 3000, benchmark_time_us(c.groups[1], 3000) * 1.2);
+  text += step("all_reduce", "[1]", 5000, benchmark_time_us(c.groups[1], 5000) * 1.4);
+  text += step("all_reduce", "[1]", 5000, benchmark_time_us(c.groups[1], 5000) * 1.3);
+  const RefineReport r = refine_calibration(c, {parse_step_records(text, "v.jsonl")});
+  ASSERT_EQ(r.calibration.groups[1].as_run.size(), 1U);
+  EXPECT_EQ(r.calibration.groups[1].as_run[0].bytes, 4096.0);
+  EXPECT_NEAR(r.calibration.groups[1].as_run[0].factor, 1.3, 1e-6);
+  EXPECT_EQ(r.calibration.groups[1].as_run[0].steps, 3);
+}
+
+TEST(Refine, TheFactorIsTheMedianAndSizesOfTooFewStepsAreLeftOut) {
+  const Calibration c = base();
+  std::string text = kValidateHead;
+  const double bench = benchmark_time_us(c.groups[1], 65536);
+  for (const double f : {1.0, 1.2, 5.0}) text += step("all_reduce", "[1]", 65536, bench * f);  // median 1.2
+  text += step("all_reduce", "[1]", 4096, 99.0);                                                 // one step only
+  const RefineReport r = refine_calibration(c, {parse_step_records(text, "r.jsonl")});
+  ASSERT_EQ(r.calibration.groups[1].as_run.size(), 1U);
+  EXPECT_NEAR(r.calibration.groups[1].as_run[0].factor, 1.2, 1e-6);
+  EXPECT_EQ(r.curves[0].sizes_dropped, 1);
+  EXPECT_FALSE(r.held_out_error);  // one file: no held-out figure
+  EXPECT_NE(refine_table(r).find("all_reduce on 2 ranks on 1 host (2 per host): 1 size of too few steps left out"),
+            std::string::npos)
+      << refine_table(r);
+  // With --min-steps 1 the single step counts.
+  EXPECT_EQ(refine_calibration(c, {parse_step_records(text, "r.jsonl")}, 1).calibration.groups[1].as_run.size(), 2U);
+  // A second refine replaces the first's correction, and drops (and names) one no collective of its records measured.
+  Calibration corrected = r.calibration;
+  corrected.groups[0].as_run = {{1024, 3.0, 5}};
+  const RefineReport again = refine_calibration(corrected, {parse_step_records(records(2, 2, 2), "s.jsonl")});
+  EXPECT_NEAR(again.calibration.groups[1].as_run[0].factor, 2.0, 1e-6);
+  EXPECT_EQ(again.calibration.groups[1].as_run[0].bytes, 4096.0);
+  EXPECT_TRUE(again.calibration.groups[0].as_run.empty());
+  EXPECT_EQ(again.dropped, (std::vector<std::string>{"all_gather on 2 ranks on 1 host (2 per host)"}));
+  EXPECT_NE(refine_table(again).find("# all_gather on 2 ranks on 1 host (2 per host): its earlier correction dropped"),
+            std::string::npos);
+}
+
+TEST(Refine, RunRecordsAllGatherSizesAndWhatIsNotUsed) {
+  // run's records: the mesh in the config, no request. all_gather's size is the gathered output (2 x 512 bytes).
+  std::string text =
+      R"({"type":"config","command":"run","backend":"mpi","world":4,"mesh":{"shape":[2,2],"names":["dp","tp"]},"hosts":["a","a","a","b"]})"
+      "\n";
+  text += step("all_gather", "[1]", 512, 20.0, false);  // groups {0,1} on a, {2,3} on a and b: two shapes
+  text += step("all_gather", "[0]", 512, 20.0, false);  // groups {0,2} on a, {1,3} on a and b: two shapes as well
+  text += step("chunk", "[0]", 512, 0.0, false);        // local: skipped
+  text += step("all_reduce", "[0,1]", 512, 0.0, false); // nothing measured: skipped
+  const StepRecords mixed = parse_step_records(text, "run.jsonl");
+  EXPECT_EQ(mixed.samples.size(), 0U);
+  EXPECT_EQ(mixed.mixed_shapes, 2);
+
+  std::string one_host = text;
+  one_host.replace(one_host.find(R"("a","a","a","b")"), 15, R"("a","a","a","a")");
+  const StepRecords r = parse_step_records(one_host, "run.jsonl");
+  ASSERT_EQ(r.samples.size(), 2U);
+  EXPECT_EQ(r.samples[0].bytes, 1024.0);
+  EXPECT_EQ(r.samples[0].shape, (GroupShape{2, 1, 2}));
+  EXPECT_EQ(r.backend, "mpi");
+  EXPECT_EQ(r.timing, "single_shot");
+
+  // A collective with no curve (all_to_all) is counted, not used.
+  std::string other = kValidateHead;
+  for (int i = 0; i < 3; ++i) other += step("all_to_all", "[0]", 4096, 30.0);
+  const RefineReport none = refine_calibration(base(), {parse_step_records(other, "v.jsonl")});
+  EXPECT_EQ(none.steps_unpriced, 3);
+  EXPECT_TRUE(none.curves.empty());
+  EXPECT_NE(refine_table(none).find("3 measured collectives of a collective or group shape the calibration has no "
+                                    "curve for"),
+            std::string::npos);
+}
+
+TEST(Refine, BadRecordsAndMismatchesAreClearErrors) {
+  const auto parse = [](const std::string& text) {
+    return error_of([&] { (void)parse_step_records(text, "v.jsonl"); });
+  };
+  EXPECT_EQ(parse(R"({"type":"config","backend":"mpi"})"),
+            "ValueError: \"v.jsonl\" line 1: no field \"hosts\": the records do not say where the ranks sat (written "
+            "before they did), so no step has a group shape");
+  EXPECT_EQ(parse(step("all_reduce", "[0]", 4096, 10)), "ValueError: \"v.jsonl\" line 1: a step record before the config record");
+  EXPECT_EQ(parse(kValidateHead + R"({"type":"step","request":7,"axes":[0],"collective":"all_reduce","bytes":8,"measured_us":1,"timing":"single_shot"})"),
+            "ValueError: \"v.jsonl\" line 3: field \"request\" = 7: no such request record before it");
+  EXPECT_EQ(parse(kValidateHead + step("all_reduce", "[1,0]", 4096, 10)),
+            "ValueError: \"v.jsonl\" line 3: field \"axes\" = [1,0]: expected ascending axes of a mesh of 2");
+  EXPECT_EQ(parse(kValidateHead + step("all_reduce", "[0]", 4096, 10) + step("all_reduce", "[0]", 4096, 10, true, "pipelined")),
+            "ValueError: \"v.jsonl\" line 4: field \"timing\" = \"pipelined\": earlier steps were timed \"single_shot\"");
+  EXPECT_EQ(parse(kValidateHead + step("all_smash", "[0]", 4096, 10)),
+            "ValueError: \"v.jsonl\" line 3: field \"collective\" = \"all_smash\": unknown collective");
+  EXPECT_EQ(parse("{\"type\":\"config\",\"backend\":\"mpi\",\"hosts\":[\"a\"]}\n" + step("all_reduce", "[0]", 4096, 10)),
+            "ValueError: \"v.jsonl\" line 2: field \"request\" = 0: no such request record before it");
+  EXPECT_EQ(parse(R"({"type":"config","backend":"mpi","hosts":["a","a"],"mesh":{"shape":[2,2]}})" "\n" +
+                  step("all_reduce", "[0]", 4096, 10, false)),
+            "ValueError: \"v.jsonl\" line 2: the step's mesh holds 4 ranks and the config's \"hosts\" place 2");
+  EXPECT_EQ(parse("not json\n"), "ValueError: \"v.jsonl\" line 1: not a JSON object");
+  EXPECT_EQ(parse(R"({"type":"config","backend":"mpi","hosts":["a","a"]})" "\n" + step("all_reduce", "[0]", 4096, 10, false)),
+            "ValueError: \"v.jsonl\" line 2: a step without a mesh (no \"request\", and the config names none)");
+  EXPECT_EQ(parse(R"({"type":"config","backend":"mpi","hosts":["a"],"mesh":{"shape":[4294967296,4294967296]}})" "\n" +
+                  step("all_reduce", "[0,1]", 4096, 10, false)),
+            "ValueError: \"v.jsonl\" line 2: the step's mesh holds more than 2^63 ranks and the config's \"hosts\" place 1");
+  EXPECT_EQ(parse(""), "ValueError: \"v.jsonl\": no config record (is it the --jsonl file of meshloom-launch run or validate?)");
+
+  const StepRecords ok = parse_step_records(records(1, 1, 1), "v.jsonl");
+  const auto refine = [&](const Calibration& c, const StepRecords& r, std::int64_t min_steps = kDefaultMinSteps) {
+    return error_of([&] { (void)refine_calibration(c, {r}, min_steps); });
+  };
+  Calibration nccl = base();
+  nccl.backend = "nccl";
+  EXPECT_EQ(refine(nccl, ok), "ValueError: refine: \"v.jsonl\" ran on backend \"mpi\" and the calibration measured \"nccl\"");
+  Calibration piped = base();
+  piped.timing = "pipelined";
+  EXPECT_EQ(refine(piped, ok), "ValueError: refine: \"v.jsonl\" timed its steps \"single_shot\" and the calibration's "
+                               "curves are \"pipelined\": calibrate with --timing single_shot");
+  Calibration fits_only = base();
+  fits_only.groups.clear();
+  EXPECT_EQ(refine(fits_only, ok), "ValueError: refine: the calibration holds per-axis fits only (no curves by group "
+                                   "shape) and they have nothing to correct; calibrate again with this version");
+  EXPECT_EQ(refine(base(), ok, 0), "ValueError: refine: --min-steps 0: must be >= 1");
+}
+
+TEST(Refine, TheTableNamesEveryCorrectedCurveAndBothErrors) {
+  const RefineReport r = refine_calibration(
+      base(), {parse_step_records(records(1.5, 0.75, 2.0), "a.jsonl"), parse_step_records(records(1.5, 0.75, 2.0), "b.jsonl")});
+  const std::string t = refine_table(r);
+  EXPECT_NE(t.find("# as-run corrections from 2 records files, 18 measured collectives"), std::string::npos) << t;
+  EXPECT_NE(t.find("  all_reduce         2      1         2      2     12   0.75x   1.50x\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("  all_reduce         4      1         4      1      6   2.00x   2.00x\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("#   benchmark curves:             33.3% / 50.0%\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("#   as run, own file left out:    0.0% / 0.0%\n"), std::string::npos) << t;
+}
+
+}  // namespace
+}  // namespace meshloom::launcher
