@@ -28,13 +28,13 @@ void FitTableModel::set_calibration(const std::optional<Calibration>& calibratio
   if (calibration_) {
     for (const auto& curve : calibration_->groups) {
       rows_.push_back({q(curve.collective), q(to_string(curve.shape)), q(std::string(to_string(curve.model))), curve.fit,
-                       curve.holdout, static_cast<std::int64_t>(curve.points.size())});
+                       curve.holdout, static_cast<std::int64_t>(curve.points.size()), curve.as_run});
     }
     if (calibration_->groups.empty()) {  // a file from before curves: its per-axis alpha-beta fits
       for (const auto& [axis, fits] : calibration_->axes) {
         for (const auto& [collective, fit] : fits) {
           rows_.push_back({q(collective), tr("axis %1").arg(q(axis)), QStringLiteral("alpha_beta"), fit, std::nullopt,
-                           fit.samples});
+                           fit.samples, {}});
         }
       }
     }
@@ -64,6 +64,11 @@ QVariant FitTableModel::data(const QModelIndex& index, int role) const {
       case HeldOutP90:
         return r.holdout ? tr("Fitted on part of the sweep, predicting the other %1 point(s)").arg(r.holdout->points)
                          : tr("Too few points to hold any out");
+      case AsRun:
+        return r.as_run.empty() ? tr("Not corrected: priced as the benchmark measured")
+                                : tr("Priced as the benchmark measured times these factors, from %1 sizes of plans run "
+                                     "for real (meshloom-launch refine)")
+                                      .arg(r.as_run.size());
       default: return {};
     }
   }
@@ -79,6 +84,15 @@ QVariant FitTableModel::data(const QModelIndex& index, int role) const {
     case HeldOutMedian: return r.holdout ? percent(r.holdout->median) : dash;
     case HeldOutP90: return r.holdout ? percent(r.holdout->p90) : dash;
     case Points: return static_cast<qlonglong>(r.points);
+    case AsRun: {
+      if (r.as_run.empty()) return dash;
+      const auto by_factor = [](const AsRunPoint& a, const AsRunPoint& b) { return a.factor < b.factor; };
+      const auto [lo, hi] = std::minmax_element(r.as_run.begin(), r.as_run.end(), by_factor);
+      return QStringLiteral("%1\u2013%2\u00d7 (%3)")
+          .arg(lo->factor, 0, 'f', 2)
+          .arg(hi->factor, 0, 'f', 2)
+          .arg(r.as_run.size());
+    }
     default: return {};
   }
 }
@@ -92,6 +106,7 @@ QVariant FitTableModel::headerData(int section, Qt::Orientation orientation, int
       case R2: return tr("How much of the variance the alpha-beta fit explains");
       case HeldOutMedian: return tr("Median relative error on points the fit did not see");
       case HeldOutP90: return tr("90th percentile relative error on points the fit did not see");
+      case AsRun: return tr("The correction by what plans measured when they ran (meshloom-launch refine)");
       default: return {};
     }
   }
@@ -106,6 +121,7 @@ QVariant FitTableModel::headerData(int section, Qt::Orientation orientation, int
     case HeldOutMedian: return tr("held-out median");
     case HeldOutP90: return tr("p90");
     case Points: return tr("points");
+    case AsRun: return tr("as run");
     default: return {};
   }
 }

@@ -3,11 +3,12 @@
 // fit over all its points (alpha in µs, bus bandwidth in GB/s, R²), its held-out error (fit on part of the sweep,
 // predict the rest: median and p90 of |predicted - measured| / measured) and its number of points. A calibration
 // without curves (written before them) shows its per-axis alpha-beta fits instead, one row per (axis,
-// collective). Read-only; the Costs dock shows it in its "Fits" tab.
+// collective). A curve corrected by what plans measured when they ran (meshloom-launch refine) shows the range of its
+// as-run factors and their sizes ("0.74–1.17× (5)"). Read-only; the Costs dock shows it in its "Fits" tab.
 //
 // Worked example: the curve {all_reduce, 2 ranks on 1 host, piecewise, alpha 12.0, busbw 3.1, R² 0.998, held-out
 // 4% / 11% over 7 points} is the row
-//   all_reduce | 2 ranks on 1 host (2 per host) | piecewise | 12.0 | 3.10 | 0.998 | 4.0% | 11.0% | 14
+//   all_reduce | 2 ranks on 1 host (2 per host) | piecewise | 12.0 | 3.10 | 0.998 | 4.0% | 11.0% | 14 | –
 #pragma once
 
 #include <QAbstractTableModel>
@@ -24,7 +25,7 @@ class FitTableModel : public QAbstractTableModel {
   Q_OBJECT
 
 public:
-  enum Column { Collective, Group, Model, Alpha, Busbw, R2, HeldOutMedian, HeldOutP90, Points, ColumnCount };
+  enum Column { Collective, Group, Model, Alpha, Busbw, R2, HeldOutMedian, HeldOutP90, Points, AsRun, ColumnCount };
 
   explicit FitTableModel(QObject* parent = nullptr);
 
@@ -48,6 +49,7 @@ private:
     std::optional<CollectiveFit> fit;
     std::optional<HoldoutError> holdout;
     std::int64_t points = 0;
+    std::vector<AsRunPoint> as_run;
   };
   std::optional<Calibration> calibration_;
   std::vector<Row> rows_;

@@ -311,7 +311,8 @@ std::optional<FittedPoint> Measurements::fitted(const SeriesKey& key, double byt
     if (s == nullptr || !s->shape) return std::nullopt;
     const CalibratedCostModel model(*calibration_, {});
     const double size = std::floor(bytes / static_cast<double>(per)) * static_cast<double>(per);
-    const std::optional<double> cost = model.predict_us(key.collective, *s->shape, size);
+    // The benchmark's curve (no as-run correction): these are the benchmark's points.
+    const std::optional<double> cost = model.benchmark_us(key.collective, *s->shape, size);
     if (!cost || !std::isfinite(*cost)) return std::nullopt;
     return FittedPoint{size, *cost};
   }

@@ -280,6 +280,10 @@ private slots:
     const auto p = m.fitted({"dp", "all_reduce"}, 1024);
     QVERIFY(p);
     QCOMPARE(p->time_us, 50.0);
+    // A curve corrected by refine still draws what the benchmark measured over the sweep's points.
+    c.groups[1].as_run = {{1024, 1.5, 3}};
+    m.set_calibration(c);
+    QCOMPARE(m.fitted({"dp", "all_reduce"}, 1024)->time_us, 50.0);
     // A bad span is a problem of its line.
     (void)m.add_line(R"({"type":"result","axis":"dp","group_size":2,"groups":2,"collective":"all_reduce","dtype":"float32",)"
                      R"("op":"sum","bytes":8,"count":2,"time_us":1.0,"algbw_gbps":0.01,"busbw_gbps":0.01,"wrong":0,)"
@@ -538,6 +542,7 @@ private slots:
     reduce.fit = meshloom::CollectiveFit{12.0, 3.1, 0.998, 14};
     reduce.holdout = meshloom::HoldoutError{0.04, 0.11, 7};
     for (int i = 0; i < 14; ++i) reduce.points.push_back({4096.0 * (1 << i), 20.0 + i});
+    reduce.as_run = {{4096, 1.2, 3}, {65536, 0.8, 4}};  // corrected by refine
     meshloom::GroupCurve gather;
     gather.collective = "all_gather";
     gather.shape = {4, 1, 4};
@@ -559,8 +564,10 @@ private slots:
     QCOMPARE(cell(0, M::HeldOutMedian), QStringLiteral("4.0%"));
     QCOMPARE(cell(0, M::HeldOutP90), QStringLiteral("11%"));
     QCOMPARE(cell(0, M::Points), QStringLiteral("14"));
+    QCOMPARE(cell(0, M::AsRun), QStringLiteral("0.80\u20131.20\u00d7 (2)"));
     QCOMPARE(cell(1, M::Alpha), QStringLiteral("\u2013"));
     QCOMPARE(cell(1, M::HeldOutMedian), QStringLiteral("\u2013"));
+    QCOMPARE(cell(1, M::AsRun), QStringLiteral("\u2013"));
     QCOMPARE(model.summary(), QStringLiteral("2 curves (mpi, single-shot); held-out error median 4.0%, p90 at most 11%"));
     QCOMPARE(model.headerData(M::Alpha, Qt::Horizontal).toString(), QStringLiteral("\u03b1 (\u00b5s)"));
 
