@@ -29,15 +29,7 @@ constexpr std::size_t kMaxBenchFileBytes = std::size_t{256} << 20;
 BenchSweep parse_bench_jsonl(const std::string& text, const std::string& source) {
   BenchSweep sweep;
   bool config_seen = false;
-  std::istringstream in(text);
-  std::size_t number = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \t") == std::string::npos) continue;
-    const LineContext ctx{source, number};
-    const json j = ctx.record(line);
-    const std::string type = ctx.text(j, "type");
+  jsonl::for_each_record(text, source, [&](const LineContext& ctx, const json& j, const std::string& type) {
     if (type == "config") {
       if (config_seen) ctx.fail("a second config record (one bench run per file)");
       config_seen = true;
@@ -49,17 +41,7 @@ BenchSweep parse_bench_jsonl(const std::string& text, const std::string& source)
         }
       }
       sweep.world = ctx.integer(j, "world");
-      if (j.contains("hosts")) {
-        const json& hosts = j["hosts"];
-        const auto bad = [&] {
-          ctx.fail("field \"hosts\" = " + jsonl::show(hosts) + ": expected a list of hosts (strings)");
-        };
-        if (!hosts.is_array()) bad();
-        for (const auto& h : hosts) {
-          if (!h.is_string()) bad();
-          sweep.hosts.push_back(h.get<std::string>());
-        }
-      }
+      if (j.contains("hosts")) sweep.hosts = jsonl::hosts_of(ctx, j);
       const json& mesh = ctx.field(j, "mesh");
       if (!mesh.is_object()) ctx.fail("field \"mesh\" = " + jsonl::show(mesh) + ": expected an object");
       const json& shape = ctx.field(mesh, "shape");
@@ -125,7 +107,7 @@ BenchSweep parse_bench_jsonl(const std::string& text, const std::string& source)
       const std::string rank = j.contains("rank") ? j["rank"].dump() : "?";
       sweep.errors.push_back("rank " + rank + ": " + message);
     }
-  }
+  });
   if (!config_seen) {
     raise(ErrorKind::ValueError, "\"" + source + "\": no config record (is it the --jsonl file of meshloom-launch bench?)");
   }

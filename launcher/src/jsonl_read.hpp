@@ -10,8 +10,10 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "batch_io.hpp"
 #include "json_read.hpp"
@@ -66,6 +68,36 @@ struct LineContext {
     return v.get<std::string>();
   }
 };
+
+// Every record of `text` in order: `visit(ctx, record, type)` for each line that is not blank, `ctx` naming `source`
+// and the line, `record` the line read as a JSON object, `type` its "type" field (a line without one is a ValueError).
+// A line may end in "\r\n".
+template <typename Visit>
+void for_each_record(const std::string& text, const std::string& source, Visit&& visit) {
+  std::istringstream in(text);
+  std::size_t number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    const LineContext ctx{source, number};
+    const nlohmann::json record = ctx.record(line);
+    visit(ctx, record, ctx.text(record, "type"));
+  }
+}
+
+// A config record's "hosts": every rank's host, a list of strings (ValueError naming the field otherwise).
+inline std::vector<std::string> hosts_of(const LineContext& ctx, const nlohmann::json& config) {
+  const nlohmann::json& hosts = ctx.field(config, "hosts");
+  const auto bad = [&] { ctx.fail("field \"hosts\" = " + show(hosts) + ": expected a list of hosts (strings)"); };
+  if (!hosts.is_array()) bad();
+  std::vector<std::string> out;
+  for (const auto& h : hosts) {
+    if (!h.is_string()) bad();
+    out.push_back(h.get<std::string>());
+  }
+  return out;
+}
 
 // The whole of a records file: RuntimeError when it cannot be read, ValueError when it holds more than `max_bytes`
 // ("\"v.jsonl\" is larger than 256 MiB; not a bench JSON Lines file", `what` naming the kind).

@@ -148,15 +148,7 @@ StepRecords parse_step_records(const std::string& text, const std::string& sourc
   std::vector<std::int64_t> config_mesh;        // run: the config's mesh
   std::map<std::int64_t, std::vector<std::int64_t>> request_mesh;  // validate: each request's
   std::vector<std::int64_t> rank_hosts;
-  std::istringstream in(text);
-  std::size_t number = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \t") == std::string::npos) continue;
-    const LineContext ctx{source, number};
-    const json j = ctx.record(line);
-    const std::string type = ctx.text(j, "type");
+  jsonl::for_each_record(text, source, [&](const LineContext& ctx, const json& j, const std::string& type) {
     if (type == "config") {
       if (config_seen) ctx.fail("a second config record (one run per file)");
       config_seen = true;
@@ -165,17 +157,8 @@ StepRecords parse_step_records(const std::string& text, const std::string& sourc
         ctx.fail("no field \"hosts\": the records do not say where the ranks sat (written before they did), so no "
                  "step has a group shape");
       }
-      const json& hosts = j["hosts"];
-      std::vector<std::string> names;
-      if (!hosts.is_array() || hosts.empty()) {
-        ctx.fail("field \"hosts\" = " + jsonl::show(hosts) + ": expected a list of hosts (strings)");
-      }
-      for (const auto& h : hosts) {
-        if (!h.is_string()) {
-          ctx.fail("field \"hosts\" = " + jsonl::show(hosts) + ": expected a list of hosts (strings)");
-        }
-        names.push_back(h.get<std::string>());
-      }
+      const std::vector<std::string> names = jsonl::hosts_of(ctx, j);
+      if (names.empty()) ctx.fail("field \"hosts\" = []: expected every rank's host");
       rank_hosts = host_indices(names);
       if (j.contains("mesh")) config_mesh = mesh_shape_of(ctx, j);
     } else if (type == "drift") {
@@ -202,7 +185,7 @@ StepRecords parse_step_records(const std::string& text, const std::string& sourc
       const auto collective = collective_from_string(name);
       if (!collective) ctx.fail("field \"collective\" = \"" + name + "\": unknown collective");
       const double measured = ctx.number(j, "measured_us");
-      if (!communicates(*collective) || !(measured > 0)) continue;  // a local step, or nothing measured
+      if (!communicates(*collective) || !(measured > 0)) return;  // a local step, or nothing measured
       if (!std::isfinite(measured)) {
         ctx.fail("field \"measured_us\" = " + jsonl::show(j["measured_us"]) + ": not finite");
       }
@@ -251,7 +234,7 @@ StepRecords parse_step_records(const std::string& text, const std::string& sourc
       const std::vector<GroupShape> shapes = group_shapes(*mesh, axes, rank_hosts);
       if (shapes.size() != 1) {
         ++out.mixed_shapes;
-        continue;
+        return;
       }
       out.samples.push_back({.collective = name,
                              .shape = shapes.front(),
@@ -259,7 +242,7 @@ StepRecords parse_step_records(const std::string& text, const std::string& sourc
                                       (*collective == Collective::AllGather ? static_cast<double>(n) : 1.0),
                              .measured_us = measured});
     }
-  }
+  });
   if (!config_seen) {
     raise(ErrorKind::ValueError,
           "\"" + source + "\": no config record (is it the --jsonl file of meshloom-launch run or validate?)");

@@ -256,6 +256,14 @@ std::string_view to_string(CurveModel model) noexcept {
   return model == CurveModel::AlphaBeta ? "alpha_beta" : "piecewise";
 }
 
+namespace {
+// The straight line through (x0, y0) and (x1, y1) in log(x), log(y), at x (x0 < x1, every value > 0).
+double log_log(double x0, double y0, double x1, double y1, double x) noexcept {
+  const double t = (std::log(x) - std::log(x0)) / (std::log(x1) - std::log(x0));
+  return std::exp(std::log(y0) + t * (std::log(y1) - std::log(y0)));
+}
+}  // namespace
+
 double piecewise_time_us(const std::vector<CurvePoint>& points, double bytes) noexcept {
   if (points.empty()) return 0.0;
   const CurvePoint& first = points.front();
@@ -272,10 +280,7 @@ double piecewise_time_us(const std::vector<CurvePoint>& points, double bytes) no
   }
   const auto upper = std::upper_bound(points.begin(), points.end(), bytes,
                                       [](double b, const CurvePoint& p) { return b < p.bytes; });
-  const CurvePoint& hi = *upper;
-  const CurvePoint& lo = *(upper - 1);
-  const double t = (std::log(bytes) - std::log(lo.bytes)) / (std::log(hi.bytes) - std::log(lo.bytes));
-  return std::exp(std::log(lo.time_us) + t * (std::log(hi.time_us) - std::log(lo.time_us)));
+  return log_log(upper[-1].bytes, upper[-1].time_us, upper->bytes, upper->time_us, bytes);
 }
 
 namespace {
@@ -296,10 +301,7 @@ double as_run_factor(const std::vector<AsRunPoint>& points, double bytes) noexce
   if (bytes >= points.back().bytes) return points.back().factor;
   const auto upper = std::upper_bound(points.begin(), points.end(), bytes,
                                       [](double b, const AsRunPoint& p) { return b < p.bytes; });
-  const AsRunPoint& hi = *upper;
-  const AsRunPoint& lo = *(upper - 1);
-  const double t = (std::log(bytes) - std::log(lo.bytes)) / (std::log(hi.bytes) - std::log(lo.bytes));
-  return std::exp(std::log(lo.factor) + t * (std::log(hi.factor) - std::log(lo.factor)));
+  return log_log(upper[-1].bytes, upper[-1].factor, upper->bytes, upper->factor, bytes);
 }
 
 double benchmark_time_us(const GroupCurve& curve, double bytes) {
