@@ -14,6 +14,7 @@
 #include "jsonl_read.hpp"
 #include "meshloom/error.hpp"
 #include "meshloom/plan/plan.hpp"
+#include "text_format.hpp"
 #include "timing.hpp"
 #include "validate_drift.hpp"
 
@@ -46,13 +47,6 @@ std::vector<std::int64_t> mesh_shape_of(const LineContext& ctx, const json& reco
 using CurveKey = std::pair<std::string, GroupShape>;
 // (collective, shape) -> the curve's size a step counts at -> records file -> measured / benchmark of its steps there.
 using Ratios = std::map<CurveKey, std::map<double, std::map<std::size_t, std::vector<double>>>>;
-
-const GroupCurve* find_curve(const Calibration& c, const std::string& collective, const GroupShape& shape) {
-  for (const GroupCurve& curve : c.groups) {
-    if (curve.collective == collective && curve.shape == shape) return &curve;
-  }
-  return nullptr;
-}
 
 // The as-run points of one curve: per size with at least min_steps steps, the median over the records files of each
 // file's median ratio (so that a file measured during a spell of the machine moves it no more than any other file).
@@ -91,7 +85,8 @@ double nearest_point_bytes(const GroupCurve& curve, double bytes) {
   return best;
 }
 
-// A records file's level: the median over its priced anchors of anchor / benchmark (reported, not applied).
+// A records file's level: the median over its priced anchors of anchor / benchmark (refine_calibration leaves a file
+// out when it lies outside the band).
 RecordsLevel level_of(const Calibration& base, const StepRecords& r) {
   RecordsLevel level;
   level.source = r.source;
@@ -131,12 +126,6 @@ Collected collect(const Calibration& base, const std::vector<StepRecords>& recor
     if (out.used > before) ++out.files;
   }
   return out;
-}
-
-std::string percent(double fraction) {
-  char cell[32];
-  std::snprintf(cell, sizeof cell, "%.1f%%", 100.0 * fraction);
-  return cell;
 }
 
 }  // namespace
@@ -337,20 +326,17 @@ std::string refine_table(const RefineReport& report) {
                 "sizes", "steps", "min", "max");
   out << line;
   for (const AsRunCurve& c : report.curves) {
-    double lo = 0, hi = 0;
-    for (std::size_t i = 0; i < c.points.size(); ++i) {
-      lo = i == 0 ? c.points[i].factor : std::min(lo, c.points[i].factor);
-      hi = i == 0 ? c.points[i].factor : std::max(hi, c.points[i].factor);
-    }
     if (c.points.empty()) {
       std::snprintf(line, sizeof line, "  %-15s %4lld %6lld %9lld %6d %6lld %7s %7s\n", c.collective.c_str(),
                     static_cast<long long>(c.shape.n), static_cast<long long>(c.shape.hosts),
                     static_cast<long long>(c.shape.ranks_per_host), 0, static_cast<long long>(c.steps), "-", "-");
     } else {
+      const auto by_factor = [](const AsRunPoint& a, const AsRunPoint& b) { return a.factor < b.factor; };
+      const auto [lo, hi] = std::minmax_element(c.points.begin(), c.points.end(), by_factor);
       std::snprintf(line, sizeof line, "  %-15s %4lld %6lld %9lld %6zu %6lld %6.2fx %6.2fx\n", c.collective.c_str(),
                     static_cast<long long>(c.shape.n), static_cast<long long>(c.shape.hosts),
                     static_cast<long long>(c.shape.ranks_per_host), c.points.size(), static_cast<long long>(c.steps),
-                    lo, hi);
+                    lo->factor, hi->factor);
     }
     out << line;
   }
@@ -368,7 +354,7 @@ std::string refine_table(const RefineReport& report) {
   }
   out << "# step error |predicted - measured| / measured of those collectives, median / p90:\n";
   const auto figure = [](const std::optional<HoldoutError>& e) {
-    return e ? percent(e->median) + " / " + percent(e->p90) : std::string("-");
+    return e ? percent_text(e->median) + " / " + percent_text(e->p90) : std::string("-");
   };
   out << "#   benchmark curves:             " << figure(report.benchmark_error) << "\n";
   out << "#   as run, own file left out:    "

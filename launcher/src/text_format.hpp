@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <exception>
 #include <limits>
 #include <optional>
@@ -88,6 +89,13 @@ namespace meshloom::launcher {
 }
 
 // ---- Writing -------------------------------------------------------------------------------------------------
+
+// A share as a percentage with one decimal: 0.1234 -> "12.3%".
+[[nodiscard]] inline std::string percent_text(double share) {
+  char cell[32];
+  std::snprintf(cell, sizeof cell, "%.1f%%", 100 * share);
+  return cell;
+}
 
 inline void append_int(std::string& out, std::int64_t v) {
   char buf[24];

@@ -299,16 +299,10 @@ ojson step_json(const Prepared& p, const PreparedRequest& r, std::size_t index, 
 
 // ---- the human report -----------------------------------------------------------------------------------------
 
-std::string percent(double share) {
-  char cell[32];
-  std::snprintf(cell, sizeof cell, "%.1f%%", 100 * share);
-  return cell;
-}
-
 std::string errors_text(const std::optional<HoldoutError>& e, bool time_model) {
   if (!time_model) return "unitless";
   if (!e) return "-";
-  return percent(e->median) + " / " + percent(e->p90) + " (" + std::to_string(e->points) + ")";
+  return percent_text(e->median) + " / " + percent_text(e->p90) + " (" + std::to_string(e->points) + ")";
 }
 
 std::string request_line(const Prepared& p, const PreparedRequest& r, std::size_t index,
@@ -327,7 +321,7 @@ std::string request_line(const Prepared& p, const PreparedRequest& r, std::size_
     } else {
       const double fastest = measured_total_us(measured[v.fastest]);
       const double slower = fastest > 0 ? measured_total_us(measured[pick]) / fastest - 1 : 0.0;
-      out << " (+" << percent(slower) << (v.right[m] ? ", a tie)" : ", WRONG)");
+      out << " (+" << percent_text(slower) << (v.right[m] ? ", a tie)" : ", WRONG)");
     }
     out << (m + 1 < p.models.size() ? "," : "\n");
   }
@@ -344,15 +338,15 @@ std::string report_table(const Prepared& p, const std::vector<ModelScore>& score
     if (s.rank_correlation) {
       std::snprintf(corr, sizeof corr, "%.2f (%lld)", *s.rank_correlation, static_cast<long long>(s.correlated_requests));
     }
-    rows.push_back({s.model, std::to_string(s.right) + "/" + std::to_string(s.requests) + " " + percent(share),
+    rows.push_back({s.model, std::to_string(s.right) + "/" + std::to_string(s.requests) + " " + percent_text(share),
                     std::to_string(s.exact) + "/" + std::to_string(s.requests),
-                    percent(s.time_lost_mean) + " / " + percent(s.time_lost_max),
+                    percent_text(s.time_lost_mean) + " / " + percent_text(s.time_lost_max),
                     errors_text(s.step_error, s.time_model),
                     errors_text(s.plan_error, s.time_model), corr});
   }
   std::ostringstream out;
   out << "\nmodels over " << p.requests.size() << " requests (a pick is right when it is the measured fastest or "
-      << "ties with it: within max(" << percent(kTieFloor) << ", 2 standard errors)):\n";
+      << "ties with it: within max(" << percent_text(kTieFloor) << ", 2 standard errors)):\n";
   print_plan_table(out, rows, {false, true, true, true, true, true, true});
   return out.str();
 }

@@ -23,14 +23,12 @@ std::string ratio_text(double r) {
 // curve's time; 0 without a curve of that key.
 double calibrated_time_us(const Calibration& calibration, const std::string& collective, const GroupShape& shape,
                           std::int64_t bytes) {
-  for (const GroupCurve& curve : calibration.groups) {
-    if (curve.collective != collective || curve.shape != shape) continue;
-    for (const CurvePoint& p : curve.points) {
-      if (p.bytes == static_cast<double>(bytes)) return p.time_us;
-    }
-    return benchmark_time_us(curve, static_cast<double>(bytes));  // what the anchors re-time: no as-run factor
+  const GroupCurve* curve = find_curve(calibration, collective, shape);
+  if (curve == nullptr) return 0;
+  for (const CurvePoint& p : curve->points) {
+    if (p.bytes == static_cast<double>(bytes)) return p.time_us;
   }
-  return 0;
+  return benchmark_time_us(*curve, static_cast<double>(bytes));  // what the anchors re-time: no as-run factor
 }
 
 }  // namespace

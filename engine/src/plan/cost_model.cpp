@@ -319,15 +319,16 @@ CalibratedCostModel::CalibratedCostModel(Calibration calibration, const std::vec
                                          CalibratedOptions options)
     : calibration_(std::move(calibration)), names_(mesh_names), options_(options), id_(next_model_id()) {}
 
-const GroupCurve* CalibratedCostModel::curve_for(std::string_view collective, const GroupShape& shape) const {
-  for (const auto& c : calibration_.groups) {
+const GroupCurve* find_curve(const Calibration& calibration, std::string_view collective,
+                             const GroupShape& shape) noexcept {
+  for (const auto& c : calibration.groups) {
     if (c.collective == collective && c.shape == shape) return &c;
   }
   return nullptr;
 }
 
 const GroupCurve* CalibratedCostModel::pricing_curve(std::string_view collective, const GroupShape& shape) const {
-  if (const GroupCurve* exact = curve_for(collective, shape)) return exact;
+  if (const GroupCurve* exact = find_curve(calibration_, collective, shape)) return exact;
   if (!options_.extrapolate) return nullptr;
   // The nearest measured shape of the collective: fewest host differences, then ranks per host, then n (log2).
   const GroupCurve* nearest = nullptr;
@@ -347,16 +348,19 @@ const GroupCurve* CalibratedCostModel::pricing_curve(std::string_view collective
 
 std::optional<double> CalibratedCostModel::predict_us(std::string_view collective, const GroupShape& shape,
                                                       double bytes) const {
-  const std::optional<double> bench = benchmark_us(collective, shape, bytes);
-  if (!bench) return std::nullopt;
-  return *bench * as_run_factor(pricing_curve(collective, shape)->as_run, bytes);
+  return priced_us(collective, shape, bytes, true);
 }
 
 std::optional<double> CalibratedCostModel::benchmark_us(std::string_view collective, const GroupShape& shape,
                                                         double bytes) const {
+  return priced_us(collective, shape, bytes, false);
+}
+
+std::optional<double> CalibratedCostModel::priced_us(std::string_view collective, const GroupShape& shape,
+                                                     double bytes, bool as_run) const {
   const GroupCurve* curve = pricing_curve(collective, shape);
   if (curve == nullptr) return std::nullopt;
-  const double t = benchmark_time_us(*curve, bytes);
+  const double t = as_run ? curve_time_us(*curve, bytes) : benchmark_time_us(*curve, bytes);
   if (curve->shape == shape) return t;
   return t * curve_factor(collective, shape.n) / curve_factor(collective, curve->shape.n);
 }

@@ -262,6 +262,10 @@ struct Calibration {
   friend bool operator==(const Calibration&, const Calibration&) = default;
 };
 
+// The curve of (collective, shape) in `calibration`; nullptr when it has none.
+[[nodiscard]] const GroupCurve* find_curve(const Calibration& calibration, std::string_view collective,
+                                           const GroupShape& shape) noexcept;
+
 // Strict parsing: ValueError naming the field and value (unknown fields, wrong types, negative or zero
 // bandwidth, an unknown collective, a mesh that is not the calibrated one's shape, curve points out of order, two
 // curves of one key, "groups" without "rank_hosts" for every rank of the world).
@@ -334,7 +338,9 @@ public:
   [[nodiscard]] std::vector<std::string> gaps(const std::vector<std::int64_t>& mesh_shape) const;
 
 private:
-  [[nodiscard]] const GroupCurve* curve_for(std::string_view collective, const GroupShape& shape) const;
+  // predict_us (with the curve's as-run factor) or benchmark_us (without): one lookup of the pricing curve.
+  [[nodiscard]] std::optional<double> priced_us(std::string_view collective, const GroupShape& shape, double bytes,
+                                                bool as_run) const;
   // The curve predict_us prices (collective, shape) by: the exact one, or when extrapolating the nearest measured
   // shape's; nullptr when there is none.
   [[nodiscard]] const GroupCurve* pricing_curve(std::string_view collective, const GroupShape& shape) const;
