@@ -141,6 +141,13 @@ StepRecords parse_step_records(const std::string& text, const std::string& sourc
     if (type == "config") {
       if (config_seen) ctx.fail("a second config record (one run per file)");
       config_seen = true;
+      if (j.contains("command")) {
+        const std::string command = ctx.text(j, "command");
+        if (command != "run" && command != "validate") {
+          ctx.fail("field \"command\" = \"" + command + "\": these are " + command +
+                   "'s records, and refine reads the step records of meshloom-launch run or validate --jsonl");
+        }
+      }
       out.backend = ctx.text(j, "backend");
       if (!j.contains("hosts")) {
         ctx.fail("no field \"hosts\": the records do not say where the ranks sat (written before they did), so no "
@@ -278,8 +285,10 @@ RefineReport refine_calibration(const Calibration& base, const std::vector<StepR
   report.steps_unpriced = all.unpriced;
   for (GroupCurve& curve : report.calibration.groups) {
     const auto it = all.ratios.find({curve.collective, curve.shape});
+    const bool had_correction = !curve.as_run.empty();
+    const std::string name = curve.collective + " on " + to_string(curve.shape);
     if (it == all.ratios.end()) {
-      if (!curve.as_run.empty()) report.dropped.push_back(curve.collective + " on " + to_string(curve.shape));
+      if (had_correction) report.dropped.push_back({.curve = name, .measured = false});
       curve.as_run.clear();
       continue;
     }
@@ -287,6 +296,7 @@ RefineReport refine_calibration(const Calibration& base, const std::vector<StepR
     row.collective = curve.collective;
     row.shape = curve.shape;
     curve.as_run = fit_points(it->second, min_steps, &row.sizes_dropped);
+    if (had_correction && curve.as_run.empty()) report.dropped.push_back({.curve = name, .measured = true});
     row.points = curve.as_run;
     for (const auto& [bytes, files] : it->second) {
       for (const auto& [file, ratios] : files) row.steps += static_cast<std::int64_t>(ratios.size());
@@ -370,8 +380,11 @@ std::string refine_table(const RefineReport& report) {
     out << "# " << report.steps_unpriced << " measured collectives of a collective or group shape the calibration has "
         << "no curve for: left out\n";
   }
-  for (const auto& curve : report.dropped) {
-    out << "# " << curve << ": its earlier correction dropped (no collective of these records measured it)\n";
+  for (const DroppedCorrection& d : report.dropped) {
+    out << "# " << d.curve << ": its earlier correction dropped ("
+        << (d.measured ? "none of its sizes had --min-steps measured collectives"
+                       : "no collective of the records used measured it")
+        << ")\n";
   }
   if (report.steps_mixed > 0) {
     out << "# " << report.steps_mixed << " measured collectives on groups of more than one shape: left out\n";

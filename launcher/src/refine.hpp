@@ -63,8 +63,9 @@ struct StepRecords {
 
 // Reads run's or validate's JSON Lines: the config record (its "backend" and "hosts"; run's carries the mesh),
 // validate's request records (each request's mesh) and drift records (their anchors), and the step records.
-// ValueError naming `source`, the line and the field for a malformed record, a config without hosts, a step before
-// the config or of an unknown request, a mesh of more ranks than the hosts place, or steps of two timing protocols.
+// ValueError naming `source`, the line and the field for a malformed record, another command's records (a config
+// whose "command" is not run or validate: bench's, calibrate's), a config without hosts, a step before the config or
+// of an unknown request, a mesh of more ranks than the hosts place, or steps of two timing protocols.
 [[nodiscard]] StepRecords parse_step_records(const std::string& text, const std::string& source);
 [[nodiscard]] StepRecords read_step_records(const std::filesystem::path& path);
 
@@ -87,12 +88,21 @@ struct RecordsLevel {
   bool used = true;             // false: its level lies outside the band (and any_level is off)
 };
 
+// A curve of the base calibration that had an as-run correction and has none after refine, and why.
+struct DroppedCorrection {
+  std::string curve;  // "all_gather on 2 ranks on 1 host (2 per host)"
+  bool measured = false;  // false: no step of the records used measured it; true: its sizes had too few steps each
+  bool operator==(const DroppedCorrection&) const = default;
+};
+
 struct RefineReport {
   Calibration calibration;           // the base with every curve's as_run replaced
   std::vector<AsRunCurve> curves;    // the curves given a correction, in the calibration's order
   std::vector<RecordsLevel> levels;  // per records file, in order
   std::int64_t files = 0;            // files with a step used (the level band passed, a step priced)
-  std::vector<std::string> dropped;  // curves whose earlier correction is gone: no step of these records measured them
+  // Curves whose earlier correction is gone: no step of these records measured them, or none of their sizes had
+  // min_steps measured collectives.
+  std::vector<DroppedCorrection> dropped;
   std::int64_t steps_used = 0;
   std::int64_t steps_unpriced = 0;   // of a (collective, shape) without a curve
   std::int64_t steps_mixed = 0;      // groups of more than one shape

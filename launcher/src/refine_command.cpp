@@ -53,6 +53,7 @@ int run(const RefineOptions& o) {
               << std::flush;
     return 0;
   } catch (const std::exception& e) {
+    std::cout << std::flush;  // the table first, then why nothing was written
     std::cerr << "error: " << what_of(e) << "\n";
   }
   return kExitError;

@@ -205,9 +205,22 @@ TEST(Refine, TheFactorIsTheMedianAndSizesOfTooFewStepsAreLeftOut) {
   EXPECT_NEAR(again.calibration.groups[1].as_run[0].factor, 2.0, 1e-6);
   EXPECT_EQ(again.calibration.groups[1].as_run[0].bytes, 4096.0);
   EXPECT_TRUE(again.calibration.groups[0].as_run.empty());
-  EXPECT_EQ(again.dropped, (std::vector<std::string>{"all_gather on 2 ranks on 1 host (2 per host)"}));
-  EXPECT_NE(refine_table(again).find("# all_gather on 2 ranks on 1 host (2 per host): its earlier correction dropped"),
+  EXPECT_EQ(again.dropped, (std::vector<DroppedCorrection>{{"all_gather on 2 ranks on 1 host (2 per host)", false}}));
+  EXPECT_NE(refine_table(again).find("# all_gather on 2 ranks on 1 host (2 per host): its earlier correction dropped "
+                                     "(no collective of the records used measured it)"),
             std::string::npos);
+  // A curve measured, but at no size by --min-steps collectives, loses its earlier correction too, and says why.
+  Calibration twice = r.calibration;
+  twice.groups[1].as_run = {{65536, 1.5, 4}};
+  std::string few = kValidateHead;
+  few += step("all_reduce", "[1]", 65536, bench * 1.1);
+  const RefineReport thin = refine_calibration(twice, {parse_step_records(few, "t.jsonl")});
+  EXPECT_TRUE(thin.calibration.groups[1].as_run.empty());
+  EXPECT_EQ(thin.dropped, (std::vector<DroppedCorrection>{{"all_reduce on 2 ranks on 1 host (2 per host)", true}}));
+  EXPECT_NE(refine_table(thin).find("# all_reduce on 2 ranks on 1 host (2 per host): its earlier correction dropped "
+                                    "(none of its sizes had --min-steps measured collectives)"),
+            std::string::npos)
+      << refine_table(thin);
 }
 
 TEST(Refine, RunRecordsAllGatherSizesAndWhatIsNotUsed) {
@@ -250,6 +263,9 @@ TEST(Refine, BadRecordsAndMismatchesAreClearErrors) {
   EXPECT_EQ(parse(R"({"type":"config","backend":"mpi"})"),
             "ValueError: \"v.jsonl\" line 1: no field \"hosts\": the records do not say where the ranks sat (written "
             "before they did), so no step has a group shape");
+  EXPECT_EQ(parse(R"({"type":"config","command":"bench","backend":"mpi","hosts":["a"]})"),
+            "ValueError: \"v.jsonl\" line 1: field \"command\" = \"bench\": these are bench's records, and refine reads "
+            "the step records of meshloom-launch run or validate --jsonl");
   EXPECT_EQ(parse(step("all_reduce", "[0]", 4096, 10)), "ValueError: \"v.jsonl\" line 1: a step record before the config record");
   EXPECT_EQ(parse(kValidateHead + R"({"type":"step","request":7,"axes":[0],"collective":"all_reduce","bytes":8,"measured_us":1,"timing":"single_shot"})"),
             "ValueError: \"v.jsonl\" line 3: field \"request\" = 7: no such request record before it");
