@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -229,6 +230,9 @@ void CostsPanel::build() {
   fit_button_ = new QPushButton(tr("Fit calibration"), this);
   fit_button_->setToolTip(tr("Fit alpha and bus bandwidth per axis and collective to the run's points "
                              "(meshloom-launch calibrate --from)"));
+  refine_button_ = new QPushButton(tr("Correct by records..."), this);
+  refine_button_->setToolTip(tr("Correct the calibration's curves by what plans measured when they ran (run or "
+                                "validate --jsonl files; meshloom-launch refine)"));
   apply_button_ = new QPushButton(tr("Apply to planner"), this);
   apply_button_->setToolTip(tr("Make this calibration the design's and plan with it (undoable)"));
   progress_ = new QProgressBar(this);
@@ -263,6 +267,7 @@ void CostsPanel::build() {
   runs->addWidget(cancel_button_);
   runs->addWidget(progress_, 1);
   runs->addWidget(fit_button_);
+  runs->addWidget(refine_button_);
   runs->addWidget(apply_button_);
 
   auto* top = new QWidget(this);
@@ -289,6 +294,7 @@ void CostsPanel::build() {
   connect(run_button_, &QPushButton::clicked, this, &CostsPanel::open_run_dialog);
   connect(cancel_button_, &QPushButton::clicked, this, &CostsPanel::cancel_run);
   connect(fit_button_, &QPushButton::clicked, this, [this] { (void)fit_calibration(); });
+  connect(refine_button_, &QPushButton::clicked, this, &CostsPanel::refine_dialog);
   connect(apply_button_, &QPushButton::clicked, this, [this] {
     if (!calibration_path_.isEmpty()) emit apply_requested(calibration_path_);
   });
@@ -334,14 +340,32 @@ void CostsPanel::on_progress(int done, int total) {
 }
 
 void CostsPanel::sync_buttons() {
-  const bool busy = running() || (calibrate_ && calibrate_->running());
+  const bool busy = running() || job_busy();
   run_button_->setEnabled(!busy);
   cancel_button_->setEnabled(running());
   fit_button_->setEnabled(!busy && !records_path_.isEmpty() && chart_->measurements().point_count() > 0);
+  const QString no_refine = refine_refusal();
+  refine_button_->setEnabled(!busy && no_refine.isEmpty());
+  refine_button_->setToolTip(no_refine.isEmpty()
+                                 ? tr("Correct the calibration's curves by what plans measured when they ran (run or "
+                                      "validate --jsonl files; meshloom-launch refine)")
+                                 : no_refine);
   const QString refusal = apply_refusal();
   apply_button_->setEnabled(!busy && !calibration_path_.isEmpty() && refusal.isEmpty());
   apply_button_->setToolTip(refusal.isEmpty() ? tr("Make this calibration the design's and plan with it (undoable)")
                                               : tr("Cannot apply: %1").arg(refusal));
+}
+
+bool CostsPanel::job_busy() const { return job_ && job_->running(); }
+
+QString CostsPanel::refine_refusal() const {
+  const std::optional<Calibration>& c = chart_->measurements().calibration();
+  if (calibration_path_.isEmpty() || !c) return tr("Load or fit a calibration first: refine corrects its curves.");
+  if (c->groups.empty()) {
+    return tr("%1 holds per-axis fits only; refine corrects curves by group shape: calibrate again with this version.")
+        .arg(QFileInfo(calibration_path_).fileName());
+  }
+  return {};
 }
 
 QString CostsPanel::apply_refusal() const {
@@ -353,6 +377,7 @@ QString CostsPanel::apply_refusal() const {
 
 void CostsPanel::forget_document() {
   if (running()) return;  // a run under way keeps its records; they were made for the design it saved
+  job_.reset();  // a fit or correction under way was for the last design: stopped, its file never shown here
   clear_on_first_record_ = false;
   chart_->clear();
   chart_->set_calibration(std::nullopt);
@@ -600,12 +625,63 @@ bool CostsPanel::fit_calibration() {
     show_message(tr("Nothing to fit: run a benchmark or open its records first."), true);
     return false;
   }
-  if (running() || (calibrate_ && calibrate_->running())) {
+  if (!ready_for_job()) return false;
+  const QString out = QDir(run_dir_).filePath(QStringLiteral("calibration.json"));
+  start_job(calibrate_arguments(records_path_, out), out, {tr("Fitting..."), tr("Fitting failed: %1")},
+            [this](const QString& path) {
+              return tr("Fitted %1: %2. The lines over the points are the model the planner will use.")
+                  .arg(QDir::toNativeSeparators(path), fits_->summary());
+            });
+  return true;
+}
+
+bool CostsPanel::refine_calibration(const QStringList& records) {
+  if (const QString why = refine_refusal(); !why.isEmpty()) {
+    show_message(why, true);
+    return false;
+  }
+  if (records.isEmpty()) {
+    show_message(tr("Nothing to correct by: choose the run or validate --jsonl files of plans run with it."), true);
+    return false;
+  }
+  if (!ready_for_job()) return false;
+  // A name of its own each time: the calibration corrected may be an earlier correction in this folder.
+  const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"));
+  const QString out = QDir(run_dir_).filePath(QStringLiteral("calibration.refined-%1.json").arg(stamp));
+  const QString base = QFileInfo(calibration_path_).fileName();
+  const auto files = static_cast<long long>(records.size());
+  const JobText text{tr("Correcting %1...").arg(base), tr("Correcting failed: %1")};
+  start_job(refine_arguments(calibration_path_, records, out), out, text, [this, base, files](const QString& path) {
+    const std::optional<Calibration>& c = chart_->measurements().calibration();
+    const auto corrected = c ? std::count_if(c->groups.begin(), c->groups.end(),
+                                             [](const GroupCurve& g) { return !g.as_run.empty(); })
+                             : 0;
+    const QString refusal = apply_refusal();
+    return tr("Corrected %1 by %2: %3 of %4 curves priced as plans ran (the Fits tab's \"as run\" column; the "
+              "launcher's table, with the held-out error, in the log). Wrote %5. %6")
+        .arg(base, counted(files, tr("records file")), QString::number(corrected),
+             QString::number(c ? c->groups.size() : 0), QDir::toNativeSeparators(path),
+             refusal.isEmpty() ? tr("Apply to planner plans with it.")
+                               : tr("It cannot be applied to this design: %1").arg(refusal));
+  });
+  return true;
+}
+
+void CostsPanel::refine_dialog() {
+  const QString dir = predictions_path_.isEmpty() ? run_dir_ : QFileInfo(predictions_path_).absolutePath();
+  const QStringList paths = QFileDialog::getOpenFileNames(
+      this, tr("Correct the calibration by run or validate records"), dir,
+      tr("Run or validate JSON Lines (*.jsonl);;All files (*)"));
+  if (!paths.isEmpty()) (void)refine_calibration(paths);
+}
+
+bool CostsPanel::ready_for_job() {
+  if (running() || job_busy()) {
     show_message(tr("Wait for the run to end first."), true);
     return false;
   }
-  if (run_dir_.isEmpty()) {  // records opened from a file: the fit gets a folder of its own
-    run_dir_ = QDir(runs_root_).filePath(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz")));
+  if (run_dir_.isEmpty()) {  // records opened from a file: the job's output gets a folder of its own
+    run_dir_ = new_run_dir();
     if (!QDir().mkpath(run_dir_)) {
       show_message(tr("Cannot create the folder %1").arg(run_dir_), true);
       run_dir_.clear();
@@ -613,26 +689,32 @@ bool CostsPanel::fit_calibration() {
     }
   }
   if (launcher_.isEmpty()) launcher_ = RunSettings::load(static_cast<int>(doc_->design().world)).launcher;
-  const QString out = QDir(run_dir_).filePath(QStringLiteral("calibration.json"));
-  calibrate_ = std::make_unique<CalibrateJob>();
-  connect(calibrate_.get(), &CalibrateJob::finished, this, [this, out](bool ok, const QString& why) {
-    if (ok) {
-      (void)load_calibration(out);
-      show_message(tr("Fitted %1: %2. The lines over the points are the model the planner will use.")
-                       .arg(QDir::toNativeSeparators(out), fits_->summary()),
-                   false);
-      emit calibrated(out);
-    } else {
-      show_message(tr("Fitting failed: %1").arg(why), true);
-      emit calibrated(QString());
-    }
-    sync_buttons();
-  });
-  connect(calibrate_.get(), &CalibrateJob::log, this, &CostsPanel::append_log);
-  calibrate_->start(launcher_, records_path_, out);
-  show_message(tr("Fitting..."), false);
-  sync_buttons();
   return true;
+}
+
+void CostsPanel::start_job(const QStringList& arguments, const QString& out, const JobText& text,
+                           std::function<QString(const QString&)> success) {
+  job_ = std::make_unique<FileJob>();
+  connect(job_.get(), &FileJob::finished, this,
+          [this, out, failed = text.failed, success = std::move(success)](bool ok, const QString& why) {
+            if (!ok) {
+              show_message(QString(failed).arg(why), true);
+              emit calibrated(QString());
+            } else if (const QString error = load_calibration(out); !error.isEmpty()) {
+              show_message(tr("The launcher wrote %1, which cannot be loaded: %2")
+                               .arg(QDir::toNativeSeparators(out), error),
+                           true);
+              emit calibrated(QString());
+            } else {
+              show_message(success(out), false);
+              emit calibrated(out);
+            }
+            sync_buttons();
+          });
+  connect(job_.get(), &FileJob::log, this, &CostsPanel::append_log);
+  show_message(text.pending, false);  // before the start: a program that cannot start says so in its place
+  job_->start(launcher_, arguments);
+  sync_buttons();
 }
 
 void CostsPanel::open_run_dialog() {

@@ -11,17 +11,21 @@
 //     or submits it as a Slurm batch job through a SlurmRun (sbatch, its state from squeue / scontrol in the
 //     message line, Cancel runs scancel); records stream into the chart as they arrive, with a progress bar,
 //     Cancel, and the launcher's output and errors in a log. The run's files go to a folder of their own
-//     (run_dir(): the design as run, bench.jsonl with every accepted record, calibration.json once fitted; a Slurm
-//     job's script, records and output too), so a crashed launcher leaves what was measured;
+//     (run_dir(): the design as run, bench.jsonl with every accepted record, calibration.json once fitted,
+//     calibration.refined-<time>.json per correction; a Slurm job's script, records and output too), so a crashed
+//     launcher leaves what was measured;
 //   - recalibration: "Fit calibration" runs `meshloom-launch calibrate --from bench.jsonl --out calibration.json`
 //     (no MPI), shows the fitted model over the points, and "Apply to planner" hands the file to the window
-//     (apply_requested), which makes it the design's calibration as one undoable edit.
+//     (apply_requested), which makes it the design's calibration as one undoable edit; "Correct by records..."
+//     runs `meshloom-launch refine` on the calibration shown with run or validate records (what plans measured when
+//     they ran) and shows the corrected calibration, for Apply in turn.
 // Nothing here talks to MPI: the launcher does.
 #pragma once
 
 #include <QString>
 #include <QWidget>
 
+#include <functional>
 #include <memory>
 #include <utility>
 #include <optional>
@@ -115,6 +119,14 @@ public:
   // Fits a calibration to the last run's records (meshloom-launch calibrate --from). False with the reason in
   // message() when there is nothing to fit or the launcher cannot start; the outcome arrives as calibrated().
   bool fit_calibration();
+  // Corrects the calibration shown by what plans measured when they ran: meshloom-launch refine --calibration
+  // calibration_path() --records R ... --out <folder>/calibration.refined-<time>.json (no MPI), `records` being run
+  // or validate --jsonl files. False with the reason in message() when there is no calibration with curves, no
+  // records, a run or job under way, or no folder; the outcome arrives as calibrated(), and the corrected file is
+  // shown (the Fits tab's as-run factors) for Apply to planner.
+  bool refine_calibration(const QStringList& records);
+  // Asks for run or validate records (one or more; from the folder of the records shown) and corrects by them.
+  void refine_dialog();
   // The bench records the chart shows, which Fit calibration fits; empty when none.
   [[nodiscard]] const QString& records_path() const noexcept { return records_path_; }
   // The calibration file fitted last (or loaded), for Apply; empty when none.
@@ -127,7 +139,8 @@ public:
   [[nodiscard]] int progress_value() const;
   [[nodiscard]] int progress_maximum() const;
 
-  // The launcher that fits calibrations (calibrate --from); default: the last run's, else the saved setting's.
+  // The launcher that fits and corrects calibrations (calibrate --from, refine); default: the last run's, else the
+  // saved setting's.
   void set_launcher(const QString& launcher) { launcher_ = launcher; }
   // Where runs are kept (default: QStandardPaths::AppLocalDataLocation/runs); tests point it elsewhere.
   void set_runs_root(const QString& dir) { runs_root_ = dir; }
@@ -135,7 +148,7 @@ public:
 signals:
   // A run ended (any status).
   void run_finished(const RunOutcome& outcome);
-  // calibrate --from ended: the calibration file on success, else empty with the reason in message().
+  // calibrate --from or refine ended: the calibration file on success, else empty with the reason in message().
   void calibrated(const QString& path);
   // The user asked to make this calibration the design's ("Apply to planner").
   void apply_requested(const QString& path);
@@ -157,6 +170,20 @@ private:
   // Why the calibration shown cannot be applied to the design (calibration_mismatch); empty when it can, or when
   // there is none.
   [[nodiscard]] QString apply_refusal() const;
+  // Why Correct by records cannot run (no calibration, or one without curves); empty when it can.
+  [[nodiscard]] QString refine_refusal() const;
+  [[nodiscard]] bool job_busy() const;
+  // Before a fit or a correction: nothing under way (else false with the reason in message()), the folder its file
+  // goes to (the last run's, or a new one), and the launcher.
+  bool ready_for_job();
+  // What the message line says while a file job runs, and when it fails ("%1": the launcher's reason).
+  struct JobText {
+    QString pending, failed;
+  };
+  // Runs a file job writing `out`; on success loads `out` and says success(out), else why (text.failed, or that
+  // `out` cannot be loaded). Emits calibrated() either way.
+  void start_job(const QStringList& arguments, const QString& out, const JobText& text,
+                 std::function<QString(const QString&)> success);
   // Another design replaced the document: what was shown for the last one goes.
   void forget_document();
   // A run (local, template or Slurm) starts in `dir`: its records file, the chart kept until the first record, the
@@ -173,19 +200,20 @@ private:
   LauncherRun* run_ = nullptr;
   SlurmRun* slurm_ = nullptr;
   bool slurm_active_ = false;  // the run under way (or last run) is slurm_'s
-  std::unique_ptr<CalibrateJob> calibrate_;
+  std::unique_ptr<FileJob> job_;  // calibrate --from or refine
   QString runs_root_;
   QString run_dir_;
   QString records_path_;
   QString calibration_path_;
   QString predictions_path_;
-  QString launcher_;  // the launcher of the last run (calibrate uses the same)
+  QString launcher_;  // the launcher of the last run (calibrate and refine use the same)
   bool clear_on_first_record_ = false;  // a run started: its first record replaces the chart shown
   std::pair<QString, QString> shown_before_run_;  // records_path_ and run_dir_ of that chart, kept if none arrives
 
   QPushButton* run_button_ = nullptr;
   QPushButton* cancel_button_ = nullptr;
   QPushButton* fit_button_ = nullptr;
+  QPushButton* refine_button_ = nullptr;
   QPushButton* apply_button_ = nullptr;
   QProgressBar* progress_ = nullptr;
   QLabel* message_ = nullptr;

@@ -254,9 +254,9 @@ void LauncherRun::finish(RunOutcome o) {
   emit finished(o);
 }
 
-// ---- CalibrateJob --------------------------------------------------------------------------------------------------
+// ---- FileJob -------------------------------------------------------------------------------------------------------
 
-CalibrateJob::CalibrateJob(QObject* parent) : QObject(parent), process_(new QProcess(this)) {
+FileJob::FileJob(QObject* parent) : QObject(parent), process_(new QProcess(this)) {
   process_->setProcessChannelMode(QProcess::MergedChannels);
   connect(process_, &QProcess::readyReadStandardOutput, this, [this] {
     const QString text = QString::fromLocal8Bit(process_->readAllStandardOutput());
@@ -285,14 +285,25 @@ CalibrateJob::CalibrateJob(QObject* parent) : QObject(parent), process_(new QPro
   });
 }
 
-CalibrateJob::~CalibrateJob() { end_process(process_, this); }
+FileJob::~FileJob() { end_process(process_, this); }
 
-bool CalibrateJob::running() const { return !done_; }
+bool FileJob::running() const { return !done_; }
 
-void CalibrateJob::start(const QString& launcher, const QString& records, const QString& out) {
+void FileJob::start(const QString& launcher, const QStringList& arguments) {
   output_.clear();
   done_ = false;
-  process_->start(launcher, {QStringLiteral("calibrate"), QStringLiteral("--from"), records, QStringLiteral("--out"), out});
+  process_->start(launcher, arguments);
+}
+
+QStringList calibrate_arguments(const QString& records, const QString& out) {
+  return {QStringLiteral("calibrate"), QStringLiteral("--from"), records, QStringLiteral("--out"), out};
+}
+
+QStringList refine_arguments(const QString& calibration, const QStringList& records, const QString& out) {
+  QStringList args{QStringLiteral("refine"), QStringLiteral("--calibration"), calibration};
+  for (const QString& r : records) args << QStringLiteral("--records") << r;
+  args << QStringLiteral("--out") << out;
+  return args;
 }
 
 }  // namespace meshloom::app

@@ -167,15 +167,21 @@ private:
   bool done_ = true;
 };
 
-// `meshloom-launch calibrate --from RECORDS --out FILE`: fits a calibration to a finished run's records (no MPI,
-// a second or so). finished(ok, why): why is the launcher's error (or why it did not start) when not ok.
-class CalibrateJob : public QObject {
+// The arguments of the launcher's commands that only read and write files (no MPI, a second or so):
+//   calibrate --from RECORDS --out FILE                                fits a calibration to a run's bench records
+//   refine --calibration CAL --records R [--records R ...] --out FILE  corrects its curves by what plans measured
+[[nodiscard]] QStringList calibrate_arguments(const QString& records, const QString& out);
+[[nodiscard]] QStringList refine_arguments(const QString& calibration, const QStringList& records, const QString& out);
+
+// One such command run (start(launcher, calibrate_arguments(...))). finished(ok, why) comes once per start: why is
+// the launcher's error line (or why it did not start) when not ok; log() carries its output as it arrives.
+class FileJob : public QObject {
   Q_OBJECT
 
 public:
-  explicit CalibrateJob(QObject* parent = nullptr);
-  ~CalibrateJob() override;
-  void start(const QString& launcher, const QString& records, const QString& out);
+  explicit FileJob(QObject* parent = nullptr);
+  ~FileJob() override;
+  void start(const QString& launcher, const QStringList& arguments);
   [[nodiscard]] bool running() const;
 
 signals:

@@ -4,9 +4,9 @@
 // the config's plan (sizes too small for a group are not counted, as bench does not run them), garbage lines reported
 // by line number while the rest is read, chatter on stdout logged, an early exit, a launcher's error record and exit
 // status in the message, records that cannot be saved, a crash, a cancel of a process that ignores SIGTERM, a run
-// destroyed while going, a program that does not exist, and the event loop free throughout. CalibrateJob with the
+// destroyed while going, a program that does not exist, and the event loop free throughout. FileJob with the
 // real launcher's calibrate --from, and its failures. The Costs panel fed by a run: the chart fills as records
-// arrive, and a fit by calibrate --from. With the label mpi (app_live_run_mpi): the Costs panel runs the default
+// arrive, and a fit by calibrate --from; Correct by records (refine) on a calibration shown, and its refusals. With the label mpi (app_live_run_mpi): the Costs panel runs the default
 // design for real (`mpirun -np 8 meshloom-launch bench --jsonl -` through LauncherRun), then calibrate on its records,
 // loaded by the engine. The loop in the window: fit, apply, and the plan's price changes.
 #include <QComboBox>
@@ -415,14 +415,14 @@ private slots:
     QCOMPARE(lines_of(records).size(), 3);
   }
 
-  // calibrate --from through CalibrateJob: a fit the engine loads, and failures in the launcher's words.
+  // calibrate --from through FileJob: a fit the engine loads, and failures in the launcher's words.
   void calibrate_job_fits_or_says_why() {
     QTemporaryDir tmp;
     const QString out = tmp.filePath(QStringLiteral("calibration.json"));
     {
-      CalibrateJob job;
-      QSignalSpy finished(&job, &CalibrateJob::finished);
-      job.start(kLauncher, kRecorded, out);
+      FileJob job;
+      QSignalSpy finished(&job, &FileJob::finished);
+      job.start(kLauncher, calibrate_arguments(kRecorded, out));
       QVERIFY(job.running());
       QVERIFY(finished.wait(30000));
       QVERIFY2(finished.at(0).at(0).toBool(), qPrintable(finished.at(0).at(1).toString()));
@@ -431,23 +431,98 @@ private slots:
       QVERIFY(c.axes.count("dp") == 1 && c.axes.count("tp") == 1);
     }
     {
-      CalibrateJob job;
-      QSignalSpy finished(&job, &CalibrateJob::finished);
-      job.start(kLauncher, tmp.filePath(QStringLiteral("missing.jsonl")), out);
+      FileJob job;
+      QSignalSpy finished(&job, &FileJob::finished);
+      job.start(kLauncher, calibrate_arguments(tmp.filePath(QStringLiteral("missing.jsonl")), out));
       QVERIFY(finished.wait(30000));
       QVERIFY(!finished.at(0).at(0).toBool());
       const QString why = finished.at(0).at(1).toString();
       QVERIFY2(why.contains(QLatin1String("missing.jsonl")), qPrintable(why));
     }
     {
-      CalibrateJob job;
-      QSignalSpy finished(&job, &CalibrateJob::finished);
-      job.start(QStringLiteral("/nonexistent/meshloom-launch"), kRecorded, out);
+      FileJob job;
+      QSignalSpy finished(&job, &FileJob::finished);
+      job.start(QStringLiteral("/nonexistent/meshloom-launch"), calibrate_arguments(kRecorded, out));
       QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 10000);
       QVERIFY(!finished.at(0).at(0).toBool());
       const QString why = finished.at(0).at(1).toString();
       QVERIFY2(why.contains(QLatin1String("/nonexistent/meshloom-launch")), qPrintable(why));
     }
+  }
+
+  // Correct by records: the real launcher's refine on the calibration shown with validate records (the bundled
+  // 2-rank runs of the VM), the corrected file shown with its as-run factors in the Fits tab (this 8-rank design
+  // cannot take a 2-rank calibration, and the message says so instead of pointing at Apply); the refusals before it
+  // can run, and the launcher's reason when it fails (the corrected calibration stays shown).
+  void correct_by_records_refines_the_calibration() {
+    QTemporaryDir tmp;
+    DesignDocument doc;
+    QString error;
+    QVERIFY2(doc.open(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/default.meshloom.json"), &error), qPrintable(error));
+    CostsPanel panel(&doc);
+    panel.set_runs_root(tmp.path());
+    panel.set_launcher(kLauncher);
+    QPushButton* correct = button(panel, QStringLiteral("Correct by records..."));
+    const QString dir = QStringLiteral(MESHLOOM_CALIBRATION_DIR);
+    const QStringList records{dir + QStringLiteral("/vm-2.validate-1.jsonl"), dir + QStringLiteral("/vm-2.validate-2.jsonl")};
+
+    QVERIFY(!correct->isEnabled());
+    QVERIFY(!panel.refine_calibration(records));
+    QVERIFY2(panel.message().contains(QLatin1String("Load or fit a calibration first")), qPrintable(panel.message()));
+    QVERIFY(panel.load_calibration(dir + QStringLiteral("/local-2x2.calibration.json")).isEmpty());
+    QVERIFY(!correct->isEnabled());
+    QVERIFY2(correct->toolTip().contains(QLatin1String("local-2x2.calibration.json holds per-axis fits only")),
+             qPrintable(correct->toolTip()));
+
+    const QString base = dir + QStringLiteral("/vm-2.calibration.json");
+    QVERIFY(panel.load_calibration(base).isEmpty());
+    QVERIFY(correct->isEnabled());
+    QVERIFY(!panel.refine_calibration({}));
+    QVERIFY2(panel.message().contains(QLatin1String("Nothing to correct by")), qPrintable(panel.message()));
+    for (int row = 0; row < panel.fits()->rowCount(); ++row) {
+      QCOMPARE(panel.fits()->index(row, FitTableModel::AsRun).data().toString(), QString(QChar(0x2013)));
+    }
+
+    QSignalSpy calibrated(&panel, &CostsPanel::calibrated);
+    QVERIFY2(panel.refine_calibration(records), qPrintable(panel.message()));
+    QVERIFY(!correct->isEnabled());  // one job at a time
+    QVERIFY(calibrated.wait(30000));
+    const QString path = calibrated.takeFirst().at(0).toString();
+    QVERIFY2(!path.isEmpty(), qPrintable(panel.message()));
+    QCOMPARE(panel.calibration_path(), path);
+    QCOMPARE(QFileInfo(path).absolutePath(), QFileInfo(panel.run_dir()).absoluteFilePath());
+    const Calibration refined = load_calibration(path.toStdString());
+    const Calibration plain = load_calibration(base.toStdString());
+    QCOMPARE(refined.groups.size(), plain.groups.size());
+    int corrected = 0;
+    for (std::size_t i = 0; i < refined.groups.size(); ++i) {
+      QCOMPARE(refined.groups[i].points.size(), plain.groups[i].points.size());  // the benchmark stays
+      if (refined.groups[i].as_run.empty()) continue;
+      ++corrected;
+      const QString cell = panel.fits()->index(static_cast<int>(i), FitTableModel::AsRun).data().toString();
+      QVERIFY2(cell.endsWith(QStringLiteral("(%1)").arg(refined.groups[i].as_run.size())), qPrintable(cell));
+    }
+    QVERIFY(corrected > 0);
+    const QString said = panel.message();
+    QVERIFY2(said.contains(QStringLiteral("Corrected vm-2.calibration.json by 2 records files: %1 of %2 curves")
+                               .arg(corrected)
+                               .arg(refined.groups.size())),
+             qPrintable(said));
+    QVERIFY2(said.contains(QLatin1String("It cannot be applied to this design: ")) &&
+                 !said.contains(QLatin1String("Apply to planner plans with it")),
+             qPrintable(said));
+    QVERIFY2(panel.log_text().contains(QLatin1String("as run, own file left out")), qPrintable(panel.log_text()));
+    QVERIFY(correct->isEnabled());
+
+    // bench records hold no plan's steps: the launcher says so, nothing is written, the corrected file stays shown.
+    QVERIFY2(panel.refine_calibration({kRecorded}), qPrintable(panel.message()));
+    QVERIFY(calibrated.wait(30000));
+    QVERIFY(calibrated.takeFirst().at(0).toString().isEmpty());
+    QVERIFY2(panel.message().startsWith(QLatin1String("Correcting failed: ")) &&
+                 panel.message().contains(QLatin1String("these are bench's records")),
+             qPrintable(panel.message()));
+    QCOMPARE(panel.calibration_path(), path);
+    QCOMPARE(QDir(panel.run_dir()).entryList({QStringLiteral("calibration.refined-*.json")}).size(), 1);
   }
 
   // The Costs panel: a run through a cluster template (the stand-in launcher), the chart filling as records arrive,
