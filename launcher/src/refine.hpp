@@ -100,7 +100,7 @@ struct RefineReport {
   std::vector<AsRunCurve> curves;    // the curves given a correction, in the calibration's order
   std::vector<RecordsLevel> levels;  // per records file, in order
   std::int64_t files = 0;            // files with a step used (the level band passed, a step priced)
-  // Curves whose earlier correction is gone: no step of these records measured them, or none of their sizes had
+  // Curves whose earlier correction is gone: no step of the records used measured them, or none of their sizes had
   // min_steps measured collectives.
   std::vector<DroppedCorrection> dropped;
   std::int64_t steps_used = 0;

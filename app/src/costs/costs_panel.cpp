@@ -230,9 +230,7 @@ void CostsPanel::build() {
   fit_button_ = new QPushButton(tr("Fit calibration"), this);
   fit_button_->setToolTip(tr("Fit alpha and bus bandwidth per axis and collective to the run's points "
                              "(meshloom-launch calibrate --from)"));
-  refine_button_ = new QPushButton(tr("Correct by records..."), this);
-  refine_button_->setToolTip(tr("Correct the calibration's curves by what plans measured when they ran (run or "
-                                "validate --jsonl files; meshloom-launch refine)"));
+  refine_button_ = new QPushButton(tr("Correct by records..."), this);  // its tooltip: sync_buttons
   apply_button_ = new QPushButton(tr("Apply to planner"), this);
   apply_button_->setToolTip(tr("Make this calibration the design's and plan with it (undoable)"));
   progress_ = new QProgressBar(this);
@@ -694,6 +692,7 @@ bool CostsPanel::ready_for_job() {
 
 void CostsPanel::start_job(const QStringList& arguments, const QString& out, const JobText& text,
                            std::function<QString(const QString&)> success) {
+  if (job_) job_.release()->deleteLater();  // ended, but this may run in a slot of its finished()
   job_ = std::make_unique<FileJob>();
   connect(job_.get(), &FileJob::finished, this,
           [this, out, failed = text.failed, success = std::move(success)](bool ok, const QString& why) {
