@@ -348,6 +348,20 @@ std::string report_table(const Prepared& p, const std::vector<ModelScore>& score
   out << "\nmodels over " << p.requests.size() << " requests (a pick is right when it is the measured fastest or "
       << "ties with it: within max(" << percent_text(kTieFloor) << ", 2 standard errors)):\n";
   print_plan_table(out, rows, {false, true, true, true, true, true, true});
+  // Misses the model could not have avoided by its prices: plans it priced alike (validate_report.hpp, "alike").
+  std::vector<std::string> alike;
+  for (const auto& s : scores) {
+    const std::int64_t wrong = s.requests - s.right;
+    if (s.misses_priced_alike > 0) {
+      alike.push_back(s.model + " " + std::to_string(s.misses_priced_alike) + " of " + std::to_string(wrong));
+    }
+  }
+  if (!alike.empty()) {
+    out << "wrong picks between plans the model priced alike (within " << percent_text(kPricedAlike)
+        << "; nothing it keys on tells them apart): ";
+    for (std::size_t i = 0; i < alike.size(); ++i) out << (i > 0 ? ", " : "") << alike[i];
+    out << "\n";
+  }
   return out.str();
 }
 
@@ -509,7 +523,8 @@ int run_live(const ValidateOptions& o, const CLI::App& cmd) {
                          {"step_error", error_json(s.step_error)},
                          {"plan_error", error_json(s.plan_error)},
                          {"rank_correlation", s.rank_correlation ? ojson(*s.rank_correlation) : ojson(nullptr)},
-                         {"correlated_requests", s.correlated_requests}}
+                         {"correlated_requests", s.correlated_requests},
+                         {"misses_priced_alike", s.misses_priced_alike}}
                        .dump());
       }
       sink.write(ojson{{"type", "end"}, {"ok", status == 0}, {"requests", p.requests.size()}}.dump());

@@ -24,6 +24,10 @@
 //   rank corr.   Spearman's rho (average ranks for ties) between predicted and measured totals of a request's
 //                candidates, averaged over the requests with at least 3 candidates whose predictions and
 //                measurements both differ (a constant has no ranking)
+//   alike        of its wrong picks, those where the model priced its pick and the measured fastest alike:
+//                |P(pick) - P(fastest)| <= kPricedAlike * max(P(pick), P(fastest)), P its predicted total. Such a miss
+//                is not a price the model got wrong but a difference it has no key for (on one machine, two axes of
+//                one group shape that run at different speeds: the same collectives on either price the same)
 #pragma once
 
 #include <cstddef>
@@ -37,6 +41,7 @@
 namespace meshloom::launcher {
 
 inline constexpr double kTieFloor = 0.03;
+inline constexpr double kPricedAlike = 0.001;
 
 struct CandidateMeasurement {
   std::vector<std::vector<double>> predicted_steps;  // [model][step]
@@ -82,6 +87,7 @@ struct ModelScore {
   double time_lost_max = 0;         // the greatest
   std::optional<double> rank_correlation;  // mean over the requests that have one
   std::int64_t correlated_requests = 0;
+  std::int64_t misses_priced_alike = 0;  // wrong picks priced within kPricedAlike of the fastest (above)
 };
 
 // `models[m]` names model m of every request's predictions; `time_model[m]` whether its predictions are times.

@@ -1,5 +1,5 @@
 // validate without communication: the verdict on a request (the fastest plan, ties within the run's noise), the
-// models' scores (right picks, time lost, step and plan errors, Spearman's rho), the suites (bundled and from a
+// models' scores (right picks, time lost, step and plan errors, Spearman's rho, misses priced alike), the suites (bundled and from a
 // file), the rounds' pooled timings and the drift check's summary.
 #include <gtest/gtest.h>
 
@@ -122,6 +122,29 @@ TEST(ValidateReport, TimeLostCountsATiesExcessAndNeverExceedsItsMax) {
   local.pick = {1, 0};
   const auto none = score_models({"fixed", "calibrated"}, {false, true}, {local});
   EXPECT_EQ(none[0].time_lost_max, 0.0);
+}
+
+TEST(ValidateReport, MissesBetweenPlansPricedAlikeAreCounted) {
+  // Request 0: both models price the two mirrors alike (fixed 2 and 2; calibrated 100.05 and 100, within 0.1%) and
+  // pick the slower: two misses priced alike. Request 1: calibrated priced its wrong pick 10% under the fastest (a
+  // price it got wrong, not counted); fixed right. Request 2: a tie is not a miss.
+  RequestMeasurement mirrors;
+  mirrors.candidates = {candidate(100, 0, 2, 100.05), candidate(130, 0, 2, 100)};
+  mirrors.pick = {1, 1};
+  RequestMeasurement wrong;
+  wrong.candidates = {candidate(100, 0, 1, 110), candidate(150, 0, 2, 99)};
+  wrong.pick = {0, 1};
+  RequestMeasurement tie;
+  tie.candidates = {candidate(100, 0, 1, 50), candidate(101, 0, 1, 50)};
+  tie.pick = {1, 1};
+  const auto scores = score_models({"fixed", "calibrated"}, {false, true}, {mirrors, wrong, tie});
+  EXPECT_EQ(scores[0].requests - scores[0].right, 1);
+  EXPECT_EQ(scores[0].misses_priced_alike, 1);
+  EXPECT_EQ(scores[1].requests - scores[1].right, 2);
+  EXPECT_EQ(scores[1].misses_priced_alike, 1);
+  // Just outside the band (0.2% apart): a price, not a tie of prices.
+  mirrors.candidates[0] = candidate(100, 0, 2, 100.2);
+  EXPECT_EQ(score_models({"fixed", "calibrated"}, {false, true}, {mirrors})[1].misses_priced_alike, 0);
 }
 
 // A step run in three rounds is one measurement of all their iterations: medians over every iteration, the
