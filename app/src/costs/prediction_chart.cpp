@@ -134,6 +134,7 @@ struct PredictionChart::Impl {
       // Picks are judged for every model, fixed's unitless weights included.
       const ReportRecord* report = records.report(s.model);
       cell(row, PicksColumn, report != nullptr ? q(picks_text(*report)) : QStringLiteral("—"));
+      if (report != nullptr) table->item(row, PicksColumn)->setToolTip(q(picks_note(*report)));
       cell(row, TimeLostColumn, report != nullptr ? q(time_lost_text(*report)) : QStringLiteral("—"));
       if (!s.comparable) {
         cell(row, MedianColumn, QObject::tr("unitless: not comparable"), false);

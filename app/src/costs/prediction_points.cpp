@@ -137,6 +137,14 @@ ReportRecord parse_report(const json& j) {
     r.time_lost_mean = mean;
     r.time_lost_max = max;
   }
+  if (j.contains("misses_priced_alike")) {
+    const std::int64_t alike = natural(j, "misses_priced_alike");
+    if (alike > r.requests - r.right) {
+      throw Bad{"field \"misses_priced_alike\" = " + std::to_string(alike) + ": must be <= requests - right = " +
+                std::to_string(r.requests - r.right)};
+    }
+    r.misses_priced_alike = alike;
+  }
   return r;
 }
 
@@ -319,6 +327,14 @@ std::string picks_text(const ReportRecord& report) {
   if (report.requests == 0) return "—";
   return std::to_string(report.right) + "/" + std::to_string(report.requests) + " (" +
          percent_text(static_cast<double>(report.right) / static_cast<double>(report.requests)) + ")";
+}
+
+std::string picks_note(const ReportRecord& report) {
+  const std::int64_t wrong = report.requests - report.right;
+  if (!report.misses_priced_alike || wrong == 0) return {};
+  return std::to_string(*report.misses_priced_alike) + " of its " + std::to_string(wrong) +
+         (wrong == 1 ? " wrong pick" : " wrong picks") + (*report.misses_priced_alike == 1 ? " was" : " were") +
+         " between plans it priced alike (within 0.1 %): nothing it keys on tells them apart";
 }
 
 std::string time_lost_text(const ReportRecord& report) {

@@ -74,7 +74,8 @@ struct DriftRecord {
 // with it), and what following its picks cost, T(pick) / T(fastest) - 1, the mean and the greatest over the requests.
 //   {"type":"report","model":"calibrated","requests":30,"right":29,"exact":18,"time_lost":{"mean":0.022,"max":0.2},
 //    ...}
-// "time_lost" is absent from records written before validate reported it. Other fields are not this view's.
+// "time_lost" and "misses_priced_alike" (of the wrong picks, those between plans the model priced within 0.1%) are
+// absent from records written before validate reported them. Other fields are not this view's.
 struct ReportRecord {
   std::size_t line = 0;
   std::string model;
@@ -82,12 +83,16 @@ struct ReportRecord {
   std::int64_t right = 0;  // 0..requests
   std::optional<double> time_lost_mean;
   std::optional<double> time_lost_max;
+  std::optional<std::int64_t> misses_priced_alike;  // 0..requests - right
 };
 
 // A share as a percentage with one decimal: 0.2215 -> "22.2 %"; "—" when not finite.
 [[nodiscard]] std::string percent_text(double share);
 // "29/30 (96.7 %)"; "—" without requests.
 [[nodiscard]] std::string picks_text(const ReportRecord& report);
+// What the right picks' cell says when hovered: how many of the misses were between plans the model priced alike
+// ("1 of its 2 wrong picks were between plans it priced alike ..."); empty without misses or without the field.
+[[nodiscard]] std::string picks_note(const ReportRecord& report);
 // "2.2 % (max 20.0 %)"; "—" without time_lost.
 [[nodiscard]] std::string time_lost_text(const ReportRecord& report);
 

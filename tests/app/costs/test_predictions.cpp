@@ -320,7 +320,7 @@ private slots:
                         R"j("measured_us":2})j"),
              std::string());
     QCOMPARE(r.add_line(R"j({"type":"report","model":"fixed","time_model":false,"requests":30,"right":23,"exact":16,)j"
-                        R"j("time_lost":{"mean":0.086,"max":0.63},"step_error":null})j"),
+                        R"j("time_lost":{"mean":0.086,"max":0.63},"step_error":null,"misses_priced_alike":6})j"),
              std::string());
     // Written before validate reported the time lost: the picks alone.
     QCOMPARE(r.add_line(R"j({"type":"report","model":"calibrated","requests":30,"right":29})j"), std::string());
@@ -330,6 +330,9 @@ private slots:
     QCOMPARE(picks_text(*r.report("fixed")), std::string("23/30 (76.7 %)"));
     QCOMPARE(time_lost_text(*r.report("fixed")), std::string("8.6 % (max 63.0 %)"));
     QCOMPARE(time_lost_text(*r.report("calibrated")), std::string("—"));
+    QCOMPARE(picks_note(*r.report("fixed")), std::string("6 of its 7 wrong picks were between plans it priced alike "
+                                                         "(within 0.1 %): nothing it keys on tells them apart"));
+    QCOMPARE(picks_note(*r.report("calibrated")), std::string());  // written before validate counted them
     // The last report of a model counts.
     QCOMPARE(r.add_line(R"j({"type":"report","model":"calibrated","requests":30,"right":30,)j"
                         R"j("time_lost":{"mean":0,"max":0}})j"),
@@ -351,6 +354,8 @@ private slots:
     QCOMPARE(chart.summary_cell(fixed, 5), QStringLiteral("23/30 (76.7 %)"));
     QCOMPARE(chart.summary_cell(fixed, 6), QStringLiteral("8.6 % (max 63.0 %)"));
     QCOMPARE(chart.summary_cell(cal, 5), QStringLiteral("30/30 (100.0 %)"));
+    QVERIFY(chart.summary_table()->item(fixed, 5)->toolTip().startsWith(QStringLiteral("6 of its 7 wrong picks")));
+    QVERIFY(chart.summary_table()->item(cal, 5)->toolTip().isEmpty());
     // A run's records have no report: a dash.
     PredictionRecords run;
     QCOMPARE(run.add_line(R"j({"type":"step","plan":0,"step":0,"axes":[0],"collective":"all_gather",)j"
@@ -375,8 +380,10 @@ private slots:
              std::string("line 5: report record: field \"time_lost.mean\" is missing"));
     QCOMPARE(bad.add_line(R"j({"type":"report","model":"comm","requests":1,"right":0,"time_lost":0.1})j"),
              std::string("line 6: report record: field \"time_lost\" = 0.1: expected {\"mean\": .., \"max\": ..}"));
+    QCOMPARE(bad.add_line(R"j({"type":"report","model":"comm","requests":3,"right":2,"misses_priced_alike":2})j"),
+             std::string("line 7: report record: field \"misses_priced_alike\" = 2: must be <= requests - right = 1"));
     QVERIFY(bad.reports().empty());
-    QCOMPARE(bad.problems().size(), std::size_t{6});
+    QCOMPARE(bad.problems().size(), std::size_t{7});
     // The launcher's mean of equal losses may round an ulp above them: still read.
     QCOMPARE(bad.add_line(R"j({"type":"report","model":"comm","requests":3,"right":0,)j"
                           R"j("time_lost":{"mean":0.10000000000000002,"max":0.1}})j"),
