@@ -306,7 +306,8 @@ std::string errors_text(const std::optional<HoldoutError>& e, bool time_model) {
 }
 
 std::string request_line(const Prepared& p, const PreparedRequest& r, std::size_t index,
-                         const std::vector<CandidateMeasurement>& measured, const RequestVerdict& v) {
+                         const RequestMeasurement& request, const RequestVerdict& v) {
+  const std::vector<CandidateMeasurement>& measured = request.candidates;
   std::ostringstream out;
   out << "[" << index + 1 << "/" << p.requests.size() << "] " << r.item.label << ": " << r.candidates.size()
       << (r.candidates.size() == 1 ? " plan" : " plans") << "; fastest plan " << v.fastest << " ("
@@ -321,7 +322,8 @@ std::string request_line(const Prepared& p, const PreparedRequest& r, std::size_
     } else {
       const double fastest = measured_total_us(measured[v.fastest]);
       const double slower = fastest > 0 ? measured_total_us(measured[pick]) / fastest - 1 : 0.0;
-      out << " (+" << percent_text(slower) << (v.right[m] ? ", a tie)" : ", WRONG)");
+      out << " (+" << percent_text(slower)
+          << (v.right[m] ? ", a tie)" : priced_alike(request, v, m) ? ", WRONG, priced alike)" : ", WRONG)");
     }
     out << (m + 1 < p.models.size() ? "," : "\n");
   }
@@ -504,7 +506,7 @@ int run_live(const ValidateOptions& o, const CLI::App& cmd) {
                          {"right", per_model_flags(p, v.right)},
                          {"exact", per_model_flags(p, v.exact)}}
                        .dump());
-        std::cout << request_line(p, r, i, measurement.candidates, v) << std::flush;
+        std::cout << request_line(p, r, i, measurement, v) << std::flush;
       }
       measured_requests.push_back(std::move(measurement));
     }

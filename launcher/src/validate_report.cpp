@@ -95,6 +95,13 @@ std::optional<double> spearman(const std::vector<double>& a, const std::vector<d
   return sab / std::sqrt(saa * sbb);
 }
 
+bool priced_alike(const RequestMeasurement& request, const RequestVerdict& verdict, std::size_t m) {
+  const double mine = request.candidates.at(request.pick.at(m)).predicted_total.at(m);
+  const double best = request.candidates.at(verdict.fastest).predicted_total.at(m);
+  return std::isfinite(mine) && std::isfinite(best) &&
+         std::abs(mine - best) <= kPricedAlike * std::max(std::abs(mine), std::abs(best));
+}
+
 std::vector<ModelScore> score_models(const std::vector<std::string>& models, const std::vector<bool>& time_model,
                                      const std::vector<RequestMeasurement>& requests) {
   std::vector<ModelScore> scores(models.size());
@@ -128,14 +135,7 @@ std::vector<ModelScore> score_models(const std::vector<std::string>& models, con
       const double lost = fastest > 0 ? measured[request.pick[m]] / fastest - 1 : 0.0;
       s.time_lost_mean += lost;  // a sum until the end
       s.time_lost_max = std::max(s.time_lost_max, lost);
-      if (!v.right[m]) {
-        const double mine = request.candidates[request.pick[m]].predicted_total[m];
-        const double best = request.candidates[v.fastest].predicted_total[m];
-        if (std::isfinite(mine) && std::isfinite(best) &&
-            std::abs(mine - best) <= kPricedAlike * std::max(std::abs(mine), std::abs(best))) {
-          ++s.misses_priced_alike;
-        }
-      }
+      if (!v.right[m] && priced_alike(request, v, m)) ++s.misses_priced_alike;
       std::vector<double> predicted;
       for (const auto& c : request.candidates) predicted.push_back(c.predicted_total[m]);
       if (request.candidates.size() >= 3) {

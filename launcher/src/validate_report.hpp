@@ -72,6 +72,9 @@ struct RequestVerdict {
 // ValueError for a request without candidates or a pick out of range.
 [[nodiscard]] RequestVerdict judge(const RequestMeasurement& request);
 
+// Whether model m priced its pick and the measured fastest alike (the "alike" above; either not finite: no).
+[[nodiscard]] bool priced_alike(const RequestMeasurement& request, const RequestVerdict& verdict, std::size_t m);
+
 // Spearman's rho with average ranks; nullopt when fewer than 2 values or either side is constant.
 [[nodiscard]] std::optional<double> spearman(const std::vector<double>& a, const std::vector<double>& b);
 

@@ -443,9 +443,14 @@ TEST(BenchMpi, ValidateRunsEveryModelsCheapestPlansAndScoresThem) {
   std::map<int, json> picks;                       // request -> picks
   std::map<std::string, std::vector<double>> lost;  // model -> per request
   std::map<std::string, json> time_lost;            // model -> the report's
+  // Each model's wrong picks between plans it priced alike (within 0.1%), recomputed from the plan records.
+  std::map<std::pair<int, int>, json> predicted;  // (request, plan) -> per model
+  std::map<std::string, int> alike;               // model -> recomputed
+  std::map<std::string, int> alike_reported;
   for (const json& rec : records(records_path)) {
     ++counts[rec["type"].get<std::string>()];
     if (rec["type"] == "request") picks[rec["request"].get<int>()] = rec["picks"];
+    if (rec["type"] == "plan") predicted[{rec["request"].get<int>(), rec["plan"].get<int>()}] = rec["predicted"];
     if (rec["type"] == "summary") {
       EXPECT_TRUE(rec["verified"].get<bool>()) << rec.dump();
       measured[{rec["request"].get<int>(), rec["plan"].get<int>()}] = rec["measured_us"].get<double>();
@@ -456,12 +461,21 @@ TEST(BenchMpi, ValidateRunsEveryModelsCheapestPlansAndScoresThem) {
       const double fastest = measured.at({q, rec["fastest"].get<int>()});
       for (const auto& [model, pick] : picks.at(q).items()) {
         lost[model].push_back(measured.at({q, pick.get<int>()}) / fastest - 1);
+        if (rec["right"][model].get<bool>()) continue;
+        const json& mine = predicted.at({q, pick.get<int>()})[model];
+        const json& best = predicted.at({q, rec["fastest"].get<int>()})[model];
+        if (mine.is_number() && best.is_number() &&
+            std::abs(mine.get<double>() - best.get<double>()) <=
+                0.001 * std::max(std::abs(mine.get<double>()), std::abs(best.get<double>()))) {
+          ++alike[model];
+        }
       }
     }
     if (rec["type"] == "report") {
       reported.push_back(rec["model"].get<std::string>());
       EXPECT_EQ(rec["requests"], 2);
       time_lost[rec["model"].get<std::string>()] = rec["time_lost"];
+      alike_reported[rec["model"].get<std::string>()] = rec["misses_priced_alike"].get<int>();
     }
     if (rec["type"] == "step") {
       EXPECT_TRUE(rec.contains("request") && rec["predicted"].contains("calibrated"));
@@ -500,6 +514,7 @@ TEST(BenchMpi, ValidateRunsEveryModelsCheapestPlansAndScoresThem) {
   EXPECT_EQ(counts["plan"], counts["summary"]);
   EXPECT_EQ(counts["end"], 1);
   EXPECT_EQ(reported, (std::vector<std::string>{"fixed", "comm", "calibrated"}));
+  for (const auto& model : reported) EXPECT_EQ(alike_reported.at(model), alike[model]) << model;
 
   // The bundled suite with the default k = 3, as a user first runs it (its iterations cut to 3 in one round): every
   // request offers a choice (two or more distinct plans), every plan verifies, and every model is reported over all
