@@ -256,6 +256,7 @@ ojson config_json(const Prepared& p, const comm::Communicator& world, const Live
       {"requests", p.requests.size()},
       {"devices_per_host", p.devices_per_host},
       {"tie_floor", kTieFloor},
+      {"priced_alike", kPricedAlike},
       {"timeout_s", p.timeout_s},
       {"versions", {{"meshloom", MESHLOOM_VERSION}, {std::string(backend.name()), backend.describe()}}},
       {"host", host_name()}};
@@ -360,7 +361,7 @@ std::string report_table(const Prepared& p, const std::vector<ModelScore>& score
   }
   if (!alike.empty()) {
     out << "wrong picks between plans the model priced alike (within " << percent_text(kPricedAlike)
-        << "; nothing it keys on tells them apart): ";
+        << ": its prices did not separate them): ";
     for (std::size_t i = 0; i < alike.size(); ++i) out << (i > 0 ? ", " : "") << alike[i];
     out << "\n";
   }

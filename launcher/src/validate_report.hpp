@@ -25,9 +25,11 @@
 //                candidates, averaged over the requests with at least 3 candidates whose predictions and
 //                measurements both differ (a constant has no ranking)
 //   alike        of its wrong picks, those where the model priced its pick and the measured fastest alike:
-//                |P(pick) - P(fastest)| <= kPricedAlike * max(P(pick), P(fastest)), P its predicted total. Such a miss
-//                is not a price the model got wrong but a difference it has no key for (on one machine, two axes of
-//                one group shape that run at different speeds: the same collectives on either price the same)
+//                |P(pick) - P(fastest)| <= kPricedAlike * max(|P(pick)|, |P(fastest)|), P its predicted total. Its
+//                prices did not separate the two (its pick was the first of equal prices): fixed's weights add up
+//                alike for different collectives (an all_reduce weighs as much as the reduce_scatter + all_gather it
+//                splits into), and a calibration keyed by group shape prices the same collectives on two axes of
+//                one shape alike, even where the machine runs one of them faster
 #pragma once
 
 #include <cstddef>

@@ -1,9 +1,10 @@
 // validate without communication: the verdict on a request (the fastest plan, ties within the run's noise), the
-// models' scores (right picks, time lost, step and plan errors, Spearman's rho, misses priced alike), the suites (bundled and from a
-// file), the rounds' pooled timings and the drift check's summary.
+// models' scores (right picks, time lost, step and plan errors, Spearman's rho, misses priced alike), the suites
+// (bundled and from a file), the rounds' pooled timings and the drift check's summary.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -145,6 +146,12 @@ TEST(ValidateReport, MissesBetweenPlansPricedAlikeAreCounted) {
   // Just outside the band (0.2% apart): a price, not a tie of prices.
   mirrors.candidates[0] = candidate(100, 0, 2, 100.2);
   EXPECT_EQ(score_models({"fixed", "calibrated"}, {false, true}, {mirrors})[1].misses_priced_alike, 0);
+  // A price that is not finite (a shape the calibration never measured) is alike to nothing, itself included.
+  for (const double bad : {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()}) {
+    mirrors.candidates[0] = candidate(100, 0, 2, bad);
+    mirrors.candidates[1] = candidate(130, 0, 2, bad);
+    EXPECT_EQ(score_models({"fixed", "calibrated"}, {false, true}, {mirrors})[1].misses_priced_alike, 0) << bad;
+  }
 }
 
 // A step run in three rounds is one measurement of all their iterations: medians over every iteration, the

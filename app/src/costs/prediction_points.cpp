@@ -332,9 +332,10 @@ std::string picks_text(const ReportRecord& report) {
 std::string picks_note(const ReportRecord& report) {
   const std::int64_t wrong = report.requests - report.right;
   if (!report.misses_priced_alike || wrong == 0) return {};
-  return std::to_string(*report.misses_priced_alike) + " of its " + std::to_string(wrong) +
-         (wrong == 1 ? " wrong pick" : " wrong picks") + (*report.misses_priced_alike == 1 ? " was" : " were") +
-         " between plans it priced alike (within 0.1 %): nothing it keys on tells them apart";
+  const std::string how = " between plans it priced alike: its prices did not separate them";
+  if (wrong == 1) return (*report.misses_priced_alike == 1 ? "its one wrong pick was" : "its one wrong pick was not") + how;
+  return std::to_string(*report.misses_priced_alike) + " of its " + std::to_string(wrong) + " wrong picks" +
+         (*report.misses_priced_alike == 1 ? " was" : " were") + how;
 }
 
 std::string time_lost_text(const ReportRecord& report) {

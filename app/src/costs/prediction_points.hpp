@@ -91,7 +91,8 @@ struct ReportRecord {
 // "29/30 (96.7 %)"; "—" without requests.
 [[nodiscard]] std::string picks_text(const ReportRecord& report);
 // What the right picks' cell says when hovered: how many of the misses were between plans the model priced alike
-// ("1 of its 2 wrong picks were between plans it priced alike ..."); empty without misses or without the field.
+// ("6 of its 7 wrong picks were between plans it priced alike: ...", "its one wrong pick was ..."); empty without
+// misses or without the field.
 [[nodiscard]] std::string picks_note(const ReportRecord& report);
 // "2.2 % (max 20.0 %)"; "—" without time_lost.
 [[nodiscard]] std::string time_lost_text(const ReportRecord& report);

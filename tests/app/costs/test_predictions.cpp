@@ -330,9 +330,20 @@ private slots:
     QCOMPARE(picks_text(*r.report("fixed")), std::string("23/30 (76.7 %)"));
     QCOMPARE(time_lost_text(*r.report("fixed")), std::string("8.6 % (max 63.0 %)"));
     QCOMPARE(time_lost_text(*r.report("calibrated")), std::string("—"));
-    QCOMPARE(picks_note(*r.report("fixed")), std::string("6 of its 7 wrong picks were between plans it priced alike "
-                                                         "(within 0.1 %): nothing it keys on tells them apart"));
+    QCOMPARE(picks_note(*r.report("fixed")),
+             std::string("6 of its 7 wrong picks were between plans it priced alike: its prices did not separate them"));
     QCOMPARE(picks_note(*r.report("calibrated")), std::string());  // written before validate counted them
+    ReportRecord one;
+    one.model = "comm";
+    one.requests = 3;
+    one.right = 2;
+    one.misses_priced_alike = 1;
+    QCOMPARE(picks_note(one), std::string("its one wrong pick was between plans it priced alike: its prices did not "
+                                          "separate them"));
+    one.misses_priced_alike = 0;
+    QCOMPARE(picks_note(one).rfind("its one wrong pick was not between", 0), 0U);
+    one.right = 3;
+    QCOMPARE(picks_note(one), std::string());  // no misses
     // The last report of a model counts.
     QCOMPARE(r.add_line(R"j({"type":"report","model":"calibrated","requests":30,"right":30,)j"
                         R"j("time_lost":{"mean":0,"max":0}})j"),
