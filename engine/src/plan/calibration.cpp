@@ -51,6 +51,7 @@ constexpr std::size_t kMaxBackendBytes = 64;
 constexpr std::int64_t kMaxCalibrationWorld = 2147483647;  // 2^31 - 1, as a design's world
 constexpr std::size_t kMaxCalibrationCurves = 4096;         // entries of "groups"
 constexpr std::size_t kMaxCurvePoints = 256;                // points of one curve
+constexpr std::size_t kMaxCpuListChars = 4096;              // one rank's CPU list
 
 // The collectives a calibration may fit, in sorted order (the order std::map writes them).
 constexpr std::array<std::string_view, 5> kCollectives{"all_gather", "all_reduce", "all_to_all", "broadcast",
@@ -85,6 +86,21 @@ HoldoutError holdout_from_json(const json& value, const std::string& path) {
   return {.median = get_number(value.at("median"), field(path, "median")),
           .p90 = get_number(value.at("p90"), field(path, "p90")),
           .points = get_int(value.at("points"), field(path, "points"))};
+}
+
+// [[bytes, factor, steps], ...]: a curve's "as_run" or a correction's "factors".
+std::vector<AsRunPoint> factor_points_from_json(const json& value, const std::string& path, std::string_view noun) {
+  const auto& points = detail::get_array(value, path, kMaxCurvePoints, "points");
+  std::vector<AsRunPoint> out;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const std::string at = item(path, i);
+    const auto& triple = detail::get_array(points[i], at, 3, "numbers");
+    if (triple.size() != 3) bad_value(at, render(points[i]), std::string(noun) + " is [bytes, factor, steps]");
+    out.push_back({.bytes = get_number(triple[0], item(at, 0)),
+                   .factor = get_number(triple[1], item(at, 1)),
+                   .steps = get_int(triple[2], item(at, 2))});
+  }
+  return out;
 }
 
 GroupCurve curve_from_json(const json& value, const std::string& path) {
@@ -127,17 +143,20 @@ GroupCurve curve_from_json(const json& value, const std::string& path) {
     if (pair.size() != 2) bad_value(at, render(points[i]), "a point is [bytes, time_us]");
     c.points.push_back({get_number(pair[0], item(at, 0)), get_number(pair[1], item(at, 1))});
   }
-  if (value.contains("as_run")) {
-    const auto& as_run = detail::get_array(value.at("as_run"), field(path, "as_run"), kMaxCurvePoints, "points");
-    for (std::size_t i = 0; i < as_run.size(); ++i) {
-      const std::string at = item(field(path, "as_run"), i);
-      const auto& triple = detail::get_array(as_run[i], at, 3, "numbers");
-      if (triple.size() != 3) bad_value(at, render(as_run[i]), "an as-run point is [bytes, factor, steps]");
-      c.as_run.push_back({.bytes = get_number(triple[0], item(at, 0)),
-                          .factor = get_number(triple[1], item(at, 1)),
-                          .steps = get_int(triple[2], item(at, 2))});
-    }
+  if (value.contains("as_run")) c.as_run = factor_points_from_json(value.at("as_run"), field(path, "as_run"), "an as-run point");
+  return c;
+}
+
+AxisCorrection correction_from_json(const json& value, const std::string& path) {
+  detail::expect_object(value, path, kNoun);
+  detail::check_fields(value, path, kNoun, {"axes", "collective", "factors"}, {"axes", "collective", "factors"});
+  AxisCorrection c;
+  for (const std::int64_t a : detail::get_ints(value.at("axes"), field(path, "axes"), kMaxCalibrationAxes, "axes")) {
+    if (a < 0) bad_value(field(path, "axes"), render(value.at("axes")), "axes are mesh axis indices >= 0");
+    c.axes.push_back(static_cast<std::size_t>(a));
   }
+  c.collective = get_string(value.at("collective"), field(path, "collective"));
+  c.factors = factor_points_from_json(value.at("factors"), field(path, "factors"), "a correction point");
   return c;
 }
 
@@ -156,7 +175,8 @@ Calibration calibration_from_json(const json& root) {
               "unsupported version; this build reads version " + std::to_string(kCalibrationVersion));
   }
   detail::check_fields(root, "", kNoun,
-                       {"format", "version", "backend", "timing", "world", "mesh", "axes", "rank_hosts", "groups"},
+                       {"format", "version", "backend", "timing", "world", "mesh", "axes", "rank_hosts", "groups",
+                        "rank_cpus", "axis_corrections"},
                        {"backend", "world", "mesh", "axes"});
   Calibration c;
   c.backend = get_string(root.at("backend"), "backend");
@@ -194,6 +214,16 @@ Calibration calibration_from_json(const json& root) {
     const auto& groups = detail::get_array(root.at("groups"), "groups", kMaxCalibrationCurves, "curves");
     for (std::size_t i = 0; i < groups.size(); ++i) c.groups.push_back(curve_from_json(groups[i], item("groups", i)));
   }
+  if (root.contains("rank_cpus")) {
+    c.rank_cpus = detail::get_strings(root.at("rank_cpus"), "rank_cpus", kMaxCalibrationFileBytes / 4, "ranks");
+  }
+  if (root.contains("axis_corrections")) {
+    const auto& corrections =
+        detail::get_array(root.at("axis_corrections"), "axis_corrections", kMaxCalibrationCurves, "corrections");
+    for (std::size_t i = 0; i < corrections.size(); ++i) {
+      c.axis_corrections.push_back(correction_from_json(corrections[i], item("axis_corrections", i)));
+    }
+  }
   return c;
 }
 
@@ -210,6 +240,25 @@ void validate_fit(const CollectiveFit& fit, const std::string& path) {
     bad_value(field(path, "r2"), render_number(fit.r2), "must be finite and <= 1");
   }
   if (fit.samples < 1) bad_value(field(path, "samples"), std::to_string(fit.samples), "must be >= 1");
+}
+
+// A curve's "as_run" or a correction's "factors": at most kMaxCurvePoints, bytes finite > 0 and strictly ascending,
+// factors finite > 0, steps >= 1.
+void validate_factor_points(const std::vector<AsRunPoint>& points, const std::string& path) {
+  if (points.size() > kMaxCurvePoints) {
+    bad(path, std::to_string(points.size()) + " points; at most " + std::to_string(kMaxCurvePoints));
+  }
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const AsRunPoint& p = points[i];
+    const std::string at = item(path, i);
+    if (!std::isfinite(p.bytes) || !(p.bytes > 0)) bad_value(item(at, 0), render_number(p.bytes), "bytes must be finite and > 0");
+    if (!std::isfinite(p.factor) || !(p.factor > 0)) bad_value(item(at, 1), render_number(p.factor), "factor must be finite and > 0");
+    if (p.steps < 1) bad_value(item(at, 2), std::to_string(p.steps), "steps must be >= 1");
+    if (i > 0 && !(p.bytes > points[i - 1].bytes)) {
+      bad_value(item(at, 0), render_number(p.bytes),
+                "bytes must ascend strictly (" + item(path, i - 1) + " has " + render_number(points[i - 1].bytes) + ")");
+    }
+  }
 }
 
 void validate_curve(const GroupCurve& curve, std::int64_t world, const std::string& path) {
@@ -248,21 +297,7 @@ void validate_curve(const GroupCurve& curve, std::int64_t world, const std::stri
                     render_number(curve.points[i - 1].bytes) + ")");
     }
   }
-  if (curve.as_run.size() > kMaxCurvePoints) {
-    bad(field(path, "as_run"), std::to_string(curve.as_run.size()) + " points; at most " + std::to_string(kMaxCurvePoints));
-  }
-  for (std::size_t i = 0; i < curve.as_run.size(); ++i) {
-    const AsRunPoint& p = curve.as_run[i];
-    const std::string at = item(field(path, "as_run"), i);
-    if (!std::isfinite(p.bytes) || !(p.bytes > 0)) bad_value(item(at, 0), render_number(p.bytes), "bytes must be finite and > 0");
-    if (!std::isfinite(p.factor) || !(p.factor > 0)) bad_value(item(at, 1), render_number(p.factor), "factor must be finite and > 0");
-    if (p.steps < 1) bad_value(item(at, 2), std::to_string(p.steps), "steps must be >= 1");
-    if (i > 0 && !(p.bytes > curve.as_run[i - 1].bytes)) {
-      bad_value(item(at, 0), render_number(p.bytes),
-                "bytes must ascend strictly (" + item(field(path, "as_run"), i - 1) + " has " +
-                    render_number(curve.as_run[i - 1].bytes) + ")");
-    }
-  }
+  validate_factor_points(curve.as_run, field(path, "as_run"));
   if (curve.holdout) {
     const HoldoutError& h = *curve.holdout;
     const std::string at = field(path, "holdout");
@@ -351,6 +386,59 @@ void validate_calibration(const Calibration& c) {
       }
     }
   }
+  if (!c.rank_cpus.empty() && static_cast<std::int64_t>(c.rank_cpus.size()) != c.world) {
+    bad("rank_cpus", std::to_string(c.rank_cpus.size()) + " CPU lists for world = " + std::to_string(c.world) +
+                         " ranks: one per world rank");
+  }
+  for (std::size_t r = 0; r < c.rank_cpus.size(); ++r) {
+    const std::string& cpus = c.rank_cpus[r];
+    if (cpus.empty() || cpus.size() > kMaxCpuListChars ||
+        cpus.find_first_not_of("0123456789,-") != std::string::npos) {
+      bad_value(item("rank_cpus", r), render_text(cpus), "a CPU list as Linux writes one (\"0-3,8\")");
+    }
+  }
+  if (!c.axis_corrections.empty() && c.groups.empty()) {
+    bad("axis_corrections", "needs \"groups\": a correction scales the curve of its axis' group shape");
+  }
+  if (c.axis_corrections.size() > kMaxCalibrationCurves) {
+    bad("axis_corrections", std::to_string(c.axis_corrections.size()) + " corrections; at most " +
+                                std::to_string(kMaxCalibrationCurves));
+  }
+  for (std::size_t i = 0; i < c.axis_corrections.size(); ++i) {
+    const AxisCorrection& a = c.axis_corrections[i];
+    const std::string path = item("axis_corrections", i);
+    std::vector<std::int64_t> axes(a.axes.begin(), a.axes.end());
+    if (a.axes.empty()) bad_value(field(path, "axes"), "[]", "a correction names at least one axis");
+    for (std::size_t k = 0; k < a.axes.size(); ++k) {
+      if (a.axes[k] >= c.mesh_shape.size() || (k > 0 && a.axes[k] <= a.axes[k - 1])) {
+        bad_value(field(path, "axes"), render_ints(axes),
+                  "ascending axes of mesh.shape = " + render_ints(c.mesh_shape) + " (0.." +
+                      std::to_string(c.mesh_shape.size() - 1) + ")");
+      }
+    }
+    if (!known_collective(a.collective)) {
+      bad_value(field(path, "collective"), render_text(a.collective), "unknown collective; expected " + collective_list());
+    }
+    if (a.factors.empty()) bad(field(path, "factors"), "a correction needs at least one point");
+    validate_factor_points(a.factors, field(path, "factors"));
+    for (std::size_t j = 0; j < i; ++j) {
+      if (c.axis_corrections[j].axes == a.axes && c.axis_corrections[j].collective == a.collective) {
+        bad(path, a.collective + " on axes " + render_ints(axes) + " has a correction already (" +
+                      item("axis_corrections", j) + ")");
+      }
+    }
+  }
+}
+
+// [[bytes, factor, steps], ...] on one line.
+std::string factor_points_inline(const std::vector<AsRunPoint>& points) {
+  std::string out = "[";
+  for (std::size_t k = 0; k < points.size(); ++k) {
+    const AsRunPoint& p = points[k];
+    out += (k == 0 ? "[" : ", [") + detail::number(p.bytes) + ", " + detail::number(p.factor) + ", " +
+           std::to_string(p.steps) + "]";
+  }
+  return out + "]";
 }
 
 }  // namespace
@@ -429,17 +517,21 @@ std::string to_json_text(const Calibration& calibration) {
         out += (k == 0 ? "[" : ", [") + detail::number(c.points[k].bytes) + ", " + detail::number(c.points[k].time_us) + "]";
       }
       out += "]";
-      if (!c.as_run.empty()) {
-        out += ",\n     \"as_run\": [";
-        for (std::size_t k = 0; k < c.as_run.size(); ++k) {
-          const AsRunPoint& p = c.as_run[k];
-          out += (k == 0 ? "[" : ", [") + detail::number(p.bytes) + ", " + detail::number(p.factor) + ", " +
-                 std::to_string(p.steps) + "]";
-        }
-        out += "]";
-      }
+      if (!c.as_run.empty()) out += ",\n     \"as_run\": " + factor_points_inline(c.as_run);
       out += "}";
       out += i + 1 < calibration.groups.size() ? ",\n" : "\n";
+    }
+    out += "  ]";
+  }
+  if (!calibration.rank_cpus.empty()) out += ",\n  \"rank_cpus\": " + detail::strings_inline(calibration.rank_cpus);
+  if (!calibration.axis_corrections.empty()) {
+    out += ",\n  \"axis_corrections\": [\n";
+    for (std::size_t i = 0; i < calibration.axis_corrections.size(); ++i) {
+      const AxisCorrection& a = calibration.axis_corrections[i];
+      const std::vector<std::int64_t> axes(a.axes.begin(), a.axes.end());
+      out += "    {\"axes\": " + detail::ints_inline(axes) + ", \"collective\": " + str(a.collective) +
+             ",\n     \"factors\": " + factor_points_inline(a.factors) + "}";
+      out += i + 1 < calibration.axis_corrections.size() ? ",\n" : "\n";
     }
     out += "  ]";
   }

@@ -327,6 +327,22 @@ const GroupCurve* find_curve(const Calibration& calibration, std::string_view co
   return nullptr;
 }
 
+const AxisCorrection* find_axis_correction(const Calibration& calibration, const std::vector<std::size_t>& axes,
+                                           std::string_view collective) noexcept {
+  for (const auto& c : calibration.axis_corrections) {
+    if (c.collective == collective && c.axes == axes) return &c;
+  }
+  return nullptr;
+}
+
+double axis_correction_factor(const Calibration& calibration, const std::vector<std::int64_t>& mesh_shape,
+                              const std::vector<std::size_t>& axes, std::string_view collective,
+                              double bytes) noexcept {
+  if (calibration.axis_corrections.empty() || mesh_shape != calibration.mesh_shape) return 1.0;
+  const AxisCorrection* c = find_axis_correction(calibration, axes, collective);
+  return c == nullptr ? 1.0 : as_run_factor(c->factors, bytes);
+}
+
 const GroupCurve* CalibratedCostModel::pricing_curve(std::string_view collective, const GroupShape& shape) const {
   if (const GroupCurve* exact = find_curve(calibration_, collective, shape)) return exact;
   if (!options_.extrapolate) return nullptr;
@@ -404,9 +420,11 @@ const CalibratedCostModel::AxisPricing& CalibratedCostModel::pricing_of(const st
   if (placeable(mesh_shape)) pricing.shapes = axis_group_shapes(mesh_shape, axis, calibration_.rank_hosts, options_.extrapolate);
   constexpr std::array<Collective, 4> kPlanned{Collective::AllGather, Collective::AllReduce, Collective::ReduceScatter,
                                                Collective::AllToAll};
+  const bool calibrated_mesh = mesh_shape == calibration_.mesh_shape;
   for (const Collective c : kPlanned) {
     const auto k = static_cast<std::size_t>(c);
     const std::string_view name = to_string(c);
+    if (calibrated_mesh) pricing.corrections[k] = find_axis_correction(calibration_, {axis}, name);
     pricing.priced[k] = !pricing.shapes.empty();
     for (const GroupShape& shape : pricing.shapes) {
       const GroupCurve* curve = pricing_curve(name, shape);
@@ -496,6 +514,7 @@ double CalibratedCostModel::step_cost(const StepCostInput& step) const {
         r.scaled ? curve_time_us(*r.curve, size) * r.factor / r.curve_factor : curve_time_us(*r.curve, size);
     cost = std::max(cost, t);
   }
+  if (const AxisCorrection* c = pricing.corrections[k]) cost *= as_run_factor(c->factors, size);
   return cost;
 }
 
@@ -525,7 +544,7 @@ std::optional<double> CalibratedCostModel::flattened_step_cost(const StepCostInp
     if (!t) return kInfinity;
     cost = std::max(cost, *t);
   }
-  return cost;
+  return cost * axis_correction_factor(calibration_, mesh, axes, to_string(step.collective), size);
 }
 
 std::vector<std::string> CalibratedCostModel::gaps(const std::vector<std::int64_t>& mesh_shape) const {

@@ -406,6 +406,89 @@ TEST(AsRunFactor, EveryPriceOfTheCurveIsItsBenchmarkTimeTimesTheFactor) {
   }
 }
 
+// The defining property: on the calibrated mesh a step costs its curve's price times its own axis' correction at
+// the step's size, at every size; on any other mesh, and for axes without one, the curve's price alone.
+TEST(AxisCorrection, TheCalibratedMeshIsPricedByItsOwnAxesAndNoOtherMeshIs) {
+  Calibration c = testing::four_ranks_on_one_host();
+  c.groups.push_back(testing::piecewise("all_gather", {2, 1, 2}, {{1024, 10}, {65536, 100}, {67108864, 50000}}));
+  c.groups.push_back(testing::piecewise("all_reduce", {2, 1, 2}, {{1024, 12}, {67108864, 60000}}));
+  c.groups.push_back(testing::piecewise("all_reduce", {4, 1, 4}, {{1024, 20}, {65536, 200}, {67108864, 90000}}));
+  const CalibratedCostModel plain(c, {});
+  c.rank_cpus = {"0", "1", "0", "1"};
+  c.axis_corrections = {{.axes = {0}, .collective = "all_gather", .factors = {{1024, 0.8, 15}, {67108864, 0.9, 15}}},
+                        {.axes = {1}, .collective = "all_gather", .factors = {{1024, 1.2, 15}, {67108864, 1.1, 15}}},
+                        {.axes = {0, 1}, .collective = "all_reduce", .factors = {{65536, 1.5, 15}}}};
+  const CalibratedCostModel model(c, {});
+  const std::vector<std::int64_t> square{2, 2}, line{4}, pair{2}, tall{2, 2, 1};
+  for (std::int64_t local = 256; local <= (std::int64_t{1} << 26); local *= 4) {
+    SCOPED_TRACE(local);
+    const double gathered = 2.0 * static_cast<double>(local);
+    for (const std::size_t axis : {0U, 1U}) {
+      const double f = as_run_factor(c.axis_corrections[axis].factors, gathered);
+      EXPECT_EQ(axis_correction_factor(c, square, {axis}, "all_gather", gathered), f);
+      EXPECT_DOUBLE_EQ(model.step_cost(step_input(Collective::AllGather, axis, square, 0, 1, local)),
+                       plain.step_cost(step_input(Collective::AllGather, axis, square, 0, 1, local)) * f);
+      // No correction for all_reduce on one axis: the curve alone.
+      EXPECT_EQ(model.step_cost(step_input(Collective::AllReduce, axis, square, 0, 1, local)),
+                plain.step_cost(step_input(Collective::AllReduce, axis, square, 0, 1, local)));
+    }
+    // The flattened group of (2,2) by its own correction; the same group as the axis of (4) by the curve alone.
+    const StepCostInput merged = step_input(Collective::AllReduce, 0, square, 0, 1, local);
+    EXPECT_DOUBLE_EQ(*model.flattened_step_cost(merged, {0, 1}),
+                     *plain.flattened_step_cost(merged, {0, 1}) *
+                         as_run_factor(c.axis_corrections[2].factors, static_cast<double>(local)));
+    EXPECT_EQ(model.step_cost(step_input(Collective::AllReduce, 0, line, 0, 1, local)),
+              plain.step_cost(step_input(Collective::AllReduce, 0, line, 0, 1, local)));
+    // Other meshes whose groups have the same shape: (2) and (2, 2, 1) are not the calibrated mesh.
+    EXPECT_EQ(model.step_cost(step_input(Collective::AllGather, 0, pair, 0, 1, local)),
+              plain.step_cost(step_input(Collective::AllGather, 0, pair, 0, 1, local)));
+    EXPECT_EQ(model.step_cost(step_input(Collective::AllGather, 1, tall, 0, 1, local)),
+              plain.step_cost(step_input(Collective::AllGather, 1, tall, 0, 1, local)));
+    EXPECT_EQ(axis_correction_factor(c, tall, {1}, "all_gather", gathered), 1.0);
+  }
+  // The worked example: at 1 KiB gathered axis 0 costs 10 x 0.8, axis 1 10 x 1.2.
+  EXPECT_DOUBLE_EQ(model.step_cost(step_input(Collective::AllGather, 0, square, 0, 1, 512)), 8.0);
+  EXPECT_DOUBLE_EQ(model.step_cost(step_input(Collective::AllGather, 1, square, 0, 1, 512)), 12.0);
+}
+
+// Mirrors: S(0)S(1) -> RR gathers on both axes, and either order moves the same sizes on groups of one shape, so
+// the shared curve prices both orders alike. With the corrections the planner gathers the larger (second) step on
+// the faster axis.
+TEST(AxisCorrection, ThePlannerTakesTheMirrorOnTheFasterAxis) {
+  Calibration c = testing::four_ranks_on_one_host();
+  for (const char* collective : {"all_gather", "all_reduce", "reduce_scatter", "all_to_all"}) {
+    c.groups.push_back(testing::piecewise(collective, {2, 1, 2}, {{1024, 10}, {67108864, 50000}}));
+  }
+  const PlanRequest r = request({2, 2}, {64, 64}, "S(0)S(1)", "RR");
+  const Plan alike = plan_redistribution(r, CalibratedCostModel(c, {}));
+  ASSERT_EQ(alike.steps.size(), 2U);
+  for (const std::size_t slow : {0U, 1U}) {
+    SCOPED_TRACE(slow);
+    Calibration corrected = c;
+    corrected.rank_cpus = {"0", "1", "0", "1"};
+    for (const std::size_t axis : {0U, 1U}) {
+      for (const char* collective : {"all_gather", "all_reduce", "reduce_scatter", "all_to_all"}) {
+        corrected.axis_corrections.push_back(
+            {.axes = {axis}, .collective = collective, .factors = {{1024, axis == slow ? 1.3 : 0.7, 15}}});
+      }
+    }
+    const CalibratedCostModel model(corrected, {});
+    const Plan plan = plan_redistribution(r, model);
+    ASSERT_EQ(plan.steps.size(), 2U);
+    EXPECT_EQ(plan.steps[0].collective, Collective::AllGather);
+    EXPECT_EQ(plan.steps[0].axes, (std::vector<std::size_t>{slow}));
+    EXPECT_EQ(plan.steps[1].axes, (std::vector<std::size_t>{1 - slow}));
+    // The shared curve's pick costs more under the corrections when it gathered the larger step on the slow axis.
+    const std::vector<double> steps = price_plan_steps(r, alike, model);
+    const double mirror = steps[0] + steps[1];
+    if (alike.steps[1].axes.front() == slow) {
+      EXPECT_LT(plan.cost, mirror);
+    } else {
+      EXPECT_DOUBLE_EQ(plan.cost, mirror);
+    }
+  }
+}
+
 TEST(CalibratedModel, CurvesPriceLayoutsNeverRunByTheirGroupShape) {
   const Calibration c = curves::keyed_calibration();
   const CalibratedCostModel model(c, {});

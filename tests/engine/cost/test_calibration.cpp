@@ -143,7 +143,7 @@ TEST(CalibrationParse, EveryValidationError) {
       // top-level fields
       {with(R"("world": 8)", R"("world": 8, "hosts": 2)"),
        "ValueError: hosts: unknown field; a calibration has format, version, backend, timing, world, mesh, axes, "
-       "rank_hosts, groups"},
+       "rank_hosts, groups, rank_cpus, axis_corrections"},
       {with(R"("backend": "mpi")", R"("backend": "mpi", "timing": "single-shot")"),
        R"(ValueError: timing = "single-shot": expected "pipelined" or "single_shot")"},
       {with(R"("backend": "mpi")", R"("backend": "mpi", "timing": 1)"),
@@ -544,6 +544,66 @@ TEST(CalibrationCurves, AsRunReadsRoundTripsAndIsValidated) {
   EXPECT_EQ(error("[1024, 1.25, 7]", "[1024, 1.25]"),
             "ValueError: groups[1].as_run[0] = [1024,1.25]: an as-run point is [bytes, factor, steps]");
   EXPECT_TRUE(error("[1024, 1.25, 7]", "[1024, 1.25, 7.5]").starts_with("ValueError: groups[1].as_run[0][2] = 7.5"));
+}
+
+TEST(CalibrationCurves, AxisCorrectionsAndRankCpusReadRoundTripAndAreValidated) {
+  const std::string with = curves_with(
+      R"("points": [[1024, 9.0]]}])",
+      R"("points": [[1024, 9.0]]}], "rank_cpus": ["0", "1", "2", "3", "0-1", "2,3", "4-7", "0"], )"
+      R"("axis_corrections": [{"axes": [1], "collective": "all_gather", "factors": [[1024, 0.8, 15], [65536, 1.1, 15]]}, )"
+      R"({"axes": [0, 1], "collective": "all_reduce", "factors": [[4096, 1.25, 15]]}])");
+  const Calibration c = parse_calibration(with);
+  EXPECT_EQ(c.rank_cpus, (std::vector<std::string>{"0", "1", "2", "3", "0-1", "2,3", "4-7", "0"}));
+  ASSERT_EQ(c.axis_corrections.size(), 2U);
+  EXPECT_EQ(c.axis_corrections[0].axes, (std::vector<std::size_t>{1}));
+  EXPECT_EQ(c.axis_corrections[0].factors, (std::vector<AsRunPoint>{{1024, 0.8, 15}, {65536, 1.1, 15}}));
+  EXPECT_EQ(c.axis_corrections[1].axes, (std::vector<std::size_t>{0, 1}));
+  EXPECT_EQ(find_axis_correction(c, {0, 1}, "all_reduce"), &c.axis_corrections[1]);
+  EXPECT_EQ(find_axis_correction(c, {0}, "all_gather"), nullptr);
+  const std::string text = to_json_text(c);
+  EXPECT_NE(text.find(R"({"axes": [1], "collective": "all_gather",
+     "factors": [[1024.0, 0.8, 15], [65536.0, 1.1, 15]]})"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(parse_calibration(text), c);
+  EXPECT_EQ(to_json_text(parse_calibration(text)), text);
+  EXPECT_EQ(to_json_text(parse_calibration(curves_with())).find("axis_corrections"), std::string::npos);
+
+  const auto error = [&](const std::string& from, const std::string& to) {
+    std::string bad = with;
+    const auto at = bad.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    bad.replace(at, from.size(), to);
+    return error_of([&] { (void)parse_calibration(bad); }, ErrorKind::ValueError);
+  };
+  EXPECT_EQ(error(R"("axes": [1])", R"("axes": [2])"),
+            "ValueError: axis_corrections[0].axes = [2]: ascending axes of mesh.shape = [2,4] (0..1)");
+  EXPECT_EQ(error(R"("axes": [0, 1])", R"("axes": [1, 0])"),
+            "ValueError: axis_corrections[1].axes = [1,0]: ascending axes of mesh.shape = [2,4] (0..1)");
+  EXPECT_EQ(error(R"("axes": [1])", R"("axes": [])"), "ValueError: axis_corrections[0].axes = []: a correction names at least one axis");
+  EXPECT_EQ(error(R"("axes": [1])", R"("axes": [-1])"),
+            "ValueError: axis_corrections[0].axes = [-1]: axes are mesh axis indices >= 0");
+  EXPECT_EQ(error(R"("collective": "all_gather", "factors")", R"("collective": "gather", "factors")"),
+            "ValueError: axis_corrections[0].collective = \"gather\": unknown collective; expected all_gather, "
+            "all_reduce, all_to_all, broadcast, reduce_scatter");
+  EXPECT_EQ(error("[[4096, 1.25, 15]]", "[]"), "ValueError: axis_corrections[1].factors: a correction needs at least one point");
+  EXPECT_EQ(error("[4096, 1.25, 15]", "[4096, -1, 15]"),
+            "ValueError: axis_corrections[1].factors[0][1] = -1.0: factor must be finite and > 0");
+  EXPECT_EQ(error("[4096, 1.25, 15]", "[4096, 1.25]"),
+            "ValueError: axis_corrections[1].factors[0] = [4096,1.25]: a correction point is [bytes, factor, steps]");
+  EXPECT_EQ(error(R"("axes": [0, 1], "collective": "all_reduce")", R"("axes": [1], "collective": "all_gather")"),
+            "ValueError: axis_corrections[1]: all_gather on axes [1] has a correction already (axis_corrections[0])");
+  EXPECT_EQ(error(R"("collective": "all_reduce", "factors")", R"("collective": "all_reduce", "n": 2, "factors")"),
+            "ValueError: axis_corrections[1].n: unknown field; axis_corrections[1] has axes, collective, factors");
+  EXPECT_EQ(error(R"(["0", "1", "2", "3", "0-1", "2,3", "4-7", "0"])", R"(["0", "1"])"),
+            "ValueError: rank_cpus: 2 CPU lists for world = 8 ranks: one per world rank");
+  EXPECT_EQ(error(R"("4-7")", R"("4 7")"),
+            "ValueError: rank_cpus[6] = \"4 7\": a CPU list as Linux writes one (\"0-3,8\")");
+  // Corrections scale curves: none without them.
+  Calibration no_curves = c;
+  no_curves.groups.clear();
+  EXPECT_EQ(error_of([&] { (void)to_json_text(no_curves); }, ErrorKind::ValueError),
+            "ValueError: axis_corrections: needs \"groups\": a correction scales the curve of its axis' group shape");
 }
 
 }  // namespace

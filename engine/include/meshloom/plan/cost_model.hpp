@@ -226,6 +226,23 @@ struct GroupCurve {
   friend bool operator==(const GroupCurve&, const GroupCurve&) = default;
 };
 
+// How one axis (or flattened axes) of the calibrated mesh ran against the curve of its group shape, from the
+// calibration's own sweep: at each size the curve has, `factor` = the axis' time / the curve's point there (the
+// median over every axis of that shape), over `steps` timed iterations. Two axes of one shape share a curve, but the
+// ranks of one axis may sit closer than those of the other (the same core, socket or switch: what no host count
+// says), and on the calibrated mesh itself a step is priced by its own axis. calibrate writes corrections only for
+// shapes that two or more axes share, and only when every rank was bound to CPUs (Calibration::rank_cpus): unbound,
+// the OS places ranks anew in every job and which axis is faster changes with it. Example, on 4 ranks of a 2-core
+// VM bound by core (mpirun --bind-to core:overload-allowed --map-by core): on (2, 2) axis 0's groups share a core
+// and axis 1's span two, and in one calibration axis 0 ran all_gather at 0.73-0.99x the shared curve over its 17
+// sizes, axis 1 at 1.01-1.27x.
+struct AxisCorrection {
+  std::vector<std::size_t> axes;  // ascending axes of the calibration's mesh: one, or the axes a flattened group spans
+  std::string collective;
+  std::vector<AsRunPoint> factors;  // strictly ascending bytes > 0, factors > 0, steps >= 1; at least one
+  friend bool operator==(const AxisCorrection&, const AxisCorrection&) = default;
+};
+
 // The piecewise curve through `points` (ascending bytes, times > 0) at `bytes` (see CurveModel). 0 for no point.
 [[nodiscard]] double piecewise_time_us(const std::vector<CurvePoint>& points, double bytes) noexcept;
 // The curve's time at `bytes` under its model, times its as-run factor there.
@@ -249,6 +266,9 @@ struct GroupCurve {
 // contract's version-1 content). "rank_hosts" (the host index of every world rank, from the job itself) and
 // "groups" (the keyed curves) are optional: files written before them have neither, and are priced by "axes".
 // A curve's "as_run" ([bytes, factor, steps] per point, AsRunPoint) is optional too: only refine writes it.
+// "rank_cpus" (every world rank's CPU binding in the calibrated job, as Linux lists CPUs: "0", "0-3", "0,2") and
+// "axis_corrections" ([{"axes": [0], "collective": "all_gather", "factors": [[bytes, factor, steps], ...]}, ...],
+// AxisCorrection) are optional: calibrate writes the corrections only when every rank was bound.
 struct Calibration {
   std::string backend;
   std::string timing;  // "pipelined", "single_shot", or empty (not recorded)
@@ -259,8 +279,22 @@ struct Calibration {
   std::map<std::string, std::map<std::string, CollectiveFit>> axes;
   std::vector<std::int64_t> rank_hosts;  // world entries when `groups` is not empty
   std::vector<GroupCurve> groups;        // at most one per (collective, shape)
+  std::vector<std::string> rank_cpus;    // world entries, or empty (not recorded)
+  std::vector<AxisCorrection> axis_corrections;  // at most one per (axes, collective); needs `groups`
   friend bool operator==(const Calibration&, const Calibration&) = default;
 };
+
+// The correction of (axes, collective) in `calibration`; nullptr when it has none.
+[[nodiscard]] const AxisCorrection* find_axis_correction(const Calibration& calibration,
+                                                         const std::vector<std::size_t>& axes,
+                                                         std::string_view collective) noexcept;
+
+// The factor a step of `collective` on `axes` of a mesh of `mesh_shape` is priced with at nccl-tests' size `bytes`:
+// as_run_factor of the calibration's correction for (axes, collective) when the mesh has the calibrated mesh's shape
+// (its ranks 0..N-1 in row-major order form the same groups as in the calibrated job), 1 otherwise.
+[[nodiscard]] double axis_correction_factor(const Calibration& calibration, const std::vector<std::int64_t>& mesh_shape,
+                                            const std::vector<std::size_t>& axes, std::string_view collective,
+                                            double bytes) noexcept;
 
 // The curve of (collective, shape) in `calibration`; nullptr when it has none.
 [[nodiscard]] const GroupCurve* find_curve(const Calibration& calibration, std::string_view collective,
@@ -299,7 +333,7 @@ class CalibratedCostModel final : public CostModel {
 public:
   // With curves ("groups"), a step on axis a of a mesh is priced by the shapes of a's groups (every group runs at
   // once; the step takes as long as its slowest shape): the curve of (collective, shape) at the step's nccl-tests
-  // size; mesh names are not used. Without curves, by the alpha-beta fit of (mesh_names[a], collective). A step the
+  // size, times axis_correction_factor (on the calibrated mesh itself); mesh names are not used. Without curves, by the alpha-beta fit of (mesh_names[a], collective). A step the
   // calibration cannot price costs +infinity (the planner then avoids it, or fails clearly when it cannot);
   // gaps() says which.
   CalibratedCostModel(Calibration calibration, const std::vector<std::string>& mesh_names,
@@ -313,7 +347,8 @@ public:
   [[nodiscard]] double send_cost(const std::vector<std::int64_t>& mesh_shape, std::size_t axis,
                                  std::int64_t bytes) const override;
   // With curves: the flattened group's own shapes (group_shapes over `axes`), each priced by its curve at the merged
-  // collective's nccl-tests size (all_gather: local_bytes x the group's size), the slowest shape; +infinity for a
+  // collective's nccl-tests size (all_gather: local_bytes x the group's size), the slowest shape, times
+  // axis_correction_factor of `axes` (on the calibrated mesh itself); +infinity for a
   // shape the calibration cannot price. Without curves (per-axis fits only): nullopt, the sum of the edges.
   // Example: on a (2, 2) mesh of one host, S(0)S(0) -> RR merged on the flattened (0, 1) is one all_gather of 4 ranks
   // on 1 host, priced by that curve rather than by two all_gathers of 2 ranks.
@@ -365,6 +400,7 @@ private:
     std::vector<GroupShape> shapes;
     std::array<std::vector<ResolvedCurve>, 4> curves;
     std::array<bool, 4> priced{};
+    std::array<const AxisCorrection*, 4> corrections{};  // on the calibrated mesh: the axis' correction, if any
   };
   [[nodiscard]] const AxisPricing& pricing_of(const std::vector<std::int64_t>& mesh_shape, std::size_t axis) const;
   [[nodiscard]] const std::vector<GroupShape>& shapes_of(const std::vector<std::int64_t>& mesh_shape,
