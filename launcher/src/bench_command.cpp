@@ -239,7 +239,11 @@ int write_calibration(const BenchSweep& sweep, const std::filesystem::path& out_
   std::size_t fits = 0;
   for (const auto& [axis, collectives] : report.calibration.axes) fits += collectives.size();
   out << "# wrote " << out_path.string() << " (" << fits << " fits over " << report.calibration.axes.size()
-      << " axes, " << report.calibration.groups.size() << " curves by group shape)\n" << std::flush;
+      << " axes, " << report.calibration.groups.size() << " curves by group shape"
+      << (report.calibration.axis_corrections.empty()
+              ? std::string()
+              : ", " + std::to_string(report.calibration.axis_corrections.size()) + " axis corrections")
+      << ")\n" << std::flush;
   return 0;
 }
 
@@ -306,6 +310,9 @@ int run_live(const BenchCliOptions& o, const CLI::App& cmd, const std::string& c
   live.run = [&](mpi::MpiCommunicator& world, LiveBackend& backend, JsonlStream& records) {
     if (o.backend != "mpi") info.backend_library = backend.describe();
     info.hosts = job_hosts(world);
+    const JobCpus cpus = job_cpus(world);
+    info.cpus = cpus.cpus;
+    info.bound = cpus.bound;
     // Every group inherits the world's timeout (split passes it on).
     const comm::MeshGroups groups = backend.groups(*mesh, LiveBackend::Buffers::Native);
     // With --jsonl -, standard output carries the records alone: the table goes to standard error.

@@ -138,6 +138,10 @@ std::string config_record(const BenchRunInfo& info) {
   if (!info.backend_library.empty()) j["versions"][info.backend] = info.backend_library;
   j["host"] = info.host;
   j["hosts"] = info.hosts;
+  if (!info.cpus.empty()) {
+    j["cpus"] = info.cpus;
+    j["bound"] = info.bound;
+  }
   add_slurm(j, info.slurm);
   return dump(j);
 }

@@ -1,6 +1,7 @@
 #include "bench_io.hpp"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -125,6 +126,35 @@ std::string host_name() {
   char buf[256] = {};
   if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
   return buf;
+}
+
+std::string cpu_list(const std::vector<int>& cpus) {
+  std::string out;
+  for (std::size_t i = 0; i < cpus.size();) {
+    std::size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    if (!out.empty()) out += ",";
+    if (j > i) {
+      out += std::to_string(cpus[i]) + "-" + std::to_string(cpus[j]);
+      i = j + 1;
+    } else {
+      out += std::to_string(cpus[i]);
+      ++i;
+    }
+  }
+  return out;
+}
+
+CpuBinding cpu_binding() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return {.cpus = "?", .bound = false};
+  std::vector<int> cpus;
+  for (std::size_t c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &set)) cpus.push_back(static_cast<int>(c));
+  }
+  const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return {.cpus = cpu_list(cpus), .bound = online > 0 && static_cast<long>(cpus.size()) < online};
 }
 
 }  // namespace meshloom::launcher

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 #include <utility>
 
 namespace meshloom::launcher {
@@ -81,5 +82,17 @@ void report_rank_error(int rank, const std::string& what, JsonlSink& sink,
 
 // This machine's host name for the records ("unknown" when gethostname fails).
 [[nodiscard]] std::string host_name();
+
+// The CPUs this process may run on (sched_getaffinity), as Linux lists them: "0", "0-3", "0,2,4-7"; "?" when the
+// call fails. `bound` is whether they are fewer than the CPUs online (sysconf): the launcher (mpirun --bind-to core,
+// srun --cpu-bind) pinned the rank, so it runs where it ran in the last job bound alike.
+struct CpuBinding {
+  std::string cpus;
+  bool bound = false;
+};
+[[nodiscard]] CpuBinding cpu_binding();
+// The list of `cpus` (ascending CPU numbers, no repeats) as Linux writes it (/sys/devices/system/cpu/online):
+// consecutive runs as "a-b". Example: {0, 1, 2, 4, 6, 7} -> "0-2,4,6-7".
+[[nodiscard]] std::string cpu_list(const std::vector<int>& cpus);
 
 }  // namespace meshloom::launcher

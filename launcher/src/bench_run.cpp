@@ -248,6 +248,9 @@ BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups
   outcome.sweep.mesh_shape = info.mesh_shape;
   outcome.sweep.mesh_names = info.mesh_names;
   outcome.sweep.hosts = info.hosts;
+  outcome.sweep.cpus = info.cpus;
+  outcome.sweep.bound = info.bound;
+  for (const auto& f : info.flattened) outcome.sweep.flattened[f.name] = f.axes;
 
   if (lead) {
     sink.write(config_record(info));

@@ -2,11 +2,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 #include "batch_io.hpp"
@@ -14,6 +17,8 @@
 #include "json_read.hpp"
 #include "jsonl_read.hpp"
 #include "meshloom/error.hpp"
+#include "text_format.hpp"
+#include "timing.hpp"
 
 namespace meshloom::launcher {
 
@@ -42,6 +47,17 @@ BenchSweep parse_bench_jsonl(const std::string& text, const std::string& source)
       }
       sweep.world = ctx.integer(j, "world");
       if (j.contains("hosts")) sweep.hosts = jsonl::hosts_of(ctx, j);
+      if (j.contains("cpus")) {
+        const json& cpus = j["cpus"];
+        if (!cpus.is_array()) ctx.fail("field \"cpus\" = " + jsonl::show(cpus) + ": expected a list of CPU lists");
+        for (const auto& c : cpus) {
+          if (!c.is_string()) ctx.fail("field \"cpus\" = " + jsonl::show(cpus) + ": expected strings");
+          sweep.cpus.push_back(c.get<std::string>());
+        }
+        const json& bound = ctx.field(j, "bound");
+        if (!bound.is_boolean()) ctx.fail("field \"bound\" = " + jsonl::show(bound) + ": expected true or false");
+        sweep.bound = bound.get<bool>();
+      }
       const json& mesh = ctx.field(j, "mesh");
       if (!mesh.is_object()) ctx.fail("field \"mesh\" = " + jsonl::show(mesh) + ": expected an object");
       const json& shape = ctx.field(mesh, "shape");
@@ -54,6 +70,23 @@ BenchSweep parse_bench_jsonl(const std::string& text, const std::string& source)
       for (const auto& s : names) {
         if (!s.is_string()) ctx.fail("field \"mesh.names\" = " + jsonl::show(names) + ": expected strings");
         sweep.mesh_names.push_back(s.get<std::string>());
+      }
+      if (mesh.contains("flattened")) {
+        const json& flattened = mesh["flattened"];
+        const std::string bad = "field \"mesh.flattened\" = " + jsonl::show(flattened) +
+                                ": expected a list of {\"name\": ..., \"axes\": [axis names]}";
+        if (!flattened.is_array()) ctx.fail(bad);
+        for (const auto& f : flattened) {
+          if (!f.is_object() || !f.contains("name") || !f["name"].is_string() || !f.contains("axes") ||
+              !f["axes"].is_array()) {
+            ctx.fail(bad);
+          }
+          std::vector<std::string>& axes = sweep.flattened[f["name"].get<std::string>()];
+          for (const auto& a : f["axes"]) {
+            if (!a.is_string()) ctx.fail(bad);
+            axes.push_back(a.get<std::string>());
+          }
+        }
       }
     } else if (type == "result") {
       if (!config_seen) ctx.fail("a result record before the config record");
@@ -78,6 +111,11 @@ BenchSweep parse_bench_jsonl(const std::string& text, const std::string& source)
       r.algbw_gbps = ctx.number(j, "algbw_gbps");
       r.busbw_gbps = ctx.number(j, "busbw_gbps");
       r.wrong = ctx.integer(j, "wrong");
+      if (j.contains("stats")) {
+        const json& stats = j["stats"];
+        if (!stats.is_object()) ctx.fail("field \"stats\" = " + jsonl::show(stats) + ": expected an object");
+        r.stats.iterations = ctx.integer(stats, "iterations");
+      }
       if (j.contains("span")) {
         const json& span = j["span"];
         if (!span.is_object()) ctx.fail("field \"span\" = " + jsonl::show(span) + ": expected an object");
@@ -121,6 +159,74 @@ BenchSweep read_bench_jsonl(const std::filesystem::path& path) {
 
 namespace {
 
+// The axes of the calibrated mesh that `name` runs on (a mesh axis, or a flattened axis' axes), ascending; empty
+// when the sweep names no such axis.
+std::vector<std::size_t> mesh_axes_of(const BenchSweep& sweep, const std::string& name) {
+  const auto index = [&](const std::string& axis) -> std::optional<std::size_t> {
+    const auto it = std::find(sweep.mesh_names.begin(), sweep.mesh_names.end(), axis);
+    if (it == sweep.mesh_names.end()) return std::nullopt;
+    return static_cast<std::size_t>(it - sweep.mesh_names.begin());
+  };
+  if (const auto a = index(name)) return {*a};
+  const auto f = sweep.flattened.find(name);
+  if (f == sweep.flattened.end()) return {};
+  std::vector<std::size_t> axes;
+  for (const auto& axis : f->second) {
+    const auto a = index(axis);
+    if (!a) return {};
+    axes.push_back(*a);
+  }
+  std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) return {};
+  return axes;
+}
+
+// The calibration's axis corrections (AxisCorrection): for every curve that two or more axes of the mesh measured,
+// each axis' time at each of the curve's sizes over the curve's point there (the median over the axes). Only with
+// every rank bound: unbound, the OS places ranks anew in every job, and the axes' order with them.
+void correct_axes(const BenchSweep& sweep, CalibrationReport& report) {
+  // (collective, shape) -> axis name -> bytes -> (times, iterations)
+  using Sizes = std::map<double, std::pair<std::vector<double>, std::int64_t>>;
+  std::map<std::pair<std::string, GroupShape>, std::map<std::string, Sizes>> by_axis;
+  for (const auto& r : sweep.results) {
+    if (!r.span.uniform || r.wrong != 0 || r.bytes <= 0 || !(r.time_us > 0)) continue;
+    const GroupShape shape{.n = r.group_size, .hosts = r.span.hosts, .ranks_per_host = r.span.ranks_per_host};
+    auto& at = by_axis[{std::string(to_string(r.collective)), shape}][r.axis][static_cast<double>(r.bytes)];
+    at.first.push_back(r.time_us);
+    at.second += std::max<std::int64_t>(r.stats.iterations, 1);
+  }
+  std::erase_if(by_axis, [](const auto& entry) { return entry.second.size() < 2; });
+  if (by_axis.empty()) return;
+  if (sweep.cpus.size() != static_cast<std::size_t>(sweep.world) || !sweep.bound) {
+    report.notes.push_back(std::string("no axis corrections: ") +
+                           (sweep.cpus.empty() ? "the run does not record its ranks' CPUs"
+                                               : "its ranks were not bound to CPUs") +
+                           ", so which of two axes of one group shape is faster can change from job to job (bind "
+                           "them, e.g. mpirun --bind-to core, to measure the axes apart)");
+    return;
+  }
+  report.calibration.rank_cpus = sweep.cpus;
+  for (const auto& [key, axes] : by_axis) {
+    const GroupCurve* curve = find_curve(report.calibration, key.first, key.second);
+    if (curve == nullptr) continue;
+    for (const auto& [name, sizes] : axes) {
+      AxisCorrection correction{.axes = mesh_axes_of(sweep, name), .collective = key.first, .factors = {}};
+      if (correction.axes.empty()) continue;
+      for (const CurvePoint& point : curve->points) {
+        const auto it = sizes.find(point.bytes);
+        if (it == sizes.end()) continue;
+        correction.factors.push_back(
+            {.bytes = point.bytes, .factor = median(it->second.first) / point.time_us, .steps = it->second.second});
+      }
+      if (!correction.factors.empty()) report.calibration.axis_corrections.push_back(std::move(correction));
+    }
+  }
+  std::sort(report.calibration.axis_corrections.begin(), report.calibration.axis_corrections.end(),
+            [](const AxisCorrection& a, const AxisCorrection& b) {
+              return std::tie(a.axes, a.collective) < std::tie(b.axes, b.collective);
+            });
+}
+
 // The keyed curves of a sweep that records where its ranks sit (calibrate_sweep).
 void fit_curves(const BenchSweep& sweep, CalibrationReport& report) {
   if (sweep.hosts.empty() || !sweep.spans) {
@@ -156,6 +262,7 @@ void fit_curves(const BenchSweep& sweep, CalibrationReport& report) {
       report.notes.push_back(e.message());
     }
   }
+  correct_axes(sweep, report);
 }
 
 }  // namespace
@@ -254,6 +361,25 @@ std::string fit_table(const CalibrationReport& report) {
                     static_cast<long long>(c.curve.shape.hosts), static_cast<long long>(c.curve.shape.ranks_per_host),
                     c.curve.points.size(), std::string(to_string(c.curve.model)).c_str(), resid,
                     percent(c.alpha_beta_holdout).c_str(), percent(c.piecewise_holdout).c_str());
+      out += line;
+    }
+  }
+  if (!report.calibration.axis_corrections.empty()) {
+    const Calibration& c = report.calibration;
+    out += "# Axis corrections (ranks bound): each axis' time / its shape's curve, over the curve's sizes; a step on "
+           "this mesh is priced by its own axis\n";
+    std::snprintf(line, sizeof line, "#%11s  %14s  %5s  %7s  %7s  %7s\n", "axis", "collective", "sizes", "min",
+                  "median", "max");
+    out += line;
+    for (const AxisCorrection& a : c.axis_corrections) {
+      std::vector<std::string> names;
+      for (const std::size_t axis : a.axes) names.push_back(c.mesh_names.at(axis));
+      std::vector<double> factors;
+      for (const AsRunPoint& p : a.factors) factors.push_back(p.factor);
+      const auto [lo, hi] = std::minmax_element(factors.begin(), factors.end());
+      std::snprintf(line, sizeof line, "%12s  %14s  %5zu  %7.3f  %7.3f  %7.3f\n",
+                    join(names, {.separator = "_"}).c_str(), a.collective.c_str(), factors.size(), *lo,
+                    median(factors), *hi);
       out += line;
     }
   }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct BenchSweep {
   std::vector<std::string> mesh_names;
   std::vector<BenchResult> results;
   std::vector<std::string> hosts;  // the config's "hosts": every world rank's host (empty in older files)
+  std::vector<std::string> cpus;   // the config's "cpus": every world rank's CPU binding (empty in older files)
+  bool bound = false;              // the config's "bound": every rank was bound
+  std::map<std::string, std::vector<std::string>> flattened;  // the config's mesh.flattened: name -> axis names
   bool spans = true;               // every result carries its "span" (older files have none)
   bool summary_seen = false;
   std::vector<std::string> errors;  // messages of error records, "rank r: message"

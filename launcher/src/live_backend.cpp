@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "meshloom/backends/mpi_runtime.hpp"
+#include "bench_io.hpp"
 #include "meshloom/error.hpp"
 
 namespace meshloom::launcher {
@@ -87,6 +88,19 @@ void check_calibration_fits_run(const Calibration& calibration, const std::strin
                                      "calibrate with --timing single_shot (calibrate's default), or from a bench run " +
                                      "with --timing single_shot (calibrate --from)");
   }
+}
+
+void check_axis_binding(const Calibration& calibration, const std::string& source, int rank) {
+  if (calibration.axis_corrections.empty()) return;
+  const auto r = static_cast<std::size_t>(rank);
+  const std::string calibrated = r < calibration.rank_cpus.size() ? calibration.rank_cpus[r] : std::string("?");
+  const std::string here = cpu_binding().cpus;
+  if (here == calibrated) return;
+  raise(ErrorKind::ValueError,
+        source + ": its axis corrections were measured with rank " + std::to_string(rank) + " on CPUs " + calibrated +
+            ", and here it may run on CPUs " + here + ": start the job bound as calibrate's was (mpirun " +
+            "--bind-to core --map-by core, with :overload-allowed when ranks outnumber cores), or price without " +
+            "them (--no-axis-corrections)");
 }
 
 std::unique_ptr<LiveBackend> open_backend(const std::string& name, mpi::MpiCommunicator& world,

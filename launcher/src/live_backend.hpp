@@ -77,4 +77,10 @@ void check_backend_name(const std::string& name);
 // records neither (written before they were) passes.
 void check_calibration_fits_run(const Calibration& calibration, const std::string& source, const std::string& backend);
 
+// A calibration's axis corrections (AxisCorrection) hold for ranks bound as in the calibrated job: its rank_cpus.
+// ValueError naming the calibration (`source`), the rank and both CPU lists when this rank may run on other CPUs
+// (cpu_binding), with what to do: bind the job as calibrate's was, or leave the corrections out
+// (--no-axis-corrections). Nothing for a calibration without corrections. What every rank checks alone.
+void check_axis_binding(const Calibration& calibration, const std::string& source, int rank);
+
 }  // namespace meshloom::launcher

@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <exception>
 #include <memory>
 
@@ -69,6 +70,15 @@ int run_live_command(const LiveCommand& command) {
 std::vector<std::string> job_hosts(mpi::MpiCommunicator& world) {
   const int node = world.node_place().first;
   return gather_hosts(world, host_name(), node);
+}
+
+JobCpus job_cpus(mpi::MpiCommunicator& world) {
+  const CpuBinding mine = cpu_binding();
+  JobCpus job;
+  job.cpus = gather_strings(world, mine.cpus, 4096);
+  const std::vector<std::int64_t> bound = gather_ints(world, mine.bound ? 1 : 0);
+  job.bound = std::all_of(bound.begin(), bound.end(), [](std::int64_t b) { return b == 1; });
+  return job;
 }
 
 }  // namespace meshloom::launcher

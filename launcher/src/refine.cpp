@@ -69,10 +69,12 @@ std::vector<AsRunPoint> fit_points(const std::map<double, std::map<std::size_t, 
   return points;
 }
 
-// The benchmark curve's time for a sample; 0 without a curve of its key.
+// The benchmark curve's time for a sample, on the calibrated mesh the time its own axis measured
+// (axis_correction_factor): what the as-run factor is taken against; 0 without a curve of its key.
 double benchmark_of(const Calibration& base, const StepSample& s) {
   const GroupCurve* curve = find_curve(base, s.collective, s.shape);
-  return curve != nullptr ? benchmark_time_us(*curve, s.bytes) : 0.0;
+  if (curve == nullptr) return 0.0;
+  return benchmark_time_us(*curve, s.bytes) * axis_correction_factor(base, s.mesh, s.axes, s.collective, s.bytes);
 }
 
 // The size of the curve's points nearest `bytes` in log size (the lower on a tie): a step counts at the benchmark's
@@ -115,8 +117,8 @@ Collected collect(const Calibration& base, const std::vector<StepRecords>& recor
     const std::int64_t before = out.used;
     for (const StepSample& s : records[f].samples) {
       const GroupCurve* curve = find_curve(base, s.collective, s.shape);
-      const double bench = curve != nullptr ? benchmark_time_us(*curve, s.bytes) : 0.0;
-      if (!(bench > 0)) {
+      const double bench = benchmark_of(base, s);
+      if (curve == nullptr || !(bench > 0)) {
         ++out.unpriced;
         continue;
       }
@@ -170,7 +172,9 @@ StepRecords parse_step_records(const std::string& text, const std::string& sourc
                                          .hosts = ctx.integer(a, "hosts"),
                                          .ranks_per_host = ctx.integer(a, "ranks_per_host")},
                                .bytes = static_cast<double>(ctx.integer(a, "bytes")),
-                               .measured_us = measured});
+                               .measured_us = measured,
+                               .mesh = {},
+                               .axes = {}});
       }
     } else if (type == "request") {
       if (!config_seen) ctx.fail("a request record before the config record");
@@ -236,7 +240,9 @@ StepRecords parse_step_records(const std::string& text, const std::string& sourc
                              .shape = shapes.front(),
                              .bytes = static_cast<double>(bytes) *
                                       (*collective == Collective::AllGather ? static_cast<double>(n) : 1.0),
-                             .measured_us = measured});
+                             .measured_us = measured,
+                             .mesh = *mesh,
+                             .axes = axes});
     }
   });
   if (!config_seen) {

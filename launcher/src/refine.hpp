@@ -49,6 +49,8 @@ struct StepSample {
   GroupShape shape;        // its groups' one shape
   double bytes = 0;        // nccl-tests' size: all_gather the gathered output, the others one rank's buffer
   double measured_us = 0;  // the collective's p50 over the step's iterations
+  std::vector<std::int64_t> mesh;  // the step's mesh (empty for a drift anchor: a group shape alone)
+  std::vector<std::size_t> axes;   // the axes of `mesh` it ran on
 };
 
 // The usable steps of one records file.

@@ -54,6 +54,7 @@ struct RunCliOptions {
   std::string timeout = "60";
   std::string iterations = "5";
   bool compare = false;
+  bool no_axis_corrections = false;
   std::string jsonl;
   std::string backend = "mpi";
 };
@@ -112,7 +113,14 @@ Prepared prepare(const RunCliOptions& o, const CLI::App& cmd, std::int64_t world
   p.settings.fault = test_fault_from_env();
   check_backend_name(o.backend);
   if (s.calibration) {
-    check_calibration_fits_run(*s.calibration, "--calibration \"" + o.plan.calibration + "\"", o.backend);
+    const std::string source = "--calibration \"" + o.plan.calibration + "\"";
+    check_calibration_fits_run(*s.calibration, source, o.backend);
+    // Axis corrections price the calibrated mesh's own axes as its bound ranks ran them.
+    if (o.no_axis_corrections) {
+      s.calibration->axis_corrections.clear();
+    } else if (s.request.mesh_shape == s.calibration->mesh_shape) {
+      check_axis_binding(*s.calibration, source, rank);
+    }
   }
   // The mesh against the world, before anything else runs.
   const auto& shape = s.request.mesh_shape;
@@ -228,6 +236,8 @@ nlohmann::ordered_json config_json(const Prepared& p, const comm::Communicator& 
       {"dtype", p.settings.dtype == DType::Float64 ? "float64" : "int64"},
       {"itemsize", s.request.itemsize},
       {"models", models},
+      {"axis_corrections",  // how many apply: on the calibrated mesh, unless --no-axis-corrections
+       s.calibration && s.calibration->mesh_shape == s.request.mesh_shape ? s.calibration->axis_corrections.size() : 0},
       {"plans", p.candidates.size()},
       {"iterations", p.settings.iterations},
       {"timeout_s", p.timeout_s},
@@ -463,6 +473,9 @@ void add_run_command(CLI::App& root, int& exit_code) {
       ->type_name("NAME");
   cmd->add_flag("--compare", o->compare,
                 "Run every distinct plan of graph, greedy and auto under every model and say which was fastest");
+  cmd->add_flag("--no-axis-corrections", o->no_axis_corrections,
+                "Calibrated model: price the calibrated mesh's axes by their group shape's curve alone, without the "
+                "calibration's axis corrections (which need ranks bound as calibrate's were)");
   cmd->add_option("--jsonl", o->jsonl,
                   "Write JSON Lines to FILE as the run goes: config, then per plan a plan record, one per step, a "
                   "summary (fsynced per record)")

@@ -236,22 +236,31 @@ std::vector<std::string> host_labels(const std::vector<std::string>& names, cons
   return labels;
 }
 
-std::vector<std::string> gather_hosts(comm::Communicator& control, const std::string& mine, int node) {
-  constexpr std::size_t kWidth = 256;
-  std::vector<char> own(kWidth, '\0');
-  std::memcpy(own.data(), mine.data(), std::min(mine.size(), kWidth - 1));
+std::vector<std::string> gather_strings(comm::Communicator& control, const std::string& mine, std::size_t width) {
+  std::vector<char> own(width, '\0');
+  std::memcpy(own.data(), mine.data(), std::min(mine.size(), width - 1));
   const auto world = static_cast<std::size_t>(control.size());
-  std::vector<char> all(kWidth * world, '\0');
-  control.all_gather({own.data(), kWidth, DType::UInt8}, {all.data(), all.size(), DType::UInt8});
-  const std::int64_t my_node = node;
-  std::vector<std::int64_t> all_nodes(world, -1);
-  control.all_gather({&my_node, 1, DType::Int64}, {all_nodes.data(), world, DType::Int64});
-  std::vector<std::string> names;
+  std::vector<char> all(width * world, '\0');
+  control.all_gather({own.data(), width, DType::UInt8}, {all.data(), all.size(), DType::UInt8});
+  std::vector<std::string> out;
+  out.reserve(world);
+  for (std::size_t r = 0; r < world; ++r) out.emplace_back(all.data() + r * width);
+  return out;
+}
+
+std::vector<std::int64_t> gather_ints(comm::Communicator& control, std::int64_t mine) {
+  const auto world = static_cast<std::size_t>(control.size());
+  std::vector<std::int64_t> all(world, -1);
+  control.all_gather({&mine, 1, DType::Int64}, {all.data(), world, DType::Int64});
+  return all;
+}
+
+std::vector<std::string> gather_hosts(comm::Communicator& control, const std::string& mine, int node) {
+  const std::vector<std::string> names = gather_strings(control, mine, 256);
+  const std::vector<std::int64_t> all_nodes = gather_ints(control, node);
   std::vector<int> nodes;
-  names.reserve(world);
-  nodes.reserve(world);
-  for (std::size_t r = 0; r < world; ++r) {
-    names.emplace_back(all.data() + r * kWidth);
+  nodes.reserve(names.size());
+  for (std::size_t r = 0; r < names.size(); ++r) {
     const std::int64_t n = all_nodes[r];
     nodes.push_back(n < 0 || n > std::numeric_limits<int>::max() ? -1 : static_cast<int>(n));  // host_labels checks
   }

@@ -98,6 +98,12 @@ struct IterationStats {
 [[nodiscard]] std::vector<std::string> host_labels(const std::vector<std::string>& names,
                                                    const std::vector<int>& nodes);
 
+// Every rank's `mine`, indexed by world rank (each cut at width - 1 bytes). Collective over `control`.
+[[nodiscard]] std::vector<std::string> gather_strings(comm::Communicator& control, const std::string& mine,
+                                                      std::size_t width);
+// Every rank's `mine`, indexed by world rank. Collective over `control`.
+[[nodiscard]] std::vector<std::int64_t> gather_ints(comm::Communicator& control, std::int64_t mine);
+
 // host_labels of the whole job: every rank gives its host name (cut at 255 bytes) and its node. Collective over
 // `control` (the world).
 [[nodiscard]] std::vector<std::string> gather_hosts(comm::Communicator& control, const std::string& mine, int node);

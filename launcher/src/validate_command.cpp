@@ -57,6 +57,7 @@ using ojson = nlohmann::ordered_json;
 struct ValidateOptions {
   std::string calibration, suite, k = "3", iterations = "9", rounds = "3", timeout = "60", jsonl, backend = "mpi", devices_per_host;
   bool extrapolate = false;
+  bool no_axis_corrections = false;
 };
 
 struct Candidate {
@@ -186,7 +187,7 @@ PreparedRequest prepare_request(const Prepared& p, const SuiteRequest& item, std
   return r;
 }
 
-Prepared prepare(const ValidateOptions& o, const CLI::App& cmd, std::int64_t world_size) {
+Prepared prepare(const ValidateOptions& o, const CLI::App& cmd, std::int64_t world_size, int rank) {
   Prepared p;
   if (cmd.count("--calibration") == 0) {
     raise(ErrorKind::ValueError, "validate needs --calibration FILE (the calibration to judge, from `meshloom-launch "
@@ -214,6 +215,14 @@ Prepared prepare(const ValidateOptions& o, const CLI::App& cmd, std::int64_t wor
                                                            : calibrated_devices_per_host(p.calibration);
   std::vector<SuiteRequest> suite =
       cmd.count("--suite") > 0 ? read_suite(o.suite, world_size) : default_suite(world_size);
+  // Axis corrections price the calibrated mesh's own axes as its bound ranks ran them.
+  if (o.no_axis_corrections) {
+    p.calibration.axis_corrections.clear();
+  } else if (std::any_of(suite.begin(), suite.end(), [&](const SuiteRequest& r) {
+               return r.setup.request.mesh_shape == p.calibration.mesh_shape;
+             })) {
+    check_axis_binding(p.calibration, "--calibration \"" + o.calibration + "\"", rank);
+  }
   for (std::size_t i = 0; i < suite.size(); ++i) {
     suite[i].setup.extrapolate = o.extrapolate;
     p.requests.push_back(prepare_request(p, suite[i], i));
@@ -249,6 +258,7 @@ ojson config_json(const Prepared& p, const comm::Communicator& world, const Live
       {"hosts", p.settings.hosts},
       {"calibration", p.calibration_path},
       {"calibration_timing", p.calibration.timing},
+      {"axis_corrections", p.calibration.axis_corrections.size()},
       {"models", p.models},
       {"k", p.k},
       {"iterations", p.settings.iterations},
@@ -374,7 +384,7 @@ int run_live(const ValidateOptions& o, const CLI::App& cmd) {
   if (cmd.count("--jsonl") > 0) live.jsonl = o.jsonl;
   live.backend = o.backend;
   live.prepare = [&](mpi::MpiCommunicator& world) {
-    prepared = prepare(o, cmd, world.size());
+    prepared = prepare(o, cmd, world.size(), world.rank());
     if (prepared->settings.fault) prepared->settings.fault->maybe_fail_setup(world.rank());
     return prepared->timeout_s;
   };
@@ -388,7 +398,10 @@ int run_live(const ValidateOptions& o, const CLI::App& cmd) {
       std::cout << "validate " << p.requests.size() << " requests on " << world.size() << " " << backend.name()
                 << " ranks (" << backend.describe() << ")\n  models fixed, comm (" << p.devices_per_host
                 << " devices per host), calibrated (" << p.calibration_path
-                << (p.calibration.timing.empty() ? std::string() : ", " + p.calibration.timing) << "); the " << p.k
+                << (p.calibration.timing.empty() ? std::string() : ", " + p.calibration.timing)
+                << (p.calibration.axis_corrections.empty() ? std::string() : ", its axis corrections on (" +
+                        join(p.calibration.mesh_shape, {.separator = ", "}) + ")")
+                << "); the " << p.k
                 << " cheapest plans of each; " << p.settings.iterations
                 << " iterations per step in " << p.rounds << (p.rounds == 1 ? " round" : " rounds")
                 << " (collective: single_shot, p50 of the mean over the ranks)\n\n"
@@ -567,6 +580,9 @@ void add_validate_command(CLI::App& root, int& exit_code) {
       ->type_name("N");
   cmd->add_flag("--extrapolate", o->extrapolate,
                 "Calibrated model: price group shapes the calibration never measured from the nearest measured one");
+  cmd->add_flag("--no-axis-corrections", o->no_axis_corrections,
+                "Calibrated model: price the calibrated mesh's axes by their group shape's curve alone, without the "
+                "calibration's axis corrections (which need ranks bound as calibrate's were)");
   cmd->add_option("--backend", o->backend, "Where the collectives run: mpi (default) or nccl; this build has " +
                                                available_backends())
       ->type_name("NAME");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bench_format.hpp"
+#include "bench_io.hpp"
 #include "calibrate_fit.hpp"
 #include "calibrate_io.hpp"
 #include "meshloom/error.hpp"
@@ -358,6 +359,117 @@ TEST(CalibrateIo, AxesWhoseGroupsDifferInShapeAreLeftOutOfTheCurves) {
   const CalibrationReport old = calibrate_sweep(parse_bench_jsonl(bench_jsonl(25.0, 2.5), "old.jsonl"));
   EXPECT_TRUE(old.calibration.groups.empty());
   EXPECT_FALSE(old.calibration.axes.empty());
+}
+
+// A bench run of (2,2) on one host, bound or not: dp's and tp's groups share one shape ({2, 1, 2}), dp ran every
+// all_gather at 8 us + size / 1e3 and tp at 12 us + size / 1e3 over 4 iterations; dp_tp (the flattened group) alone
+// has {4, 1, 4}.
+std::string one_host_jsonl(std::vector<std::string> cpus, bool bound) {
+  BenchRunInfo info;
+  info.world = 4;
+  info.mesh_shape = {2, 2};
+  info.mesh_names = {"dp", "tp"};
+  info.flattened = {{.name = "dp_tp", .axes = {"dp", "tp"}}};
+  info.hosts = {"a", "a", "a", "a"};
+  info.cpus = std::move(cpus);
+  info.bound = bound;
+  std::string text = config_record(info) + "\n";
+  for (const char* axis : {"dp", "tp", "dp_tp"}) {
+    const std::string name = axis;
+    const std::int64_t n = name == "dp_tp" ? 4 : 2;
+    for (std::int64_t size = 1024; size <= 1 << 20; size *= 32) {
+      BenchResult r;
+      r.axis = axis;
+      r.group_size = n;
+      r.groups = 4 / n;
+      r.span = GroupSpan{1, n, true};
+      r.collective = BenchCollective::AllGather;
+      r.bytes = size;
+      r.count = size / 8;
+      r.time_us = (name == "dp" ? 8.0 : name == "tp" ? 12.0 : 20.0) + static_cast<double>(size) / 1e3;
+      r.stats.iterations = 4;
+      text += result_record(r) + "\n";
+    }
+  }
+  return text + summary_record(true, 6, 0, 0.1, 1.0) + "\n";
+}
+
+TEST(CalibrateIo, BoundRanksGiveEachAxisItsCorrectionAgainstTheSharedCurve) {
+  const BenchSweep sweep = parse_bench_jsonl(one_host_jsonl({"0", "1", "0", "1"}, true), "run.jsonl");
+  EXPECT_EQ(sweep.cpus, (std::vector<std::string>{"0", "1", "0", "1"}));
+  EXPECT_TRUE(sweep.bound);
+  EXPECT_EQ(sweep.flattened.at("dp_tp"), (std::vector<std::string>{"dp", "tp"}));
+  EXPECT_EQ(sweep.results.front().stats.iterations, 4);
+  const CalibrationReport report = calibrate_sweep(sweep);
+  const Calibration& c = report.calibration;
+  EXPECT_EQ(c.rank_cpus, sweep.cpus);
+  // The shared curve's point is the median over dp and tp (the mean of two); each axis' factor is its time over it.
+  // The flattened group is alone in its shape: no correction.
+  ASSERT_EQ(c.axis_corrections.size(), 2U);
+  const GroupCurve* curve = find_curve(c, "all_gather", {2, 1, 2});
+  ASSERT_NE(curve, nullptr);
+  for (const AxisCorrection& a : c.axis_corrections) {
+    SCOPED_TRACE(a.axes.front());
+    ASSERT_EQ(a.axes.size(), 1U);
+    EXPECT_EQ(a.collective, "all_gather");
+    ASSERT_EQ(a.factors.size(), curve->points.size());
+    for (std::size_t i = 0; i < a.factors.size(); ++i) {
+      const double bytes = curve->points[i].bytes;
+      const double own = (a.axes.front() == 0 ? 8.0 : 12.0) + bytes / 1e3;
+      EXPECT_EQ(a.factors[i].bytes, bytes);
+      EXPECT_DOUBLE_EQ(curve->points[i].time_us, 10.0 + bytes / 1e3);
+      EXPECT_DOUBLE_EQ(a.factors[i].factor, own / (10.0 + bytes / 1e3));
+      EXPECT_EQ(a.factors[i].steps, 4);
+    }
+  }
+  EXPECT_EQ(c.axis_corrections[0].axes, (std::vector<std::size_t>{0}));
+  EXPECT_EQ(parse_calibration(to_json_text(c)), c);
+  // On (2,2) each axis is priced as it ran; a (2) mesh (ranks 0, 1: another set of groups) by the shared curve.
+  const CalibratedCostModel model(c, {});
+  const std::vector<std::int64_t> square{2, 2}, line{2};
+  StepCostInput step;
+  step.collective = Collective::AllGather;
+  step.local_bytes = 512;  // gathered: 1024 bytes, the first point
+  step.mesh_shape = &square;
+  for (const std::size_t axis : {0U, 1U}) {
+    step.axis = axis;
+    EXPECT_NEAR(model.step_cost(step), (axis == 0 ? 8.0 : 12.0) + 1.024, 1e-9);
+  }
+  step.mesh_shape = &line;
+  step.axis = 0;
+  EXPECT_NEAR(model.step_cost(step), 10.0 + 1.024, 1e-9);
+  const std::string table = fit_table(report);
+  EXPECT_NE(table.find("# Axis corrections (ranks bound)"), std::string::npos) << table;
+  EXPECT_NE(table.find("          dp      all_gather      3    0.819    0.953    0.998"), std::string::npos) << table;
+}
+
+TEST(CalibrateIo, UnboundRanksGiveNoAxisCorrectionsAndSayWhy) {
+  for (const bool recorded : {true, false}) {
+    SCOPED_TRACE(recorded);
+    const std::vector<std::string> cpus = recorded ? std::vector<std::string>{"0-1", "0-1", "0-1", "0-1"}
+                                                   : std::vector<std::string>{};
+    const CalibrationReport report = calibrate_sweep(parse_bench_jsonl(one_host_jsonl(cpus, false), "run.jsonl"));
+    EXPECT_TRUE(report.calibration.axis_corrections.empty());
+    EXPECT_TRUE(report.calibration.rank_cpus.empty());
+    EXPECT_FALSE(report.calibration.groups.empty());
+    const std::string why = recorded ? "its ranks were not bound to CPUs" : "the run does not record its ranks' CPUs";
+    EXPECT_NE(std::find(report.notes.begin(), report.notes.end(),
+                        "no axis corrections: " + why +
+                            ", so which of two axes of one group shape is faster can change from job to job (bind "
+                            "them, e.g. mpirun --bind-to core, to measure the axes apart)"),
+              report.notes.end());
+  }
+}
+
+TEST(CpuList, AsLinuxWritesIt) {
+  EXPECT_EQ(cpu_list({0, 1, 2, 4, 6, 7}), "0-2,4,6-7");
+  EXPECT_EQ(cpu_list({3}), "3");
+  EXPECT_EQ(cpu_list({}), "");
+  EXPECT_EQ(cpu_list({0, 2, 4}), "0,2,4");
+  // This process's own binding is a list of that form, and it is bound when it has fewer CPUs than are online.
+  const CpuBinding mine = cpu_binding();
+  EXPECT_FALSE(mine.cpus.empty());
+  EXPECT_EQ(mine.cpus.find_first_not_of("0123456789,-"), std::string::npos) << mine.cpus;
 }
 
 }  // namespace

@@ -92,6 +92,46 @@ TEST(Refine, RecordsOfKnownFactorsGiveThoseFactors) {
   EXPECT_EQ(r.held_out_error->points, 18);
 }
 
+// With axis corrections (bound ranks), a step on the calibrated mesh is compared with its own axis' time: axis 0
+// ran all_reduce at 0.8x the shared curve and axis 1 at 1.2x; plans measured each axis at 1.5x its own time, so the
+// as-run factor is 1.5 on both, and the corrected model prices each axis at its own time x 1.5.
+TEST(Refine, OnTheCalibratedMeshStepsAreComparedWithTheirOwnAxisTime) {
+  Calibration c = base();
+  c.rank_cpus = {"0", "1", "0", "1"};
+  c.axis_corrections = {{.axes = {0}, .collective = "all_reduce", .factors = {{4096, 0.8, 15}}},
+                        {.axes = {1}, .collective = "all_reduce", .factors = {{4096, 1.2, 15}}}};
+  const double bench = benchmark_time_us(c.groups[1], 4096);
+  std::string text = kValidateHead;
+  for (int i = 0; i < 3; ++i) {
+    text += step("all_reduce", "[0]", 4096, bench * 0.8 * 1.5);
+    text += step("all_reduce", "[1]", 4096, bench * 1.2 * 1.5);
+  }
+  const StepRecords a = parse_step_records(text, "a.jsonl");
+  ASSERT_EQ(a.samples.size(), 6U);
+  EXPECT_EQ(a.samples[1].mesh, (std::vector<std::int64_t>{2, 2}));
+  EXPECT_EQ(a.samples[1].axes, (std::vector<std::size_t>{1}));
+  const RefineReport r = refine_calibration(c, {a, parse_step_records(text, "b.jsonl")});
+  const GroupCurve& pairs = r.calibration.groups[1];
+  ASSERT_EQ(pairs.as_run.size(), 1U);
+  EXPECT_NEAR(pairs.as_run[0].factor, 1.5, 1e-6);
+  EXPECT_EQ(r.calibration.axis_corrections, c.axis_corrections);  // kept as calibrate wrote them
+  EXPECT_EQ(r.calibration.rank_cpus, c.rank_cpus);
+  const CalibratedCostModel model(r.calibration, {});
+  const std::vector<std::int64_t> square{2, 2};
+  StepCostInput in;
+  in.collective = Collective::AllReduce;
+  in.mesh_shape = &square;
+  in.local_bytes = 4096;
+  for (const std::size_t axis : {0U, 1U}) {
+    in.axis = axis;
+    EXPECT_NEAR(model.step_cost(in), bench * (axis == 0 ? 0.8 : 1.2) * 1.5, 1e-6);
+  }
+  // The benchmark's error is taken against the axis' own time too: |1/1.5 - 1| on both axes, not 1/1.2 and 1/1.8.
+  ASSERT_TRUE(r.benchmark_error);
+  EXPECT_NEAR(r.benchmark_error->median, 1.0 / 3.0, 1e-6);
+  EXPECT_NEAR(r.benchmark_error->p90, 1.0 / 3.0, 1e-6);
+}
+
 TEST(Refine, ARunDuringASpellIsLeftOutAndWhenKeptMovesTheFactorNoMoreThanAnyRun) {
   // Two usual runs whose steps measured 1.5x the curve (3 steps each) and one during a spell when the benchmark itself
   // re-timed 2x its calibration (its drift anchors), whose 10 steps measured 3x.

@@ -122,6 +122,35 @@ TEST(RunCli, ACalibrationOfOtherCollectivesIsAUsageError) {
   EXPECT_EQ(r.out, "");
 }
 
+TEST(RunCli, AxisCorrectionsNeedRanksBoundAsTheCalibratedJobsWereOrTheOptOut) {
+  // The bundled 2-rank calibration, as if calibrate had measured it with its ranks bound to CPUs no rank here has.
+  const std::string fixture = std::string(MESHLOOM_SOURCE_DIR) + "/resources/calibration/vm-2.calibration.json";
+  nlohmann::json doc = nlohmann::json::parse(slurp(fixture));
+  doc["rank_cpus"] = {"4095", "4095"};
+  doc["axis_corrections"] = {{{"axes", {0}}, {"collective", "all_gather"}, {"factors", {{1024, 0.9, 15}}}}};
+  const auto path = temp_dir() / "bound.calibration.json";
+  std::ofstream(path) << doc.dump();
+  const std::string args = "--mesh 2 --tensor 8,8 --src 'S(0)' --dst R --iterations 1 --calibration '" + path.string() + "'";
+  const Launched r = mpirun(2, args);
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--calibration \"" + path.string() + "\": its axis corrections were measured with rank 0 on "
+                       "CPUs 4095, and here it may run on CPUs "),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("or price without them (--no-axis-corrections)"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+  // Opting out prices by the curves alone, and the config record says none apply.
+  const auto jsonl = temp_dir() / "unbound.jsonl";
+  const Launched out = mpirun(2, args + " --no-axis-corrections --jsonl '" + jsonl.string() + "'");
+  EXPECT_EQ(out.status, 0) << out.out << out.err;
+  const nlohmann::json config = nlohmann::json::parse(slurp(jsonl).substr(0, slurp(jsonl).find('\n')));
+  EXPECT_EQ(config.at("axis_corrections"), 0);
+  // Another mesh than the calibrated one never uses them: no binding asked for.
+  const Launched other = mpirun(2, "--mesh 1,2 --tensor 8,8 --src 'RS(0)' --dst RR --iterations 1 --calibration '" +
+                                       path.string() + "'");
+  EXPECT_EQ(other.status, 0) << other.out << other.err;
+}
+
 TEST(RunCli, ABadTimeoutIsAUsageErrorNamingTheValue) {
   for (const std::string value : {"nan", "1e300", "-1", "inf"}) {
     const Launched r = mpirun(4, "--mesh 2,2 --tensor 8,8 --src 'S(0)R' --dst RR --iterations 1 --timeout " + value);
