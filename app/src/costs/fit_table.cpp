@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <QStringList>
+
 namespace meshloom::app {
 
 namespace {
@@ -17,6 +19,27 @@ QString timing_label(const std::string& timing) {
   return q(timing);
 }
 
+QString factor_range(const std::vector<AsRunPoint>& points) {
+  const auto by_factor = [](const AsRunPoint& a, const AsRunPoint& b) { return a.factor < b.factor; };
+  const auto [lo, hi] = std::minmax_element(points.begin(), points.end(), by_factor);
+  return QStringLiteral("%1\u2013%2\u00d7").arg(lo->factor, 0, 'f', 2).arg(hi->factor, 0, 'f', 2);
+}
+
+// The axis corrections that scale `curve` on the calibrated mesh: those of its collective whose axes' groups have
+// its shape, as "dp 0.73–0.99×, tp 1.01–1.27×" (flattened axes named as calibrate names them, "dp_tp").
+QString axis_ranges(const Calibration& c, const GroupCurve& curve) {
+  QStringList parts;
+  for (const AxisCorrection& a : c.axis_corrections) {
+    if (a.collective != curve.collective || a.factors.empty()) continue;
+    const std::vector<GroupShape> shapes = group_shapes(c.mesh_shape, a.axes, c.rank_hosts);
+    if (shapes.size() != 1 || !(shapes.front() == curve.shape)) continue;
+    QStringList names;
+    for (const std::size_t axis : a.axes) names << q(c.mesh_names.at(axis));
+    parts << names.join(QLatin1Char('_')) + QLatin1Char(' ') + factor_range(a.factors);
+  }
+  return parts.join(QStringLiteral(", "));
+}
+
 }  // namespace
 
 FitTableModel::FitTableModel(QObject* parent) : QAbstractTableModel(parent) {}
@@ -28,13 +51,14 @@ void FitTableModel::set_calibration(const std::optional<Calibration>& calibratio
   if (calibration_) {
     for (const auto& curve : calibration_->groups) {
       rows_.push_back({q(curve.collective), q(to_string(curve.shape)), q(std::string(to_string(curve.model))), curve.fit,
-                       curve.holdout, static_cast<std::int64_t>(curve.points.size()), curve.as_run});
+                       curve.holdout, static_cast<std::int64_t>(curve.points.size()), curve.as_run,
+                       axis_ranges(*calibration_, curve)});
     }
     if (calibration_->groups.empty()) {  // a file from before curves: its per-axis alpha-beta fits
       for (const auto& [axis, fits] : calibration_->axes) {
         for (const auto& [collective, fit] : fits) {
           rows_.push_back({q(collective), tr("axis %1").arg(q(axis)), QStringLiteral("alpha_beta"), fit, std::nullopt,
-                           fit.samples, {}});
+                           fit.samples, {}, {}});
         }
       }
     }
@@ -69,6 +93,11 @@ QVariant FitTableModel::data(const QModelIndex& index, int role) const {
                                 : tr("Priced as the benchmark measured times these factors, from %1 sizes of plans run "
                                      "for real (meshloom-launch refine)")
                                       .arg(r.as_run.size());
+      case ByAxis:
+        return r.by_axis.isEmpty()
+                   ? tr("Every axis of this shape priced by the curve alone")
+                   : tr("On the calibrated mesh itself each axis is priced by its own time against this curve, over "
+                        "its sizes (ranks bound: run and validate need them bound alike)");
       default: return {};
     }
   }
@@ -84,15 +113,8 @@ QVariant FitTableModel::data(const QModelIndex& index, int role) const {
     case HeldOutMedian: return r.holdout ? percent(r.holdout->median) : dash;
     case HeldOutP90: return r.holdout ? percent(r.holdout->p90) : dash;
     case Points: return static_cast<qlonglong>(r.points);
-    case AsRun: {
-      if (r.as_run.empty()) return dash;
-      const auto by_factor = [](const AsRunPoint& a, const AsRunPoint& b) { return a.factor < b.factor; };
-      const auto [lo, hi] = std::minmax_element(r.as_run.begin(), r.as_run.end(), by_factor);
-      return QStringLiteral("%1\u2013%2\u00d7 (%3)")
-          .arg(lo->factor, 0, 'f', 2)
-          .arg(hi->factor, 0, 'f', 2)
-          .arg(r.as_run.size());
-    }
+    case AsRun: return r.as_run.empty() ? dash : QStringLiteral("%1 (%2)").arg(factor_range(r.as_run)).arg(r.as_run.size());
+    case ByAxis: return r.by_axis.isEmpty() ? dash : r.by_axis;
     default: return {};
   }
 }
@@ -107,6 +129,8 @@ QVariant FitTableModel::headerData(int section, Qt::Orientation orientation, int
       case HeldOutMedian: return tr("Median relative error on points the fit did not see");
       case HeldOutP90: return tr("90th percentile relative error on points the fit did not see");
       case AsRun: return tr("The correction by what plans measured when they ran (meshloom-launch refine)");
+      case ByAxis:
+        return tr("The calibrated mesh's axes of this shape, each against the curve (axis corrections, ranks bound)");
       default: return {};
     }
   }
@@ -122,6 +146,7 @@ QVariant FitTableModel::headerData(int section, Qt::Orientation orientation, int
     case HeldOutP90: return tr("p90");
     case Points: return tr("points");
     case AsRun: return tr("as run");
+    case ByAxis: return tr("by axis");
     default: return {};
   }
 }
@@ -149,6 +174,11 @@ QString calibration_summary(const Calibration& c) {
   if (hi > 0 || std::isfinite(lo)) {
     const QString median = lo == hi ? percent(lo) : percent(lo) + QStringLiteral("\u2013") + percent(hi);
     text += QObject::tr("; held-out error median %1, p90 at most %2").arg(median, percent(p90));
+  }
+  if (!c.axis_corrections.empty()) {
+    QStringList shape;
+    for (const std::int64_t n : c.mesh_shape) shape << QString::number(n);
+    text += QObject::tr("; its mesh (%1) priced by axis (ranks bound)").arg(shape.join(QStringLiteral(", ")));
   }
   return text;
 }

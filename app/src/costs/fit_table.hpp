@@ -4,11 +4,13 @@
 // predict the rest: median and p90 of |predicted - measured| / measured) and its number of points. A calibration
 // without curves (written before them) shows its per-axis alpha-beta fits instead, one row per (axis,
 // collective). A curve corrected by what plans measured when they ran (meshloom-launch refine) shows the range of its
-// as-run factors and their sizes ("0.74–1.17× (5)"). Read-only; the Costs dock shows it in its "Fits" tab.
+// as-run factors and their sizes ("0.74–1.17× (5)"). A curve that axes of the calibrated mesh share, when the
+// calibration corrects each by its own time (axis corrections, ranks bound), shows each axis' range in "by axis"
+// ("dp 0.73–0.99×, tp 1.01–1.27×"). Read-only; the Costs dock shows it in its "Fits" tab.
 //
 // Worked example: the curve {all_reduce, 2 ranks on 1 host, piecewise, alpha 12.0, busbw 3.1, R² 0.998, held-out
 // 4% / 11% over 7 points} is the row
-//   all_reduce | 2 ranks on 1 host (2 per host) | piecewise | 12.0 | 3.10 | 0.998 | 4.0% | 11.0% | 14 | –
+//   all_reduce | 2 ranks on 1 host (2 per host) | piecewise | 12.0 | 3.10 | 0.998 | 4.0% | 11.0% | 14 | – | –
 #pragma once
 
 #include <QAbstractTableModel>
@@ -25,7 +27,9 @@ class FitTableModel : public QAbstractTableModel {
   Q_OBJECT
 
 public:
-  enum Column { Collective, Group, Model, Alpha, Busbw, R2, HeldOutMedian, HeldOutP90, Points, AsRun, ColumnCount };
+  enum Column {
+    Collective, Group, Model, Alpha, Busbw, R2, HeldOutMedian, HeldOutP90, Points, AsRun, ByAxis, ColumnCount
+  };
 
   explicit FitTableModel(QObject* parent = nullptr);
 
@@ -50,6 +54,7 @@ private:
     std::optional<HoldoutError> holdout;
     std::int64_t points = 0;
     std::vector<AsRunPoint> as_run;
+    QString by_axis;  // "dp 0.73–0.99×, tp 1.01–1.27×"; empty without axis corrections
   };
   std::optional<Calibration> calibration_;
   std::vector<Row> rows_;
