@@ -51,7 +51,7 @@ constexpr std::size_t kMaxBackendBytes = 64;
 constexpr std::int64_t kMaxCalibrationWorld = 2147483647;  // 2^31 - 1, as a design's world
 constexpr std::size_t kMaxCalibrationCurves = 4096;         // entries of "groups"
 constexpr std::size_t kMaxCurvePoints = 256;                // points of one curve
-constexpr std::size_t kMaxCpuListChars = 4096;              // one rank's CPU list
+constexpr std::size_t kMaxCpuListChars = 4095;              // one rank's CPU list (the launcher gathers 4095)
 
 // The collectives a calibration may fit, in sorted order (the order std::map writes them).
 constexpr std::array<std::string_view, 5> kCollectives{"all_gather", "all_reduce", "all_to_all", "broadcast",
@@ -392,13 +392,16 @@ void validate_calibration(const Calibration& c) {
   }
   for (std::size_t r = 0; r < c.rank_cpus.size(); ++r) {
     const std::string& cpus = c.rank_cpus[r];
-    if (cpus.empty() || cpus.size() > kMaxCpuListChars ||
-        cpus.find_first_not_of("0123456789,-") != std::string::npos) {
-      bad_value(item("rank_cpus", r), render_text(cpus), "a CPU list as Linux writes one (\"0-3,8\")");
+    if (cpus.size() > kMaxCpuListChars || !parse_cpu_list(cpus)) {
+      bad_value(item("rank_cpus", r), render_text(cpus.substr(0, 64)),
+                "a CPU list as Linux writes one: ascending CPUs and ranges a-b with a < b (\"0-3,8\")");
     }
   }
   if (!c.axis_corrections.empty() && c.groups.empty()) {
     bad("axis_corrections", "needs \"groups\": a correction scales the curve of its axis' group shape");
+  }
+  if (!c.axis_corrections.empty() && c.rank_cpus.empty()) {
+    bad("axis_corrections", "needs \"rank_cpus\": corrections hold for ranks bound as the calibrated job's were");
   }
   if (c.axis_corrections.size() > kMaxCalibrationCurves) {
     bad("axis_corrections", std::to_string(c.axis_corrections.size()) + " corrections; at most " +
@@ -421,6 +424,18 @@ void validate_calibration(const Calibration& c) {
     }
     if (a.factors.empty()) bad(field(path, "factors"), "a correction needs at least one point");
     validate_factor_points(a.factors, field(path, "factors"));
+    // The curve it corrects: the collective on the one shape of its axes' groups in the calibrated job.
+    std::int64_t mesh_ranks = 1;
+    for (const std::int64_t n : c.mesh_shape) mesh_ranks *= n;  // <= world, checked above
+    if (mesh_ranks <= static_cast<std::int64_t>(c.rank_hosts.size())) {
+      const std::vector<GroupShape> shapes = group_shapes(c.mesh_shape, a.axes, c.rank_hosts);
+      if (shapes.size() != 1 || find_curve(c, a.collective, shapes.front()) == nullptr) {
+        bad(path, a.collective + " on axes " + render_ints(axes) + ": " +
+                      (shapes.size() != 1 ? std::string("their groups differ in shape")
+                                          : "no curve of their groups' shape (" + to_string(shapes.front()) + ")") +
+                      ", so nothing to correct");
+      }
+    }
     for (std::size_t j = 0; j < i; ++j) {
       if (c.axis_corrections[j].axes == a.axes && c.axis_corrections[j].collective == a.collective) {
         bad(path, a.collective + " on axes " + render_ints(axes) + " has a correction already (" +

@@ -327,6 +327,37 @@ const GroupCurve* find_curve(const Calibration& calibration, std::string_view co
   return nullptr;
 }
 
+std::optional<std::vector<int>> parse_cpu_list(std::string_view text) {
+  std::vector<int> cpus;
+  const auto number = [&text](std::size_t& at) -> std::optional<int> {
+    const std::size_t begin = at;
+    int value = 0;
+    while (at < text.size() && text[at] >= '0' && text[at] <= '9') {
+      if (value > 99999) return std::nullopt;  // more CPUs than any machine has
+      value = value * 10 + (text[at] - '0');
+      ++at;
+    }
+    if (at == begin) return std::nullopt;
+    return value;
+  };
+  std::size_t at = 0;
+  while (true) {
+    const std::optional<int> first = number(at);
+    if (!first || (!cpus.empty() && *first <= cpus.back())) return std::nullopt;
+    int last = *first;
+    if (at < text.size() && text[at] == '-') {
+      ++at;
+      const std::optional<int> end = number(at);
+      if (!end || *end <= *first) return std::nullopt;
+      last = *end;
+    }
+    for (int c = *first; c <= last; ++c) cpus.push_back(c);
+    if (at == text.size()) return cpus;
+    if (text[at] != ',') return std::nullopt;
+    ++at;
+  }
+}
+
 const AxisCorrection* find_axis_correction(const Calibration& calibration, const std::vector<std::size_t>& axes,
                                            std::string_view collective) noexcept {
   for (const auto& c : calibration.axis_corrections) {

@@ -547,21 +547,23 @@ TEST(CalibrationCurves, AsRunReadsRoundTripsAndIsValidated) {
 }
 
 TEST(CalibrationCurves, AxisCorrectionsAndRankCpusReadRoundTripAndAreValidated) {
+  // (2,4) on hosts 0000 1111: axis 0's groups are 2 ranks on 2 hosts (the all_gather curve), axis 1's 4 ranks on 1
+  // host (the all_reduce curve).
   const std::string with = curves_with(
       R"("points": [[1024, 9.0]]}])",
       R"("points": [[1024, 9.0]]}], "rank_cpus": ["0", "1", "2", "3", "0-1", "2,3", "4-7", "0"], )"
-      R"("axis_corrections": [{"axes": [1], "collective": "all_gather", "factors": [[1024, 0.8, 15], [65536, 1.1, 15]]}, )"
-      R"({"axes": [0, 1], "collective": "all_reduce", "factors": [[4096, 1.25, 15]]}])");
+      R"("axis_corrections": [{"axes": [1], "collective": "all_reduce", "factors": [[1024, 0.8, 15], [65536, 1.1, 15]]}, )"
+      R"({"axes": [0], "collective": "all_gather", "factors": [[4096, 1.25, 15]]}])");
   const Calibration c = parse_calibration(with);
   EXPECT_EQ(c.rank_cpus, (std::vector<std::string>{"0", "1", "2", "3", "0-1", "2,3", "4-7", "0"}));
   ASSERT_EQ(c.axis_corrections.size(), 2U);
   EXPECT_EQ(c.axis_corrections[0].axes, (std::vector<std::size_t>{1}));
   EXPECT_EQ(c.axis_corrections[0].factors, (std::vector<AsRunPoint>{{1024, 0.8, 15}, {65536, 1.1, 15}}));
-  EXPECT_EQ(c.axis_corrections[1].axes, (std::vector<std::size_t>{0, 1}));
-  EXPECT_EQ(find_axis_correction(c, {0, 1}, "all_reduce"), &c.axis_corrections[1]);
-  EXPECT_EQ(find_axis_correction(c, {0}, "all_gather"), nullptr);
+  EXPECT_EQ(c.axis_corrections[1].axes, (std::vector<std::size_t>{0}));
+  EXPECT_EQ(find_axis_correction(c, {0}, "all_gather"), &c.axis_corrections[1]);
+  EXPECT_EQ(find_axis_correction(c, {0}, "all_reduce"), nullptr);
   const std::string text = to_json_text(c);
-  EXPECT_NE(text.find(R"({"axes": [1], "collective": "all_gather",
+  EXPECT_NE(text.find(R"({"axes": [1], "collective": "all_reduce",
      "factors": [[1024.0, 0.8, 15], [65536.0, 1.1, 15]]})"),
             std::string::npos)
       << text;
@@ -578,12 +580,12 @@ TEST(CalibrationCurves, AxisCorrectionsAndRankCpusReadRoundTripAndAreValidated) 
   };
   EXPECT_EQ(error(R"("axes": [1])", R"("axes": [2])"),
             "ValueError: axis_corrections[0].axes = [2]: ascending axes of mesh.shape = [2,4] (0..1)");
-  EXPECT_EQ(error(R"("axes": [0, 1])", R"("axes": [1, 0])"),
+  EXPECT_EQ(error(R"("axes": [0])", R"("axes": [1, 0])"),
             "ValueError: axis_corrections[1].axes = [1,0]: ascending axes of mesh.shape = [2,4] (0..1)");
   EXPECT_EQ(error(R"("axes": [1])", R"("axes": [])"), "ValueError: axis_corrections[0].axes = []: a correction names at least one axis");
   EXPECT_EQ(error(R"("axes": [1])", R"("axes": [-1])"),
             "ValueError: axis_corrections[0].axes = [-1]: axes are mesh axis indices >= 0");
-  EXPECT_EQ(error(R"("collective": "all_gather", "factors")", R"("collective": "gather", "factors")"),
+  EXPECT_EQ(error(R"("collective": "all_reduce", "factors")", R"("collective": "gather", "factors")"),
             "ValueError: axis_corrections[0].collective = \"gather\": unknown collective; expected all_gather, "
             "all_reduce, all_to_all, broadcast, reduce_scatter");
   EXPECT_EQ(error("[[4096, 1.25, 15]]", "[]"), "ValueError: axis_corrections[1].factors: a correction needs at least one point");
@@ -591,19 +593,40 @@ TEST(CalibrationCurves, AxisCorrectionsAndRankCpusReadRoundTripAndAreValidated) 
             "ValueError: axis_corrections[1].factors[0][1] = -1.0: factor must be finite and > 0");
   EXPECT_EQ(error("[4096, 1.25, 15]", "[4096, 1.25]"),
             "ValueError: axis_corrections[1].factors[0] = [4096,1.25]: a correction point is [bytes, factor, steps]");
-  EXPECT_EQ(error(R"("axes": [0, 1], "collective": "all_reduce")", R"("axes": [1], "collective": "all_gather")"),
-            "ValueError: axis_corrections[1]: all_gather on axes [1] has a correction already (axis_corrections[0])");
-  EXPECT_EQ(error(R"("collective": "all_reduce", "factors")", R"("collective": "all_reduce", "n": 2, "factors")"),
+  EXPECT_EQ(error(R"("axes": [0], "collective": "all_gather")", R"("axes": [1], "collective": "all_reduce")"),
+            "ValueError: axis_corrections[1]: all_reduce on axes [1] has a correction already (axis_corrections[0])");
+  EXPECT_EQ(error(R"("collective": "all_gather", "factors")", R"("collective": "all_gather", "n": 2, "factors")"),
             "ValueError: axis_corrections[1].n: unknown field; axis_corrections[1] has axes, collective, factors");
+  // A correction scales a curve of the calibration: the collective on its axes' one group shape.
+  EXPECT_EQ(error(R"("axes": [0], "collective": "all_gather")", R"("axes": [0], "collective": "all_reduce")"),
+            "ValueError: axis_corrections[1]: all_reduce on axes [0]: no curve of their groups' shape (2 ranks on 2 "
+            "hosts (1 per host)), so nothing to correct");
+  EXPECT_EQ(error(R"("axes": [0], "collective": "all_gather")", R"("axes": [0, 1], "collective": "all_gather")"),
+            "ValueError: axis_corrections[1]: all_gather on axes [0,1]: no curve of their groups' shape (8 ranks on 2 "
+            "hosts (4 per host)), so nothing to correct");
   EXPECT_EQ(error(R"(["0", "1", "2", "3", "0-1", "2,3", "4-7", "0"])", R"(["0", "1"])"),
             "ValueError: rank_cpus: 2 CPU lists for world = 8 ranks: one per world rank");
-  EXPECT_EQ(error(R"("4-7")", R"("4 7")"),
-            "ValueError: rank_cpus[6] = \"4 7\": a CPU list as Linux writes one (\"0-3,8\")");
+  EXPECT_EQ(error(R"("4-7")", R"("7-4")"),
+            "ValueError: rank_cpus[6] = \"7-4\": a CPU list as Linux writes one: ascending CPUs and ranges a-b with "
+            "a < b (\"0-3,8\")");
+  EXPECT_EQ(error(R"("rank_cpus": ["0", "1", "2", "3", "0-1", "2,3", "4-7", "0"], )", ""),
+            "ValueError: axis_corrections: needs \"rank_cpus\": corrections hold for ranks bound as the calibrated "
+            "job's were");
   // Corrections scale curves: none without them.
   Calibration no_curves = c;
   no_curves.groups.clear();
   EXPECT_EQ(error_of([&] { (void)to_json_text(no_curves); }, ErrorKind::ValueError),
             "ValueError: axis_corrections: needs \"groups\": a correction scales the curve of its axis' group shape");
+}
+
+TEST(CalibrationCurves, CpuListsAreReadAsLinuxWritesThem) {
+  EXPECT_EQ(parse_cpu_list("0-2,4,6-7"), (std::vector<int>{0, 1, 2, 4, 6, 7}));
+  EXPECT_EQ(parse_cpu_list("3"), (std::vector<int>{3}));
+  EXPECT_EQ(parse_cpu_list("0,2"), (std::vector<int>{0, 2}));
+  for (const char* bad : {"", "-", "1-", "-1", "3-1", "1-1", "0,,1", "1,0", "0-1,1", ",0", "0,", "a", "0 1", "0-1-2",
+                          "1000000"}) {
+    EXPECT_FALSE(parse_cpu_list(bad)) << bad;
+  }
 }
 
 }  // namespace

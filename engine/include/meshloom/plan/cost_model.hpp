@@ -227,8 +227,9 @@ struct GroupCurve {
 };
 
 // How one axis (or flattened axes) of the calibrated mesh ran against the curve of its group shape, from the
-// calibration's own sweep: at each size the curve has, `factor` = the axis' time / the curve's point there (the
-// median over every axis of that shape), over `steps` timed iterations. Two axes of one shape share a curve, but the
+// calibration's own sweep: at each size the curve has, `factor` = the axis' time / the curve's price there
+// (benchmark_time_us: its point, the median over every axis of that shape, or its alpha-beta fit), over `steps`
+// timed iterations, so that on the calibrated mesh a step is priced at its own axis' time. Two axes of one shape share a curve, but the
 // ranks of one axis may sit closer than those of the other (the same core, socket or switch: what no host count
 // says), and on the calibrated mesh itself a step is priced by its own axis. calibrate writes corrections only for
 // shapes that two or more axes share, and only when every rank was bound to CPUs (Calibration::rank_cpus): unbound,
@@ -279,10 +280,17 @@ struct Calibration {
   std::map<std::string, std::map<std::string, CollectiveFit>> axes;
   std::vector<std::int64_t> rank_hosts;  // world entries when `groups` is not empty
   std::vector<GroupCurve> groups;        // at most one per (collective, shape)
-  std::vector<std::string> rank_cpus;    // world entries, or empty (not recorded)
-  std::vector<AxisCorrection> axis_corrections;  // at most one per (axes, collective); needs `groups`
+  std::vector<std::string> rank_cpus;    // world entries (parse_cpu_list's form), or empty (not recorded)
+  // At most one per (axes, collective), each of a curve the calibration has (the collective on the shape of its
+  // axes' groups); needs `rank_cpus`.
+  std::vector<AxisCorrection> axis_corrections;
   friend bool operator==(const Calibration&, const Calibration&) = default;
 };
+
+// The CPUs of a list as Linux writes one (/sys/devices/system/cpu/online, sched_getaffinity's set printed by
+// taskset): comma-separated CPU numbers and ranges "a-b" with a < b, ascending and not overlapping. Example:
+// "0-2,4,6-7" -> {0, 1, 2, 4, 6, 7}. nullopt for anything else ("", "3-1", "0,,1", "1,0", "0-1,1").
+[[nodiscard]] std::optional<std::vector<int>> parse_cpu_list(std::string_view text);
 
 // The correction of (axes, collective) in `calibration`; nullptr when it has none.
 [[nodiscard]] const AxisCorrection* find_axis_correction(const Calibration& calibration,
