@@ -60,6 +60,7 @@ struct AdviseOptions {
   std::string design, calibration, model, search, top;
   std::vector<std::string> fix, within_host;
   bool extrapolate = false;
+  bool no_axis_corrections = false;
   bool pp_divides_layers = false;
   bool json = false;
   // --measure: run every shown candidate's workload for real under mpirun (run_measured below).
@@ -160,6 +161,7 @@ AdviseSetup parse_options(const AdviseOptions& o, const CLI::App& cmd) {
                                  "group shape): it prices its own layout, not others; run `meshloom-launch "
                                  "calibrate` again for curves");
   }
+  if (o.no_axis_corrections) s.calibration->axis_corrections.clear();
   s.extrapolate = o.extrapolate;
   return s;
 }
@@ -354,7 +356,7 @@ struct MeasurePrepared {
   std::vector<MeasuredCandidate> candidates;
 };
 
-MeasurePrepared prepare_measured(const AdviseOptions& o, const CLI::App& cmd, std::int64_t world_size) {
+MeasurePrepared prepare_measured(const AdviseOptions& o, const CLI::App& cmd, std::int64_t world_size, int rank) {
   MeasurePrepared p;
   check_backend_name(o.backend);
   if (o.backend != "mpi") {
@@ -368,7 +370,10 @@ MeasurePrepared prepare_measured(const AdviseOptions& o, const CLI::App& cmd, st
   if (cmd.count("--timeout") > 0) p.timeout_s = parse_timeout_seconds(o.timeout);
   p.setup = parse_options(o, cmd);
   if (p.setup.calibration) {
-    check_calibration_fits_run(*p.setup.calibration, "calibration \"" + p.setup.calibration_file + "\"", o.backend);
+    const std::string source = "calibration \"" + p.setup.calibration_file + "\"";
+    check_calibration_fits_run(*p.setup.calibration, source, o.backend);
+    // The candidates run on this job's ranks: axis corrections need them bound as calibrate's were.
+    check_axis_binding(*p.setup.calibration, source, rank);
   }
   const Design& d = p.setup.design;
   if (d.world != world_size) {
@@ -456,7 +461,7 @@ int run_measured(const AdviseOptions& o, const CLI::App& cmd) {
   if (cmd.count("--jsonl") > 0) live.jsonl = o.jsonl;
   live.backend = o.backend;
   live.prepare = [&](mpi::MpiCommunicator& world) {
-    prepared = prepare_measured(o, cmd, world.size());
+    prepared = prepare_measured(o, cmd, world.size(), world.rank());
     return prepared->timeout_s;
   };
   live.run = [&](mpi::MpiCommunicator& world, LiveBackend& backend, JsonlStream& records) {
@@ -626,6 +631,9 @@ void add_advise_command(CLI::App& root, int& exit_code) {
       ->type_name("MODEL");
   cmd->add_flag("--extrapolate", o->extrapolate,
                 "Calibrated model: price group shapes the calibration never measured from the nearest measured one");
+  cmd->add_flag("--no-axis-corrections", o->no_axis_corrections,
+                "Calibrated model: price the calibrated mesh's axes by their group shape's curve alone, without the "
+                "calibration's axis corrections (--measure needs ranks bound as calibrate's were otherwise)");
   cmd->add_option("--search", o->search,
                   "orders (every order of the axes, the default), factorizations (every size per axis) or both")
       ->type_name("SEARCH");

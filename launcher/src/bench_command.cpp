@@ -310,7 +310,7 @@ int run_live(const BenchCliOptions& o, const CLI::App& cmd, const std::string& c
   live.run = [&](mpi::MpiCommunicator& world, LiveBackend& backend, JsonlStream& records) {
     if (o.backend != "mpi") info.backend_library = backend.describe();
     info.hosts = job_hosts(world);
-    const JobCpus cpus = job_cpus(world);
+    const JobCpus cpus = job_cpus(world, info.hosts);
     info.cpus = cpus.cpus;
     info.bound = cpus.bound;
     // Every group inherits the world's timeout (split passes it on).

@@ -112,7 +112,7 @@ struct BenchRunInfo {
   TimingMode timing = TimingMode::Pipelined;
   std::vector<std::string> hosts;  // every rank's host, by world rank
   std::vector<std::string> cpus;   // every rank's CPU binding, by world rank (job_cpus); empty: not known
-  bool bound = false;              // every rank was bound to fewer CPUs than its host has
+  bool bound = false;              // every rank was bound (ranks_bound: fewer CPUs than its host's ranks together)
   std::string meshloom_version;
   std::string mpi_library;
   std::string host;

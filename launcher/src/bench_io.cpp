@@ -8,10 +8,14 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <map>
+#include <optional>
+#include <set>
 #include <utility>
 
 #include "bench_format.hpp"
 #include "meshloom/error.hpp"
+#include "meshloom/plan/cost_model.hpp"
 
 namespace meshloom::launcher {
 
@@ -145,16 +149,31 @@ std::string cpu_list(const std::vector<int>& cpus) {
   return out;
 }
 
-CpuBinding cpu_binding() {
+std::string cpu_binding() {
   cpu_set_t set;
   CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) != 0) return {.cpus = "?", .bound = false};
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return "?";
   std::vector<int> cpus;
   for (std::size_t c = 0; c < CPU_SETSIZE; ++c) {
     if (CPU_ISSET(c, &set)) cpus.push_back(static_cast<int>(c));
   }
-  const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
-  return {.cpus = cpu_list(cpus), .bound = online > 0 && static_cast<long>(cpus.size()) < online};
+  return cpu_list(cpus);
+}
+
+bool ranks_bound(const std::vector<std::string>& cpus, const std::vector<std::string>& hosts) {
+  if (cpus.empty() || cpus.size() != hosts.size()) return false;
+  std::vector<std::vector<int>> sets;
+  std::map<std::string, std::set<int>> by_host;
+  for (std::size_t r = 0; r < cpus.size(); ++r) {
+    std::optional<std::vector<int>> set = parse_cpu_list(cpus[r]);
+    if (!set) return false;
+    by_host[hosts[r]].insert(set->begin(), set->end());
+    sets.push_back(std::move(*set));
+  }
+  for (std::size_t r = 0; r < sets.size(); ++r) {
+    if (sets[r].size() >= by_host[hosts[r]].size()) return false;
+  }
+  return true;
 }
 
 }  // namespace meshloom::launcher

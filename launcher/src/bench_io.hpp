@@ -84,13 +84,15 @@ void report_rank_error(int rank, const std::string& what, JsonlSink& sink,
 [[nodiscard]] std::string host_name();
 
 // The CPUs this process may run on (sched_getaffinity), as Linux lists them: "0", "0-3", "0,2,4-7"; "?" when the
-// call fails. `bound` is whether they are fewer than the CPUs online (sysconf): the launcher (mpirun --bind-to core,
-// srun --cpu-bind) pinned the rank, so it runs where it ran in the last job bound alike.
-struct CpuBinding {
-  std::string cpus;
-  bool bound = false;
-};
-[[nodiscard]] CpuBinding cpu_binding();
+// call fails.
+[[nodiscard]] std::string cpu_binding();
+// Whether every rank of a job was bound: its CPUs (cpus[r], cpu_binding's) are fewer than those of all the ranks on
+// its host (hosts[r]) together. A launcher that binds (mpirun --bind-to core, srun --cpu-bind) gives each rank a
+// share of its host's CPUs; unbound, every rank of a host may run on every CPU it has (all of the machine's, or of a
+// container's cpuset), so no rank's set is smaller than their union. A list that is not one (parse_cpu_list, e.g.
+// "?"), or lists and hosts of different lengths: false. Examples: {"0", "1", "0", "1"} on one host: true;
+// {"0-1", "0-1"}: false; {"0", "0"}: false (both on one CPU: nothing tells them apart).
+[[nodiscard]] bool ranks_bound(const std::vector<std::string>& cpus, const std::vector<std::string>& hosts);
 // The list of `cpus` (ascending CPU numbers, no repeats) as Linux writes it (/sys/devices/system/cpu/online):
 // consecutive runs as "a-b". Example: {0, 1, 2, 4, 6, 7} -> "0-2,4,6-7".
 [[nodiscard]] std::string cpu_list(const std::vector<int>& cpus);

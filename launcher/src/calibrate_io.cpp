@@ -182,8 +182,9 @@ std::vector<std::size_t> mesh_axes_of(const BenchSweep& sweep, const std::string
 }
 
 // The calibration's axis corrections (AxisCorrection): for every curve that two or more axes of the mesh measured,
-// each axis' time at each of the curve's sizes over the curve's point there (the median over the axes). Only with
-// every rank bound: unbound, the OS places ranks anew in every job, and the axes' order with them.
+// each axis' time at each of the curve's sizes over the curve's price there (its point, the median over the axes, or
+// its alpha-beta fit). Only with every rank bound: unbound, the OS places ranks anew in every job, and the axes'
+// order with them.
 void correct_axes(const BenchSweep& sweep, CalibrationReport& report) {
   // (collective, shape) -> axis name -> bytes -> (times, iterations)
   using Sizes = std::map<double, std::pair<std::vector<double>, std::int64_t>>;
@@ -197,10 +198,14 @@ void correct_axes(const BenchSweep& sweep, CalibrationReport& report) {
   }
   std::erase_if(by_axis, [](const auto& entry) { return entry.second.size() < 2; });
   if (by_axis.empty()) return;
-  if (sweep.cpus.size() != static_cast<std::size_t>(sweep.world) || !sweep.bound) {
-    report.notes.push_back(std::string("no axis corrections: ") +
-                           (sweep.cpus.empty() ? "the run does not record its ranks' CPUs"
-                                               : "its ranks were not bound to CPUs") +
+  const std::string why =
+      sweep.cpus.empty() ? "the run does not record its ranks' CPUs"
+      : sweep.cpus.size() != static_cast<std::size_t>(sweep.world)
+          ? "the run records " + std::to_string(sweep.cpus.size()) + " CPU lists for world " + std::to_string(sweep.world)
+      : !sweep.bound ? "its ranks were not bound to CPUs"
+                     : std::string();
+  if (!why.empty()) {
+    report.notes.push_back("no axis corrections: " + why +
                            ", so which of two axes of one group shape is faster can change from job to job (bind "
                            "them, e.g. mpirun --bind-to core, to measure the axes apart)");
     return;
@@ -214,9 +219,10 @@ void correct_axes(const BenchSweep& sweep, CalibrationReport& report) {
       if (correction.axes.empty()) continue;
       for (const CurvePoint& point : curve->points) {
         const auto it = sizes.find(point.bytes);
-        if (it == sizes.end()) continue;
+        const double price = benchmark_time_us(*curve, point.bytes);
+        if (it == sizes.end() || !(price > 0)) continue;
         correction.factors.push_back(
-            {.bytes = point.bytes, .factor = median(it->second.first) / point.time_us, .steps = it->second.second});
+            {.bytes = point.bytes, .factor = median(it->second.first) / price, .steps = it->second.second});
       }
       if (!correction.factors.empty()) report.calibration.axis_corrections.push_back(std::move(correction));
     }

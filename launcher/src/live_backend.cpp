@@ -92,9 +92,13 @@ void check_calibration_fits_run(const Calibration& calibration, const std::strin
 
 void check_axis_binding(const Calibration& calibration, const std::string& source, int rank) {
   if (calibration.axis_corrections.empty()) return;
+  // Only the calibrated mesh's ranks (0..N-1) are priced by the corrections.
+  std::int64_t ranks = 1;
+  for (const std::int64_t n : calibration.mesh_shape) ranks *= n;  // <= world (parse_calibration)
+  if (rank >= ranks) return;
   const auto r = static_cast<std::size_t>(rank);
   const std::string calibrated = r < calibration.rank_cpus.size() ? calibration.rank_cpus[r] : std::string("?");
-  const std::string here = cpu_binding().cpus;
+  const std::string here = cpu_binding();
   if (here == calibrated) return;
   raise(ErrorKind::ValueError,
         source + ": its axis corrections were measured with rank " + std::to_string(rank) + " on CPUs " + calibrated +

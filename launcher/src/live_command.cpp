@@ -2,7 +2,6 @@
 
 #include <malloc.h>
 
-#include <algorithm>
 #include <exception>
 #include <memory>
 
@@ -72,12 +71,13 @@ std::vector<std::string> job_hosts(mpi::MpiCommunicator& world) {
   return gather_hosts(world, host_name(), node);
 }
 
-JobCpus job_cpus(mpi::MpiCommunicator& world) {
-  const CpuBinding mine = cpu_binding();
+JobCpus job_cpus(mpi::MpiCommunicator& world, const std::vector<std::string>& hosts) {
+  constexpr std::size_t kWidth = 4096;
+  std::string mine = cpu_binding();
+  if (mine.size() >= kWidth) mine = "?";  // cut, it could never match: unknown
   JobCpus job;
-  job.cpus = gather_strings(world, mine.cpus, 4096);
-  const std::vector<std::int64_t> bound = gather_ints(world, mine.bound ? 1 : 0);
-  job.bound = std::all_of(bound.begin(), bound.end(), [](std::int64_t b) { return b == 1; });
+  job.cpus = gather_strings(world, mine, kWidth);
+  job.bound = ranks_bound(job.cpus, hosts);
   return job;
 }
 

@@ -39,12 +39,12 @@ struct LiveCommand {
 // Collective over `world`.
 [[nodiscard]] std::vector<std::string> job_hosts(mpi::MpiCommunicator& world);
 
-// Every rank's CPU binding, indexed by world rank (bench_io.hpp's cpu_binding; a list longer than 4095 characters
-// is cut), and whether every rank was bound. Collective over `world`.
+// Every rank's CPU binding, indexed by world rank (bench_io.hpp's cpu_binding; "?" for a list longer than 4095
+// characters), and whether every rank was bound (ranks_bound over `hosts`, job_hosts'). Collective over `world`.
 struct JobCpus {
   std::vector<std::string> cpus;
   bool bound = false;
 };
-[[nodiscard]] JobCpus job_cpus(mpi::MpiCommunicator& world);
+[[nodiscard]] JobCpus job_cpus(mpi::MpiCommunicator& world, const std::vector<std::string>& hosts);
 
 }  // namespace meshloom::launcher

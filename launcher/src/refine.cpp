@@ -28,20 +28,43 @@ using jsonl::LineContext;
 constexpr std::size_t kMaxRecordsFileBytes = std::size_t{256} << 20;
 static_assert(kLevelBand == 1 + kDriftWarning, "refine's level band is validate's drift warning");
 
-std::vector<std::int64_t> mesh_shape_of(const LineContext& ctx, const json& record) {
-  const json& mesh = ctx.field(record, "mesh");
-  if (!mesh.is_object()) ctx.fail("field \"mesh\" = " + jsonl::show(mesh) + ": expected an object");
-  const json& shape = ctx.field(mesh, "shape");
+// A list of axis sizes (each >= 1) in field `name`.
+std::vector<std::int64_t> axis_sizes(const LineContext& ctx, const json& shape, const std::string& name) {
   if (!shape.is_array() || shape.empty()) {
-    ctx.fail("field \"mesh.shape\" = " + jsonl::show(shape) + ": expected a list of axis sizes");
+    ctx.fail("field \"" + name + "\" = " + jsonl::show(shape) + ": expected a list of axis sizes");
   }
   std::vector<std::int64_t> out;
   for (std::size_t i = 0; i < shape.size(); ++i) {
-    const std::int64_t s = ctx.integer_at(shape[i], "mesh.shape[" + std::to_string(i) + "]");
-    if (s < 1) ctx.fail("field \"mesh.shape[" + std::to_string(i) + "]\" = " + std::to_string(s) + ": must be >= 1");
+    const std::string at = name + "[" + std::to_string(i) + "]";
+    const std::int64_t s = ctx.integer_at(shape[i], at);
+    if (s < 1) ctx.fail("field \"" + at + "\" = " + std::to_string(s) + ": must be >= 1");
     out.push_back(s);
   }
   return out;
+}
+
+std::vector<std::int64_t> mesh_shape_of(const LineContext& ctx, const json& record) {
+  const json& mesh = ctx.field(record, "mesh");
+  if (!mesh.is_object()) ctx.fail("field \"mesh\" = " + jsonl::show(mesh) + ": expected an object");
+  return axis_sizes(ctx, ctx.field(mesh, "shape"), "mesh.shape");
+}
+
+// A drift anchor's "axes" (ascending axes of the drift record's `mesh`); empty when it has none (older files).
+std::vector<std::size_t> anchor_axes(const LineContext& ctx, const json& anchor, const std::vector<std::int64_t>& mesh) {
+  std::vector<std::size_t> axes;
+  if (!anchor.contains("axes")) return axes;
+  const json& list = anchor["axes"];
+  if (!list.is_array()) ctx.fail("field \"anchors.axes\" = " + jsonl::show(list) + ": expected a list of mesh axes");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::int64_t a = ctx.integer_at(list[i], "anchors.axes[" + std::to_string(i) + "]");
+    if (a < 0 || a >= static_cast<std::int64_t>(mesh.size()) ||
+        (!axes.empty() && a <= static_cast<std::int64_t>(axes.back()))) {
+      ctx.fail("field \"anchors.axes\" = " + jsonl::show(list) + ": expected ascending axes of the drift's mesh of " +
+               std::to_string(mesh.size()));
+    }
+    axes.push_back(static_cast<std::size_t>(a));
+  }
+  return axes;
 }
 
 using CurveKey = std::pair<std::string, GroupShape>;
@@ -69,12 +92,14 @@ std::vector<AsRunPoint> fit_points(const std::map<double, std::map<std::size_t, 
   return points;
 }
 
-// The benchmark curve's time for a sample, on the calibrated mesh the time its own axis measured
-// (axis_correction_factor): what the as-run factor is taken against; 0 without a curve of its key.
-double benchmark_of(const Calibration& base, const StepSample& s) {
+// The benchmark curve's time for a sample of a records file, what the as-run factor is taken against: for a file
+// whose ranks sat as the calibrated job's (`by_axis`), on the calibrated mesh the time its own axis measured
+// (axis_correction_factor); 0 without a curve of its key.
+double benchmark_of(const Calibration& base, const StepSample& s, bool by_axis) {
   const GroupCurve* curve = find_curve(base, s.collective, s.shape);
   if (curve == nullptr) return 0.0;
-  return benchmark_time_us(*curve, s.bytes) * axis_correction_factor(base, s.mesh, s.axes, s.collective, s.bytes);
+  const double axis = by_axis ? axis_correction_factor(base, s.mesh, s.axes, s.collective, s.bytes) : 1.0;
+  return benchmark_time_us(*curve, s.bytes) * axis;
 }
 
 // The size of the curve's points nearest `bytes` in log size (the lower on a tie): a step counts at the benchmark's
@@ -92,9 +117,10 @@ double nearest_point_bytes(const GroupCurve& curve, double bytes) {
 RecordsLevel level_of(const Calibration& base, const StepRecords& r) {
   RecordsLevel level;
   level.source = r.source;
+  level.by_axis = !base.axis_corrections.empty() && r.cpus == base.rank_cpus;
   std::vector<double> ratios;
   for (const StepSample& a : r.anchors) {
-    const double bench = benchmark_of(base, a);
+    const double bench = benchmark_of(base, a, level.by_axis);
     if (bench > 0) ratios.push_back(a.measured_us / bench);
   }
   level.anchors = static_cast<std::int64_t>(ratios.size());
@@ -117,7 +143,7 @@ Collected collect(const Calibration& base, const std::vector<StepRecords>& recor
     const std::int64_t before = out.used;
     for (const StepSample& s : records[f].samples) {
       const GroupCurve* curve = find_curve(base, s.collective, s.shape);
-      const double bench = benchmark_of(base, s);
+      const double bench = benchmark_of(base, s, levels[f].by_axis);
       if (curve == nullptr || !(bench > 0)) {
         ++out.unpriced;
         continue;
@@ -159,8 +185,19 @@ StepRecords parse_step_records(const std::string& text, const std::string& sourc
       if (names.empty()) ctx.fail("field \"hosts\" = []: expected every rank's host");
       rank_hosts = host_indices(names);
       if (j.contains("mesh")) config_mesh = mesh_shape_of(ctx, j);
+      if (j.contains("cpus")) {
+        const json& cpus = j["cpus"];
+        if (!cpus.is_array()) ctx.fail("field \"cpus\" = " + jsonl::show(cpus) + ": expected every rank's CPU list");
+        for (const json& c : cpus) {
+          if (!c.is_string()) ctx.fail("field \"cpus\" = " + jsonl::show(cpus) + ": expected strings");
+          out.cpus.push_back(c.get<std::string>());
+        }
+      }
     } else if (type == "drift") {
       if (!config_seen) ctx.fail("a drift record before the config record");
+      // The mesh its anchors ran on (older files do not say: their anchors are priced by the shared curves).
+      const std::vector<std::int64_t> drift_mesh =
+          j.contains("mesh") ? axis_sizes(ctx, j["mesh"], "mesh") : std::vector<std::int64_t>{};
       const json& anchors = ctx.field(j, "anchors");
       if (!anchors.is_array()) ctx.fail("field \"anchors\" = " + jsonl::show(anchors) + ": expected a list of anchors");
       for (const json& a : anchors) {
@@ -173,8 +210,8 @@ StepRecords parse_step_records(const std::string& text, const std::string& sourc
                                          .ranks_per_host = ctx.integer(a, "ranks_per_host")},
                                .bytes = static_cast<double>(ctx.integer(a, "bytes")),
                                .measured_us = measured,
-                               .mesh = {},
-                               .axes = {}});
+                               .mesh = drift_mesh,
+                               .axes = anchor_axes(ctx, a, drift_mesh)});
       }
     } else if (type == "request") {
       if (!config_seen) ctx.fail("a request record before the config record");
@@ -318,7 +355,7 @@ RefineReport refine_calibration(const Calibration& base, const std::vector<StepR
     std::map<CurveKey, std::vector<AsRunPoint>> fitted;
     for (const auto& [key, by_size] : others.ratios) fitted[key] = fit_points(by_size, min_steps, nullptr);
     for (const StepSample& s : records[f].samples) {
-      const double bench = benchmark_of(base, s);
+      const double bench = benchmark_of(base, s, report.levels[f].by_axis);
       if (!(bench > 0)) continue;
       bench_errors.push_back(std::abs(bench - s.measured_us) / s.measured_us);
       if (report.files < 2) continue;
@@ -356,6 +393,7 @@ std::string refine_table(const RefineReport& report) {
     }
     out << line;
   }
+  const bool has_corrections = !report.calibration.axis_corrections.empty();
   for (const RecordsLevel& l : report.levels) {
     char level[64];
     if (l.level) std::snprintf(level, sizeof level, "%.2fx", *l.level);
@@ -366,6 +404,9 @@ std::string refine_table(const RefineReport& report) {
                           " the calibration's benchmark"
                     : none)
         << (l.used ? "" : "; left out: the machine stood elsewhere than when calibrated (--any-level keeps it)")
+        << (has_corrections && !l.by_axis ? "; its ranks did not sit on the calibrated job's CPUs (or it does not "
+                                            "say): its steps are compared with the shared curves, not their axes'"
+                                          : "")
         << "\n";
   }
   out << "# step error |predicted - measured| / measured of those collectives, median / p90:\n";

@@ -61,6 +61,7 @@ struct StepRecords {
   std::vector<StepSample> samples;
   std::vector<StepSample> anchors;  // validate's drift anchors, before and after: the benchmark re-timed in the run
   std::int64_t mixed_shapes = 0;    // steps whose groups differ in shape: left out
+  std::vector<std::string> cpus;    // the config's "cpus": every rank's CPUs (empty in older files)
 };
 
 // Reads run's or validate's JSON Lines: the config record (its "backend" and "hosts"; run's carries the mesh),
@@ -88,6 +89,9 @@ struct RecordsLevel {
   std::int64_t anchors = 0;          // anchors priced
   std::int64_t unpriced_anchors = 0; // anchors of a (collective, shape) the calibration has no curve for
   bool used = true;             // false: its level lies outside the band (and any_level is off)
+  // The calibration corrects its mesh's axes (axis_corrections) and the file's ranks sat on its CPUs (rank_cpus):
+  // its steps and anchors on that mesh are compared with their axis' own time. Otherwise with the shared curves.
+  bool by_axis = false;
 };
 
 // A curve of the base calibration that had an as-run correction and has none after refine, and why.

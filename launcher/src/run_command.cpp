@@ -67,6 +67,7 @@ struct Candidate {
 
 struct Prepared {
   HumanSetup human;
+  std::vector<std::string> cpus;  // every rank's CPUs (job_cpus), for the config record
   RunSettings settings;
   double timeout_s = kDefaultTimeoutS;
   RankBuffers buffers;  // this rank's source and expected target, built before the run
@@ -243,7 +244,8 @@ nlohmann::ordered_json config_json(const Prepared& p, const comm::Communicator& 
       {"timeout_s", p.timeout_s},
       {"versions", {{"meshloom", MESHLOOM_VERSION}, {std::string(backend.name()), backend.describe()}}},
       {"host", host_name()},
-      {"hosts", p.settings.hosts}};
+      {"hosts", p.settings.hosts},
+      {"cpus", p.cpus}};
   add_slurm(config, slurm_job());
   return config;
 }
@@ -416,6 +418,7 @@ int run_live(const RunCliOptions& o, const CLI::App& cmd) {
     Prepared& p = *prepared;
     int status = 0;
     p.settings.hosts = job_hosts(world);
+    p.cpus = job_cpus(world, p.settings.hosts).cpus;
     // Every group inherits the world's timeout (split passes it on). The executor computes on the host.
     const comm::MeshGroups groups = backend.groups(*p.mesh, LiveBackend::Buffers::Host);
     if (lead) {

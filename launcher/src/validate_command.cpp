@@ -76,6 +76,7 @@ struct PreparedRequest {
 
 struct Prepared {
   std::vector<std::string> models{"fixed", "comm", "calibrated"};
+  std::vector<std::string> cpus;  // every rank's CPUs (job_cpus), for the config record
   std::vector<bool> time_model{false, true, true};
   Calibration calibration;
   std::string calibration_path;
@@ -256,6 +257,7 @@ ojson config_json(const Prepared& p, const comm::Communicator& world, const Live
       {"backend", std::string(backend.name())},
       {"world", world.size()},
       {"hosts", p.settings.hosts},
+      {"cpus", p.cpus},
       {"calibration", p.calibration_path},
       {"calibration_timing", p.calibration.timing},
       {"axis_corrections", p.calibration.axis_corrections.size()},
@@ -393,6 +395,7 @@ int run_live(const ValidateOptions& o, const CLI::App& cmd) {
     JsonlSink& sink = records.sink();
     Prepared& p = *prepared;
     p.settings.hosts = job_hosts(world);
+    p.cpus = job_cpus(world, p.settings.hosts).cpus;
     if (lead) {
       sink.write(config_json(p, world, backend).dump());
       std::cout << "validate " << p.requests.size() << " requests on " << world.size() << " " << backend.name()

@@ -21,10 +21,18 @@ std::string ratio_text(double r) {
 
 // The calibration's own time for `collective` on `shape` at `bytes`: its measured point there, else its benchmark
 // curve's time; 0 without a curve of that key.
+// The calibration's time for an anchor on `axes` of a mesh of `mesh_shape`: on the calibrated mesh, where the
+// calibration corrects the axis, what that axis measured (the curve's price times its correction); otherwise the
+// curve's point at that size (its price between points).
 double calibrated_time_us(const Calibration& calibration, const std::string& collective, const GroupShape& shape,
-                          std::int64_t bytes) {
+                          std::int64_t bytes, const std::vector<std::int64_t>& mesh_shape,
+                          const std::vector<std::size_t>& axes) {
   const GroupCurve* curve = find_curve(calibration, collective, shape);
   if (curve == nullptr) return 0;
+  if (mesh_shape == calibration.mesh_shape && find_axis_correction(calibration, axes, collective) != nullptr) {
+    const auto b = static_cast<double>(bytes);
+    return benchmark_time_us(*curve, b) * axis_correction_factor(calibration, mesh_shape, axes, collective, b);
+  }
   for (const CurvePoint& p : curve->points) {
     if (p.bytes == static_cast<double>(bytes)) return p.time_us;
   }
@@ -113,17 +121,23 @@ std::optional<DriftCheck> DriftProbe::measure(std::string when) {
     a.collective = std::string(to_string(r.collective));
     a.shape = GroupShape{r.group_size, r.span.hosts, r.span.ranks_per_host};
     a.bytes = r.bytes;
-    a.calibrated_us = calibrated_time_us(calibration_, a.collective, a.shape, a.bytes);
+    // The mesh axis it ran on (the probe's mesh has its own axes only, no flattened ones).
+    const auto axis = std::find(info_.mesh_names.begin(), info_.mesh_names.end(), r.axis);
+    if (axis != info_.mesh_names.end()) a.axes = {static_cast<std::size_t>(axis - info_.mesh_names.begin())};
+    a.calibrated_us = calibrated_time_us(calibration_, a.collective, a.shape, a.bytes, info_.mesh_shape, a.axes);
     a.measured_us = r.time_us;
     if (a.calibrated_us > 0) anchors.push_back(std::move(a));
   }
-  return summarize_drift(std::move(when), std::move(anchors));
+  DriftCheck check = summarize_drift(std::move(when), std::move(anchors));
+  check.mesh_shape = info_.mesh_shape;
+  return check;
 }
 
 nlohmann::ordered_json drift_json(const DriftCheck& check) {
   nlohmann::ordered_json anchors = nlohmann::ordered_json::array();
   for (const auto& a : check.anchors) {
     anchors.push_back({{"collective", a.collective},
+                       {"axes", a.axes},
                        {"n", a.shape.n},
                        {"hosts", a.shape.hosts},
                        {"ranks_per_host", a.shape.ranks_per_host},
@@ -134,6 +148,7 @@ nlohmann::ordered_json drift_json(const DriftCheck& check) {
   }
   return {{"type", "drift"},
           {"when", check.when},
+          {"mesh", check.mesh_shape},
           {"median_ratio", check.median_ratio},
           {"min_ratio", check.min_ratio},
           {"max_ratio", check.max_ratio},

@@ -10,7 +10,9 @@
 //                indices floor(m/4), floor(m/2), floor(3m/4) (1K..64M by factors of 2: 16 KiB, 256 KiB, 4 MiB)
 //   timing       bench's driver (run_bench) with the calibration's timing mode (single_shot: validate refuses a
 //                pipelined calibration), kDriftWarmup warm-up and kDriftIterations timed iterations, float64
-//   ratio        measured p50 / the calibration's point at that size (its curve's time where it has no point)
+//   ratio        measured p50 / the calibration's point at that size (its curve's time where it has no point); on
+//                the calibrated mesh, where the calibration corrects the axis (AxisCorrection), over what that axis
+//                measured: the curve's price times the correction
 //   summary      the median, least and greatest ratio; the machine "drifted" when the median is outside
 //                [1 / (1 + kDriftWarning), 1 + kDriftWarning]
 //
@@ -41,6 +43,7 @@ inline constexpr double kDriftWarning = 0.15;
 
 struct DriftAnchor {
   std::string collective;
+  std::vector<std::size_t> axes;  // the axes of the check's mesh it ran on (empty: not known)
   GroupShape shape;
   std::int64_t bytes = 0;
   double calibrated_us = 0;
@@ -50,6 +53,7 @@ struct DriftAnchor {
 
 struct DriftCheck {
   std::string when;  // "before" or "after" (the requests)
+  std::vector<std::int64_t> mesh_shape;  // the mesh the anchors ran on
   std::vector<DriftAnchor> anchors;
   double median_ratio = 0, min_ratio = 0, max_ratio = 0;  // 0 without anchors
   [[nodiscard]] bool drifted() const noexcept;

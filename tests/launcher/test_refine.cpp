@@ -101,7 +101,10 @@ TEST(Refine, OnTheCalibratedMeshStepsAreComparedWithTheirOwnAxisTime) {
   c.axis_corrections = {{.axes = {0}, .collective = "all_reduce", .factors = {{4096, 0.8, 15}}},
                         {.axes = {1}, .collective = "all_reduce", .factors = {{4096, 1.2, 15}}}};
   const double bench = benchmark_time_us(c.groups[1], 4096);
+  // The records of a job whose ranks sat on the calibrated job's CPUs (validate's config says where).
   std::string text = kValidateHead;
+  const std::string hosts = R"("hosts":["vm","vm","vm","vm"])";
+  text.replace(text.find(hosts), hosts.size(), hosts + R"(,"cpus":["0","1","0","1"])");
   for (int i = 0; i < 3; ++i) {
     text += step("all_reduce", "[0]", 4096, bench * 0.8 * 1.5);
     text += step("all_reduce", "[1]", 4096, bench * 1.2 * 1.5);
@@ -130,6 +133,23 @@ TEST(Refine, OnTheCalibratedMeshStepsAreComparedWithTheirOwnAxisTime) {
   ASSERT_TRUE(r.benchmark_error);
   EXPECT_NEAR(r.benchmark_error->median, 1.0 / 3.0, 1e-6);
   EXPECT_NEAR(r.benchmark_error->p90, 1.0 / 3.0, 1e-6);
+  EXPECT_EQ(refine_table(r).find("did not sit on the calibrated job's CPUs"), std::string::npos);
+
+  // Records of ranks bound otherwise (or not saying) are compared with the shared curve (1.2x and 1.8x it), and the
+  // table says why.
+  std::string elsewhere = text;
+  const std::string cpus = R"("cpus":["0","1","0","1"])";
+  elsewhere.replace(elsewhere.find(cpus), cpus.size(), R"("cpus":["0-1","0-1","0-1","0-1"])");
+  const RefineReport other = refine_calibration(c, {parse_step_records(elsewhere, "a.jsonl"), parse_step_records(elsewhere, "b.jsonl")});
+  EXPECT_FALSE(other.levels[0].by_axis);
+  ASSERT_TRUE(other.benchmark_error);
+  // |1 - 1.2| / 1.2 = 1/6 on axis 0 and |1 - 1.8| / 1.8 = 4/9 on axis 1: the median of twelve, the mean of the two.
+  EXPECT_NEAR(other.benchmark_error->median, (1.0 / 6 + 4.0 / 9) / 2, 1e-6);
+  EXPECT_NEAR(other.benchmark_error->p90, 4.0 / 9, 1e-6);
+  EXPECT_NE(refine_table(other).find("a.jsonl: no drift anchors (run's records): used as measured; its ranks did not "
+                                     "sit on the calibrated job's CPUs"),
+            std::string::npos)
+      << refine_table(other);
 }
 
 TEST(Refine, ARunDuringASpellIsLeftOutAndWhenKeptMovesTheFactorNoMoreThanAnyRun) {
