@@ -48,12 +48,7 @@ BenchSweep parse_bench_jsonl(const std::string& text, const std::string& source)
       sweep.world = ctx.integer(j, "world");
       if (j.contains("hosts")) sweep.hosts = jsonl::hosts_of(ctx, j);
       if (j.contains("cpus")) {
-        const json& cpus = j["cpus"];
-        if (!cpus.is_array()) ctx.fail("field \"cpus\" = " + jsonl::show(cpus) + ": expected a list of CPU lists");
-        for (const auto& c : cpus) {
-          if (!c.is_string()) ctx.fail("field \"cpus\" = " + jsonl::show(cpus) + ": expected strings");
-          sweep.cpus.push_back(c.get<std::string>());
-        }
+        sweep.cpus = jsonl::cpus_of(ctx, j);
         const json& bound = ctx.field(j, "bound");
         if (!bound.is_boolean()) ctx.fail("field \"bound\" = " + jsonl::show(bound) + ": expected true or false");
         sweep.bound = bound.get<bool>();

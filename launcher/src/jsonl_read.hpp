@@ -86,17 +86,31 @@ void for_each_record(const std::string& text, const std::string& source, Visit&&
   }
 }
 
-// A config record's "hosts": every rank's host, a list of strings (ValueError naming the field otherwise).
-inline std::vector<std::string> hosts_of(const LineContext& ctx, const nlohmann::json& config) {
-  const nlohmann::json& hosts = ctx.field(config, "hosts");
-  const auto bad = [&] { ctx.fail("field \"hosts\" = " + show(hosts) + ": expected a list of hosts (strings)"); };
-  if (!hosts.is_array()) bad();
+// A config record's list of strings `name`, one per rank (ValueError naming the field and `what` otherwise).
+inline std::vector<std::string> per_rank_strings(const LineContext& ctx, const nlohmann::json& config, const char* name,
+                                                 std::string_view what) {
+  const nlohmann::json& list = ctx.field(config, name);
+  const auto bad = [&] {
+    ctx.fail("field \"" + std::string(name) + "\" = " + show(list) + ": expected a list of " + std::string(what) +
+             " (strings)");
+  };
+  if (!list.is_array()) bad();
   std::vector<std::string> out;
-  for (const auto& h : hosts) {
+  for (const auto& h : list) {
     if (!h.is_string()) bad();
     out.push_back(h.get<std::string>());
   }
   return out;
+}
+
+// A config record's "hosts": every rank's host.
+inline std::vector<std::string> hosts_of(const LineContext& ctx, const nlohmann::json& config) {
+  return per_rank_strings(ctx, config, "hosts", "hosts");
+}
+
+// A config record's "cpus": every rank's CPU list ("0-3,8").
+inline std::vector<std::string> cpus_of(const LineContext& ctx, const nlohmann::json& config) {
+  return per_rank_strings(ctx, config, "cpus", "CPU lists");
 }
 
 // The whole of a records file: RuntimeError when it cannot be read, ValueError when it holds more than `max_bytes`

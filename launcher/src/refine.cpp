@@ -185,14 +185,7 @@ StepRecords parse_step_records(const std::string& text, const std::string& sourc
       if (names.empty()) ctx.fail("field \"hosts\" = []: expected every rank's host");
       rank_hosts = host_indices(names);
       if (j.contains("mesh")) config_mesh = mesh_shape_of(ctx, j);
-      if (j.contains("cpus")) {
-        const json& cpus = j["cpus"];
-        if (!cpus.is_array()) ctx.fail("field \"cpus\" = " + jsonl::show(cpus) + ": expected every rank's CPU list");
-        for (const json& c : cpus) {
-          if (!c.is_string()) ctx.fail("field \"cpus\" = " + jsonl::show(cpus) + ": expected strings");
-          out.cpus.push_back(c.get<std::string>());
-        }
-      }
+      if (j.contains("cpus")) out.cpus = jsonl::cpus_of(ctx, j);
     } else if (type == "drift") {
       if (!config_seen) ctx.fail("a drift record before the config record");
       // The mesh its anchors ran on (older files do not say: their anchors are priced by the shared curves).

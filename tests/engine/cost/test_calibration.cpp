@@ -460,6 +460,14 @@ std::string curves_with(const std::string& from = "", const std::string& to = ""
   return kBase.substr(0, kBase.size() - 1) + tail;
 }
 
+// The error of parsing `text` with its first `from` replaced by `to`.
+std::string error_replacing(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return error_of([&] { (void)parse_calibration(text); }, ErrorKind::ValueError);
+}
+
 TEST(CalibrationCurves, ReadAndRoundTrip) {
   const Calibration c = parse_calibration(curves_with());
   EXPECT_EQ(c.rank_hosts, (std::vector<std::int64_t>{0, 0, 0, 0, 1, 1, 1, 1}));
@@ -528,13 +536,7 @@ TEST(CalibrationCurves, AsRunReadsRoundTripsAndIsValidated) {
   EXPECT_EQ(to_json_text(parse_calibration(text)), text);
   EXPECT_EQ(to_json_text(parse_calibration(curves_with())).find("as_run"), std::string::npos);  // none, not printed
 
-  const auto error = [&](const std::string& from, const std::string& to) {
-    std::string bad = with;
-    const auto at = bad.find(from);
-    EXPECT_NE(at, std::string::npos) << from;
-    bad.replace(at, from.size(), to);
-    return error_of([&] { (void)parse_calibration(bad); }, ErrorKind::ValueError);
-  };
+  const auto error = [&](const std::string& from, const std::string& to) { return error_replacing(with, from, to); };
   EXPECT_EQ(error("[1048576, 0.8, 3]", "[512, 0.8, 3]"),
             "ValueError: groups[1].as_run[1][0] = 512.0: bytes must ascend strictly (groups[1].as_run[0] has 1024.0)");
   EXPECT_EQ(error("[1024, 1.25, 7]", "[1024, 0, 7]"),
@@ -571,13 +573,7 @@ TEST(CalibrationCurves, AxisCorrectionsAndRankCpusReadRoundTripAndAreValidated) 
   EXPECT_EQ(to_json_text(parse_calibration(text)), text);
   EXPECT_EQ(to_json_text(parse_calibration(curves_with())).find("axis_corrections"), std::string::npos);
 
-  const auto error = [&](const std::string& from, const std::string& to) {
-    std::string bad = with;
-    const auto at = bad.find(from);
-    EXPECT_NE(at, std::string::npos) << from;
-    bad.replace(at, from.size(), to);
-    return error_of([&] { (void)parse_calibration(bad); }, ErrorKind::ValueError);
-  };
+  const auto error = [&](const std::string& from, const std::string& to) { return error_replacing(with, from, to); };
   EXPECT_EQ(error(R"("axes": [1])", R"("axes": [2])"),
             "ValueError: axis_corrections[0].axes = [2]: ascending axes of mesh.shape = [2,4] (0..1)");
   EXPECT_EQ(error(R"("axes": [0])", R"("axes": [1, 0])"),
