@@ -4,8 +4,8 @@
 #include <utility>
 #include <vector>
 
-#include "meshloom/backends/mpi_runtime.hpp"
 #include "bench_io.hpp"
+#include "meshloom/backends/mpi_runtime.hpp"
 #include "meshloom/error.hpp"
 
 namespace meshloom::launcher {
