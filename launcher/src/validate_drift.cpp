@@ -19,19 +19,20 @@ std::string ratio_text(double r) {
   return cell;
 }
 
-// The calibration's own time for `collective` on `shape` at `bytes`: its measured point there, else its benchmark
-// curve's time; 0 without a curve of that key.
-// The calibration's time for an anchor on `axes` of a mesh of `mesh_shape`: on the calibrated mesh, where the
-// calibration corrects the axis, what that axis measured (the curve's price times its correction); otherwise the
-// curve's point at that size (its price between points).
+// The calibration's own time for an anchor of `collective` on `shape` at `bytes`, run on `axes` of a mesh of
+// `mesh_shape`: on the calibrated mesh, where the calibration corrects the axis, what that axis measured (the curve's
+// price times its correction); otherwise the curve's measured point there, else its benchmark time; 0 without a
+// curve of that key.
 double calibrated_time_us(const Calibration& calibration, const std::string& collective, const GroupShape& shape,
                           std::int64_t bytes, const std::vector<std::int64_t>& mesh_shape,
                           const std::vector<std::size_t>& axes) {
   const GroupCurve* curve = find_curve(calibration, collective, shape);
   if (curve == nullptr) return 0;
-  if (mesh_shape == calibration.mesh_shape && find_axis_correction(calibration, axes, collective) != nullptr) {
+  const AxisCorrection* correction =
+      mesh_shape == calibration.mesh_shape ? find_axis_correction(calibration, axes, collective) : nullptr;
+  if (correction != nullptr) {
     const auto b = static_cast<double>(bytes);
-    return benchmark_time_us(*curve, b) * axis_correction_factor(calibration, mesh_shape, axes, collective, b);
+    return benchmark_time_us(*curve, b) * as_run_factor(correction->factors, b);
   }
   for (const CurvePoint& p : curve->points) {
     if (p.bytes == static_cast<double>(bytes)) return p.time_us;

@@ -309,6 +309,55 @@ void validate_curve(const GroupCurve& curve, std::int64_t world, const std::stri
   }
 }
 
+// "axis_corrections", once the rest is valid (a correction needs the curve of its axes' group shape and rank_cpus).
+// `mesh_ranks` is the calibrated mesh's rank count (<= world).
+void validate_axis_corrections(const Calibration& c, std::int64_t mesh_ranks) {
+  if (!c.axis_corrections.empty() && c.groups.empty()) {
+    bad("axis_corrections", "needs \"groups\": a correction scales the curve of its axis' group shape");
+  }
+  if (!c.axis_corrections.empty() && c.rank_cpus.empty()) {
+    bad("axis_corrections", "needs \"rank_cpus\": corrections hold for ranks bound as the calibrated job's were");
+  }
+  if (c.axis_corrections.size() > kMaxCalibrationCurves) {
+    bad("axis_corrections", std::to_string(c.axis_corrections.size()) + " corrections; at most " +
+                                std::to_string(kMaxCalibrationCurves));
+  }
+  for (std::size_t i = 0; i < c.axis_corrections.size(); ++i) {
+    const AxisCorrection& a = c.axis_corrections[i];
+    const std::string path = item("axis_corrections", i);
+    std::vector<std::int64_t> axes(a.axes.begin(), a.axes.end());
+    if (a.axes.empty()) bad_value(field(path, "axes"), "[]", "a correction names at least one axis");
+    for (std::size_t k = 0; k < a.axes.size(); ++k) {
+      if (a.axes[k] >= c.mesh_shape.size() || (k > 0 && a.axes[k] <= a.axes[k - 1])) {
+        bad_value(field(path, "axes"), render_ints(axes),
+                  "ascending axes of mesh.shape = " + render_ints(c.mesh_shape) + " (0.." +
+                      std::to_string(c.mesh_shape.size() - 1) + ")");
+      }
+    }
+    if (!known_collective(a.collective)) {
+      bad_value(field(path, "collective"), render_text(a.collective), "unknown collective; expected " + collective_list());
+    }
+    if (a.factors.empty()) bad(field(path, "factors"), "a correction needs at least one point");
+    validate_factor_points(a.factors, field(path, "factors"));
+    // The curve it corrects: the collective on the one shape of its axes' groups in the calibrated job.
+    if (mesh_ranks <= static_cast<std::int64_t>(c.rank_hosts.size())) {
+      const std::vector<GroupShape> shapes = group_shapes(c.mesh_shape, a.axes, c.rank_hosts);
+      if (shapes.size() != 1 || find_curve(c, a.collective, shapes.front()) == nullptr) {
+        bad(path, a.collective + " on axes " + render_ints(axes) + ": " +
+                      (shapes.size() != 1 ? std::string("their groups differ in shape")
+                                          : "no curve of their groups' shape (" + to_string(shapes.front()) + ")") +
+                      ", so nothing to correct");
+      }
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+      if (c.axis_corrections[j].axes == a.axes && c.axis_corrections[j].collective == a.collective) {
+        bad(path, a.collective + " on axes " + render_ints(axes) + " has a correction already (" +
+                      item("axis_corrections", j) + ")");
+      }
+    }
+  }
+}
+
 void validate_calibration(const Calibration& c) {
   detail::check_text(c.backend, "backend", 1, kMaxBackendBytes, true);
   if (!c.timing.empty() && c.timing != "pipelined" && c.timing != "single_shot") {
@@ -397,52 +446,7 @@ void validate_calibration(const Calibration& c) {
                 "a CPU list as Linux writes one: ascending CPUs and ranges a-b with a < b (\"0-3,8\")");
     }
   }
-  if (!c.axis_corrections.empty() && c.groups.empty()) {
-    bad("axis_corrections", "needs \"groups\": a correction scales the curve of its axis' group shape");
-  }
-  if (!c.axis_corrections.empty() && c.rank_cpus.empty()) {
-    bad("axis_corrections", "needs \"rank_cpus\": corrections hold for ranks bound as the calibrated job's were");
-  }
-  if (c.axis_corrections.size() > kMaxCalibrationCurves) {
-    bad("axis_corrections", std::to_string(c.axis_corrections.size()) + " corrections; at most " +
-                                std::to_string(kMaxCalibrationCurves));
-  }
-  for (std::size_t i = 0; i < c.axis_corrections.size(); ++i) {
-    const AxisCorrection& a = c.axis_corrections[i];
-    const std::string path = item("axis_corrections", i);
-    std::vector<std::int64_t> axes(a.axes.begin(), a.axes.end());
-    if (a.axes.empty()) bad_value(field(path, "axes"), "[]", "a correction names at least one axis");
-    for (std::size_t k = 0; k < a.axes.size(); ++k) {
-      if (a.axes[k] >= c.mesh_shape.size() || (k > 0 && a.axes[k] <= a.axes[k - 1])) {
-        bad_value(field(path, "axes"), render_ints(axes),
-                  "ascending axes of mesh.shape = " + render_ints(c.mesh_shape) + " (0.." +
-                      std::to_string(c.mesh_shape.size() - 1) + ")");
-      }
-    }
-    if (!known_collective(a.collective)) {
-      bad_value(field(path, "collective"), render_text(a.collective), "unknown collective; expected " + collective_list());
-    }
-    if (a.factors.empty()) bad(field(path, "factors"), "a correction needs at least one point");
-    validate_factor_points(a.factors, field(path, "factors"));
-    // The curve it corrects: the collective on the one shape of its axes' groups in the calibrated job.
-    std::int64_t mesh_ranks = 1;
-    for (const std::int64_t n : c.mesh_shape) mesh_ranks *= n;  // <= world, checked above
-    if (mesh_ranks <= static_cast<std::int64_t>(c.rank_hosts.size())) {
-      const std::vector<GroupShape> shapes = group_shapes(c.mesh_shape, a.axes, c.rank_hosts);
-      if (shapes.size() != 1 || find_curve(c, a.collective, shapes.front()) == nullptr) {
-        bad(path, a.collective + " on axes " + render_ints(axes) + ": " +
-                      (shapes.size() != 1 ? std::string("their groups differ in shape")
-                                          : "no curve of their groups' shape (" + to_string(shapes.front()) + ")") +
-                      ", so nothing to correct");
-      }
-    }
-    for (std::size_t j = 0; j < i; ++j) {
-      if (c.axis_corrections[j].axes == a.axes && c.axis_corrections[j].collective == a.collective) {
-        bad(path, a.collective + " on axes " + render_ints(axes) + " has a correction already (" +
-                      item("axis_corrections", j) + ")");
-      }
-    }
-  }
+  validate_axis_corrections(c, ranks);
 }
 
 // [[bytes, factor, steps], ...] on one line.
