@@ -210,7 +210,7 @@ void correct_axes(const BenchSweep& sweep, CalibrationReport& report) {
     const GroupCurve* curve = find_curve(report.calibration, key.first, key.second);
     if (curve == nullptr) continue;
     for (const auto& [name, sizes] : axes) {
-      AxisCorrection correction{.axes = mesh_axes_of(sweep, name), .collective = key.first, .factors = {}};
+      AxisCorrection correction{.axes = mesh_axes_of(sweep, name), .collective = key.first, .factors = {}, .as_run = {}};
       if (correction.axes.empty()) continue;
       for (const CurvePoint& point : curve->points) {
         const auto it = sizes.find(point.bytes);

@@ -149,7 +149,7 @@ GroupCurve curve_from_json(const json& value, const std::string& path) {
 
 AxisCorrection correction_from_json(const json& value, const std::string& path) {
   detail::expect_object(value, path, kNoun);
-  detail::check_fields(value, path, kNoun, {"axes", "collective", "factors"}, {"axes", "collective", "factors"});
+  detail::check_fields(value, path, kNoun, {"axes", "collective", "factors", "as_run"}, {"axes", "collective", "factors"});
   AxisCorrection c;
   for (const std::int64_t a : detail::get_ints(value.at("axes"), field(path, "axes"), kMaxCalibrationAxes, "axes")) {
     if (a < 0) bad_value(field(path, "axes"), render(value.at("axes")), "axes are mesh axis indices >= 0");
@@ -157,6 +157,7 @@ AxisCorrection correction_from_json(const json& value, const std::string& path) 
   }
   c.collective = get_string(value.at("collective"), field(path, "collective"));
   c.factors = factor_points_from_json(value.at("factors"), field(path, "factors"), "a correction point");
+  if (value.contains("as_run")) c.as_run = factor_points_from_json(value.at("as_run"), field(path, "as_run"), "an as-run point");
   return c;
 }
 
@@ -339,6 +340,7 @@ void validate_axis_corrections(const Calibration& c, std::int64_t mesh_ranks) {
     }
     if (a.factors.empty()) bad(field(path, "factors"), "a correction needs at least one point");
     validate_factor_points(a.factors, field(path, "factors"));
+    validate_factor_points(a.as_run, field(path, "as_run"));
     // The curve it corrects: the collective on the one shape of its axes' groups in the calibrated job.
     if (mesh_ranks <= static_cast<std::int64_t>(c.rank_hosts.size())) {
       const std::vector<GroupShape> shapes = group_shapes(c.mesh_shape, a.axes, c.rank_hosts);
@@ -549,7 +551,8 @@ std::string to_json_text(const Calibration& calibration) {
       const AxisCorrection& a = calibration.axis_corrections[i];
       const std::vector<std::int64_t> axes(a.axes.begin(), a.axes.end());
       out += "    {\"axes\": " + detail::ints_inline(axes) + ", \"collective\": " + str(a.collective) +
-             ",\n     \"factors\": " + factor_points_inline(a.factors) + "}";
+             ",\n     \"factors\": " + factor_points_inline(a.factors) +
+             (a.as_run.empty() ? std::string() : ",\n     \"as_run\": " + factor_points_inline(a.as_run)) + "}";
       out += i + 1 < calibration.axis_corrections.size() ? ",\n" : "\n";
     }
     out += "  ]";

@@ -539,13 +539,15 @@ double CalibratedCostModel::step_cost(const StepCostInput& step) const {
   const AxisPricing& pricing = pricing_of(*step.mesh_shape, step.axis);
   const auto k = static_cast<std::size_t>(step.collective);
   if (!pricing.priced[k]) return kInfinity;
+  // An axis with its own as-run correction takes it instead of the curve's (AxisCorrection::as_run).
+  const AxisCorrection* c = pricing.corrections[k];
+  const bool axis_as_run = c != nullptr && !c->as_run.empty();
   double cost = 0.0;
   for (const ResolvedCurve& r : pricing.curves[k]) {
-    const double t =
-        r.scaled ? curve_time_us(*r.curve, size) * r.factor / r.curve_factor : curve_time_us(*r.curve, size);
-    cost = std::max(cost, t);
+    const double t = axis_as_run ? benchmark_time_us(*r.curve, size) : curve_time_us(*r.curve, size);
+    cost = std::max(cost, r.scaled ? t * r.factor / r.curve_factor : t);
   }
-  if (const AxisCorrection* c = pricing.corrections[k]) cost *= as_run_factor(c->factors, size);
+  if (c != nullptr) cost *= as_run_factor(c->factors, size) * as_run_factor(c->as_run, size);
   return cost;
 }
 
@@ -569,13 +571,17 @@ std::optional<double> CalibratedCostModel::flattened_step_cost(const StepCostInp
   if (n == 1) return 0.0;
   const double size =
       static_cast<double>(step.local_bytes) * (step.collective == Collective::AllGather ? static_cast<double>(n) : 1.0);
+  const std::string_view name = to_string(step.collective);
+  const AxisCorrection* c =
+      mesh == calibration_.mesh_shape ? find_axis_correction(calibration_, axes, name) : nullptr;
+  const bool axis_as_run = c != nullptr && !c->as_run.empty();  // instead of the curve's (AxisCorrection::as_run)
   double cost = 0.0;
   for (const GroupShape& shape : group_shapes(mesh, axes, calibration_.rank_hosts, options_.extrapolate)) {
-    const std::optional<double> t = predict_us(to_string(step.collective), shape, size);
+    const std::optional<double> t = axis_as_run ? benchmark_us(name, shape, size) : predict_us(name, shape, size);
     if (!t) return kInfinity;
     cost = std::max(cost, *t);
   }
-  return cost * axis_correction_factor(calibration_, mesh, axes, to_string(step.collective), size);
+  return c == nullptr ? cost : cost * as_run_factor(c->factors, size) * as_run_factor(c->as_run, size);
 }
 
 std::vector<std::string> CalibratedCostModel::gaps(const std::vector<std::int64_t>& mesh_shape) const {

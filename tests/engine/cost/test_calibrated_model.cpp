@@ -415,9 +415,9 @@ TEST(AxisCorrection, TheCalibratedMeshIsPricedByItsOwnAxesAndNoOtherMeshIs) {
   c.groups.push_back(testing::piecewise("all_reduce", {4, 1, 4}, {{1024, 20}, {65536, 200}, {67108864, 90000}}));
   const CalibratedCostModel plain(c, {});
   c.rank_cpus = {"0", "1", "0", "1"};
-  c.axis_corrections = {{.axes = {0}, .collective = "all_gather", .factors = {{1024, 0.8, 15}, {67108864, 0.9, 15}}},
-                        {.axes = {1}, .collective = "all_gather", .factors = {{1024, 1.2, 15}, {67108864, 1.1, 15}}},
-                        {.axes = {0, 1}, .collective = "all_reduce", .factors = {{65536, 1.5, 15}}}};
+  c.axis_corrections = {{.axes = {0}, .collective = "all_gather", .factors = {{1024, 0.8, 15}, {67108864, 0.9, 15}}, .as_run = {}},
+                        {.axes = {1}, .collective = "all_gather", .factors = {{1024, 1.2, 15}, {67108864, 1.1, 15}}, .as_run = {}},
+                        {.axes = {0, 1}, .collective = "all_reduce", .factors = {{65536, 1.5, 15}}, .as_run = {}}};
   const CalibratedCostModel model(c, {});
   const std::vector<std::int64_t> square{2, 2}, line{4}, pair{2}, tall{2, 2, 1};
   for (std::int64_t local = 256; local <= (std::int64_t{1} << 26); local *= 4) {
@@ -451,6 +451,37 @@ TEST(AxisCorrection, TheCalibratedMeshIsPricedByItsOwnAxesAndNoOtherMeshIs) {
   EXPECT_DOUBLE_EQ(model.step_cost(step_input(Collective::AllGather, 1, square, 0, 1, 512)), 12.0);
 }
 
+// An axis' own as-run points (refine's, AxisCorrection::as_run) replace its curve's on the calibrated mesh: a step on
+// it costs benchmark x its correction x its own as-run factor at every size; an axis without them takes the curve's
+// as_run as before; other meshes the curve's alone.
+TEST(AxisCorrection, AnAxisWithItsOwnAsRunPointsTakesThemInsteadOfTheCurves) {
+  Calibration c = testing::four_ranks_on_one_host();
+  c.groups.push_back(testing::piecewise("all_gather", {2, 1, 2}, {{1024, 10}, {65536, 100}, {67108864, 50000}}));
+  c.groups.push_back(testing::piecewise("all_gather", {4, 1, 4}, {{1024, 14}, {65536, 150}, {67108864, 80000}}));
+  c.groups[0].as_run = {{1024, 1.5, 3}, {67108864, 0.6, 3}};
+  c.groups[1].as_run = {{65536, 1.3, 3}};
+  c.rank_cpus = {"0", "1", "0", "1"};
+  c.axis_corrections = {
+      {.axes = {0}, .collective = "all_gather", .factors = {{1024, 0.8, 15}}, .as_run = {{1024, 1.1, 4}, {4194304, 0.5, 4}}},
+      {.axes = {1}, .collective = "all_gather", .factors = {{1024, 1.2, 15}}, .as_run = {}},
+      {.axes = {0, 1}, .collective = "all_gather", .factors = {{1024, 0.9, 15}}, .as_run = {{65536, 2.0, 3}}}};
+  const CalibratedCostModel model(c, {});
+  const std::vector<std::int64_t> square{2, 2}, pair{2};
+  for (std::int64_t local = 256; local <= (std::int64_t{1} << 26); local *= 4) {
+    SCOPED_TRACE(local);
+    const double gathered = 2.0 * static_cast<double>(local);
+    const GroupCurve& curve = c.groups[0];
+    EXPECT_DOUBLE_EQ(model.step_cost(step_input(Collective::AllGather, 0, square, 0, 1, local)),
+                     benchmark_time_us(curve, gathered) * 0.8 * as_run_factor(c.axis_corrections[0].as_run, gathered));
+    EXPECT_DOUBLE_EQ(model.step_cost(step_input(Collective::AllGather, 1, square, 0, 1, local)),
+                     curve_time_us(curve, gathered) * 1.2);
+    EXPECT_DOUBLE_EQ(model.step_cost(step_input(Collective::AllGather, 0, pair, 0, 1, local)), curve_time_us(curve, gathered));
+    const double four = 4.0 * static_cast<double>(local);
+    const StepCostInput merged = step_input(Collective::AllGather, 0, square, 0, 1, local);
+    EXPECT_DOUBLE_EQ(*model.flattened_step_cost(merged, {0, 1}), benchmark_time_us(c.groups[1], four) * 0.9 * 2.0);
+  }
+}
+
 // Mirrors: S(0)S(1) -> RR gathers on both axes, and either order moves the same sizes on groups of one shape, so
 // the shared curve prices both orders alike. With the corrections the planner gathers the larger (second) step on
 // the faster axis.
@@ -469,7 +500,7 @@ TEST(AxisCorrection, ThePlannerTakesTheMirrorOnTheFasterAxis) {
     for (const std::size_t axis : {0U, 1U}) {
       for (const char* collective : {"all_gather", "all_reduce", "reduce_scatter", "all_to_all"}) {
         corrected.axis_corrections.push_back(
-            {.axes = {axis}, .collective = collective, .factors = {{1024, axis == slow ? 1.3 : 0.7, 15}}});
+            {.axes = {axis}, .collective = collective, .factors = {{1024, axis == slow ? 1.3 : 0.7, 15}}, .as_run = {}});
       }
     }
     const CalibratedCostModel model(corrected, {});

@@ -592,7 +592,22 @@ TEST(CalibrationCurves, AxisCorrectionsAndRankCpusReadRoundTripAndAreValidated) 
   EXPECT_EQ(error(R"("axes": [0], "collective": "all_gather")", R"("axes": [1], "collective": "all_reduce")"),
             "ValueError: axis_corrections[1]: all_reduce on axes [1] has a correction already (axis_corrections[0])");
   EXPECT_EQ(error(R"("collective": "all_gather", "factors")", R"("collective": "all_gather", "n": 2, "factors")"),
-            "ValueError: axis_corrections[1].n: unknown field; axis_corrections[1] has axes, collective, factors");
+            "ValueError: axis_corrections[1].n: unknown field; axis_corrections[1] has axes, collective, factors, "
+            "as_run");
+  // An axis' own as-run points (refine's): read, written back, and checked like a curve's.
+  Calibration with_as_run = c;
+  with_as_run.axis_corrections[1].as_run = {{4096, 0.7, 3}, {1048576, 1.4, 5}};
+  const std::string as_run_text = to_json_text(with_as_run);
+  EXPECT_NE(as_run_text.find(R"("factors": [[4096.0, 1.25, 15]],
+     "as_run": [[4096.0, 0.7, 3], [1048576.0, 1.4, 5]]})"),
+            std::string::npos)
+      << as_run_text;
+  EXPECT_EQ(parse_calibration(as_run_text), with_as_run);
+  EXPECT_EQ(error_replacing(as_run_text, "[1048576.0, 1.4, 5]", "[2048.0, 1.4, 5]"),
+            "ValueError: axis_corrections[1].as_run[1][0] = 2048.0: bytes must ascend strictly "
+            "(axis_corrections[1].as_run[0] has 4096.0)");
+  EXPECT_EQ(error_replacing(as_run_text, "[4096.0, 0.7, 3]", "[4096.0, 0.7, 0]"),
+            "ValueError: axis_corrections[1].as_run[0][2] = 0: steps must be >= 1");
   // A correction scales a curve of the calibration: the collective on its axes' one group shape.
   EXPECT_EQ(error(R"("axes": [0], "collective": "all_gather")", R"("axes": [0], "collective": "all_reduce")"),
             "ValueError: axis_corrections[1]: all_reduce on axes [0]: no curve of their groups' shape (2 ranks on 2 "

@@ -241,6 +241,14 @@ struct AxisCorrection {
   std::vector<std::size_t> axes;  // ascending axes of the calibration's mesh: one, or the axes a flattened group spans
   std::string collective;
   std::vector<AsRunPoint> factors;  // strictly ascending bytes > 0, factors > 0, steps >= 1; at least one
+  // The axis' own as-run correction (meshloom-launch refine, from records whose ranks sat on rank_cpus): what its
+  // steps measured in plans over its price, curve times `factors`. Empty: none, and the axis' steps take the curve's
+  // as_run. Non-empty: they take this one instead, so on the calibrated mesh a step costs
+  //   benchmark_time_us(curve) * as_run_factor(factors) * as_run_factor(as_run).
+  // The two axes of one shape run the plans' collectives unlike each other as well as unlike the sweep (on the VM
+  // above, dp's 64 MiB all_gather steps measured 0.5-0.64x its price, tp's 0.71-0.95x), which one factor per curve
+  // cannot follow.
+  std::vector<AsRunPoint> as_run;
   friend bool operator==(const AxisCorrection&, const AxisCorrection&) = default;
 };
 
@@ -341,7 +349,9 @@ class CalibratedCostModel final : public CostModel {
 public:
   // With curves ("groups"), a step on axis a of a mesh is priced by the shapes of a's groups (every group runs at
   // once; the step takes as long as its slowest shape): the curve of (collective, shape) at the step's nccl-tests
-  // size, times axis_correction_factor (on the calibrated mesh itself); mesh names are not used. Without curves, by the alpha-beta fit of (mesh_names[a], collective). A step the
+  // size, times axis_correction_factor (on the calibrated mesh itself; where the axis' correction has its own as_run,
+  // that one instead of the curve's: AxisCorrection::as_run); mesh names are not used. Without curves, by the
+  // alpha-beta fit of (mesh_names[a], collective). A step the
   // calibration cannot price costs +infinity (the planner then avoids it, or fails clearly when it cannot);
   // gaps() says which.
   CalibratedCostModel(Calibration calibration, const std::vector<std::string>& mesh_names,
@@ -356,7 +366,7 @@ public:
                                  std::int64_t bytes) const override;
   // With curves: the flattened group's own shapes (group_shapes over `axes`), each priced by its curve at the merged
   // collective's nccl-tests size (all_gather: local_bytes x the group's size), the slowest shape, times
-  // axis_correction_factor of `axes` (on the calibrated mesh itself); +infinity for a
+  // axis_correction_factor of `axes` (on the calibrated mesh itself, its as_run as in step_cost); +infinity for a
   // shape the calibration cannot price. Without curves (per-axis fits only): nullopt, the sum of the edges.
   // Example: on a (2, 2) mesh of one host, S(0)S(0) -> RR merged on the flattened (0, 1) is one all_gather of 4 ranks
   // on 1 host, priced by that curve rather than by two all_gathers of 2 ranks.
