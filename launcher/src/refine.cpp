@@ -68,13 +68,17 @@ std::vector<std::size_t> anchor_axes(const LineContext& ctx, const json& anchor,
 }
 
 using CurveKey = std::pair<std::string, GroupShape>;
-// (collective, shape) -> the curve's size a step counts at -> records file -> measured / benchmark of its steps there.
-using Ratios = std::map<CurveKey, std::map<double, std::map<std::size_t, std::vector<double>>>>;
+// The curve's size a step counts at -> records file -> measured / benchmark of its steps there.
+using RatiosBySize = std::map<double, std::map<std::size_t, std::vector<double>>>;
+// (collective, shape) -> its ratios.
+using Ratios = std::map<CurveKey, RatiosBySize>;
+// (collective, axes of the calibrated mesh) -> the ratios of that axis' steps, for an axis with a correction.
+using AxisKey = std::pair<std::string, std::vector<std::size_t>>;
+using AxisRatios = std::map<AxisKey, RatiosBySize>;
 
 // The as-run points of one curve: per size with at least min_steps steps, the median over the records files of each
 // file's median ratio (so that a file measured during a spell of the machine moves it no more than any other file).
-std::vector<AsRunPoint> fit_points(const std::map<double, std::map<std::size_t, std::vector<double>>>& by_size,
-                                   std::int64_t min_steps, std::int64_t* dropped) {
+std::vector<AsRunPoint> fit_points(const RatiosBySize& by_size, std::int64_t min_steps, std::int64_t* dropped) {
   std::vector<AsRunPoint> points;
   for (const auto& [bytes, files] : by_size) {
     std::int64_t steps = 0;
@@ -90,6 +94,34 @@ std::vector<AsRunPoint> fit_points(const std::map<double, std::map<std::size_t, 
     points.push_back({.bytes = bytes, .factor = median(per_file), .steps = steps});
   }
   return points;
+}
+
+// Refits `points` (a curve's or an axis correction's as_run) from `ratios` (nullptr: no step measured it), replacing
+// any earlier points; an earlier correction that is gone goes to `dropped` under `name`. Returns the steps counted
+// (those of sizes left out too).
+std::int64_t refit(const RatiosBySize* ratios, std::int64_t min_steps, const std::string& name,
+                   std::vector<AsRunPoint>& points, std::int64_t& sizes_dropped, std::vector<DroppedCorrection>& dropped) {
+  const bool had_correction = !points.empty();
+  points.clear();
+  std::int64_t steps = 0;
+  if (ratios != nullptr) {
+    points = fit_points(*ratios, min_steps, &sizes_dropped);
+    for (const auto& [bytes, files] : *ratios) {
+      for (const auto& [file, values] : files) steps += static_cast<std::int64_t>(values.size());
+    }
+  }
+  if (had_correction && points.empty()) dropped.push_back({.curve = name, .measured = ratios != nullptr});
+  return steps;
+}
+
+// "dp" or "dp,tp": axes of the calibration's mesh by name ("0", "0,1" without names).
+std::string axes_text(const Calibration& c, const std::vector<std::size_t>& axes) {
+  std::string out;
+  for (const std::size_t a : axes) {
+    if (!out.empty()) out += ",";
+    out += a < c.mesh_names.size() ? c.mesh_names[a] : std::to_string(a);
+  }
+  return out;
 }
 
 // The benchmark curve's time for a sample of a records file, what the as-run factor is taken against: for a file
@@ -129,9 +161,12 @@ RecordsLevel level_of(const Calibration& base, const StepRecords& r) {
   return level;
 }
 
-// The ratios of every usable step of the files used but `skip_file`, and what could not be used.
+// The ratios of every usable step of the files used but `skip_file`, and what could not be used. A step of a file
+// whose ranks sat as the calibrated job's (by_axis) on an axis of the calibrated mesh that has a correction counts
+// for its axis too.
 struct Collected {
   Ratios ratios;
+  AxisRatios axis_ratios;
   std::int64_t used = 0, unpriced = 0;
   std::int64_t files = 0;  // files with at least one step used
 };
@@ -148,7 +183,11 @@ Collected collect(const Calibration& base, const std::vector<StepRecords>& recor
         ++out.unpriced;
         continue;
       }
-      out.ratios[{s.collective, s.shape}][nearest_point_bytes(*curve, s.bytes)][f].push_back(s.measured_us / bench);
+      const double at = nearest_point_bytes(*curve, s.bytes);
+      out.ratios[{s.collective, s.shape}][at][f].push_back(s.measured_us / bench);
+      if (levels[f].by_axis && s.mesh == base.mesh_shape && find_axis_correction(base, s.axes, s.collective) != nullptr) {
+        out.axis_ratios[{s.collective, s.axes}][at][f].push_back(s.measured_us / bench);
+      }
       ++out.used;
     }
     if (out.used > before) ++out.files;
@@ -321,23 +360,25 @@ RefineReport refine_calibration(const Calibration& base, const std::vector<StepR
   report.steps_unpriced = all.unpriced;
   for (GroupCurve& curve : report.calibration.groups) {
     const auto it = all.ratios.find({curve.collective, curve.shape});
-    const bool had_correction = !curve.as_run.empty();
-    const std::string name = curve.collective + " on " + to_string(curve.shape);
-    if (it == all.ratios.end()) {
-      if (had_correction) report.dropped.push_back({.curve = name, .measured = false});
-      curve.as_run.clear();
-      continue;
-    }
-    AsRunCurve row;
-    row.collective = curve.collective;
-    row.shape = curve.shape;
-    curve.as_run = fit_points(it->second, min_steps, &row.sizes_dropped);
-    if (had_correction && curve.as_run.empty()) report.dropped.push_back({.curve = name, .measured = true});
+    const RatiosBySize* ratios = it == all.ratios.end() ? nullptr : &it->second;
+    AsRunCurve row{.collective = curve.collective, .shape = curve.shape, .points = {}, .steps = 0, .sizes_dropped = 0};
+    row.steps = refit(ratios, min_steps, curve.collective + " on " + to_string(curve.shape), curve.as_run,
+                      row.sizes_dropped, report.dropped);
+    if (ratios == nullptr) continue;
     row.points = curve.as_run;
-    for (const auto& [bytes, files] : it->second) {
-      for (const auto& [file, ratios] : files) row.steps += static_cast<std::int64_t>(ratios.size());
-    }
     report.curves.push_back(std::move(row));
+  }
+  // The calibrated mesh's axes that have a correction: their own as-run points, from the steps of bound records
+  // (AxisCorrection::as_run).
+  for (AxisCorrection& a : report.calibration.axis_corrections) {
+    const auto it = all.axis_ratios.find({a.collective, a.axes});
+    const RatiosBySize* ratios = it == all.axis_ratios.end() ? nullptr : &it->second;
+    AsRunAxis row{.collective = a.collective, .axes = a.axes, .points = {}, .steps = 0, .sizes_dropped = 0};
+    row.steps = refit(ratios, min_steps, a.collective + " on axes " + axes_text(report.calibration, a.axes), a.as_run,
+                      row.sizes_dropped, report.dropped);
+    if (ratios == nullptr) continue;
+    row.points = a.as_run;
+    report.axes.push_back(std::move(row));
   }
   // The benchmark curves' error, and the as-run curves' with each file left out of its own correction.
   std::vector<double> bench_errors, held_errors;
@@ -347,13 +388,20 @@ RefineReport refine_calibration(const Calibration& base, const std::vector<StepR
     // The other files' points per curve, fitted once.
     std::map<CurveKey, std::vector<AsRunPoint>> fitted;
     for (const auto& [key, by_size] : others.ratios) fitted[key] = fit_points(by_size, min_steps, nullptr);
+    std::map<AxisKey, std::vector<AsRunPoint>> fitted_axes;
+    for (const auto& [key, by_size] : others.axis_ratios) fitted_axes[key] = fit_points(by_size, min_steps, nullptr);
     for (const StepSample& s : records[f].samples) {
       const double bench = benchmark_of(base, s, report.levels[f].by_axis);
       if (!(bench > 0)) continue;
       bench_errors.push_back(std::abs(bench - s.measured_us) / s.measured_us);
       if (report.files < 2) continue;
+      // As the corrected calibration prices it: by its axis' own points where they exist, else its curve's.
+      const auto axis = report.levels[f].by_axis && s.mesh == base.mesh_shape ? fitted_axes.find({s.collective, s.axes})
+                                                                              : fitted_axes.end();
       const auto it = fitted.find({s.collective, s.shape});
-      const double factor = it == fitted.end() ? 1.0 : as_run_factor(it->second, s.bytes);
+      const double factor = axis != fitted_axes.end() && !axis->second.empty() ? as_run_factor(axis->second, s.bytes)
+                            : it == fitted.end()                              ? 1.0
+                                                                              : as_run_factor(it->second, s.bytes);
       held_errors.push_back(std::abs(bench * factor - s.measured_us) / s.measured_us);
     }
   }
@@ -361,6 +409,22 @@ RefineReport refine_calibration(const Calibration& base, const std::vector<StepR
   report.held_out_error = error_summary(std::move(held_errors));
   return report;
 }
+
+namespace {
+// The last cells of a row of the table: the sizes with a factor, the steps measured, the least and greatest factor.
+std::string factor_cells(const std::vector<AsRunPoint>& points, std::int64_t steps) {
+  char cells[96];
+  if (points.empty()) {
+    std::snprintf(cells, sizeof cells, " %6d %6lld %7s %7s\n", 0, static_cast<long long>(steps), "-", "-");
+    return cells;
+  }
+  const auto by_factor = [](const AsRunPoint& a, const AsRunPoint& b) { return a.factor < b.factor; };
+  const auto [lo, hi] = std::minmax_element(points.begin(), points.end(), by_factor);
+  std::snprintf(cells, sizeof cells, " %6zu %6lld %6.2fx %6.2fx\n", points.size(), static_cast<long long>(steps),
+                lo->factor, hi->factor);
+  return cells;
+}
+}  // namespace
 
 std::string refine_table(const RefineReport& report) {
   std::ostringstream out;
@@ -372,19 +436,20 @@ std::string refine_table(const RefineReport& report) {
                 "sizes", "steps", "min", "max");
   out << line;
   for (const AsRunCurve& c : report.curves) {
-    if (c.points.empty()) {
-      std::snprintf(line, sizeof line, "  %-15s %4lld %6lld %9lld %6d %6lld %7s %7s\n", c.collective.c_str(),
-                    static_cast<long long>(c.shape.n), static_cast<long long>(c.shape.hosts),
-                    static_cast<long long>(c.shape.ranks_per_host), 0, static_cast<long long>(c.steps), "-", "-");
-    } else {
-      const auto by_factor = [](const AsRunPoint& a, const AsRunPoint& b) { return a.factor < b.factor; };
-      const auto [lo, hi] = std::minmax_element(c.points.begin(), c.points.end(), by_factor);
-      std::snprintf(line, sizeof line, "  %-15s %4lld %6lld %9lld %6zu %6lld %6.2fx %6.2fx\n", c.collective.c_str(),
-                    static_cast<long long>(c.shape.n), static_cast<long long>(c.shape.hosts),
-                    static_cast<long long>(c.shape.ranks_per_host), c.points.size(), static_cast<long long>(c.steps),
-                    lo->factor, hi->factor);
-    }
+    std::snprintf(line, sizeof line, "  %-15s %4lld %6lld %9lld", c.collective.c_str(), static_cast<long long>(c.shape.n),
+                  static_cast<long long>(c.shape.hosts), static_cast<long long>(c.shape.ranks_per_host));
+    out << line << factor_cells(c.points, c.steps);
+  }
+  if (!report.axes.empty()) {
+    out << "# by axis of the calibrated mesh (records whose ranks sat on its CPUs): the same for each axis' own steps, "
+           "which take these factors instead of their curve's\n";
+    std::snprintf(line, sizeof line, "# %-15s %-10s %6s %6s %7s %7s\n", "collective", "axes", "sizes", "steps", "min",
+                  "max");
     out << line;
+    for (const AsRunAxis& a : report.axes) {
+      std::snprintf(line, sizeof line, "  %-15s %-10s", a.collective.c_str(), axes_text(report.calibration, a.axes).c_str());
+      out << line << factor_cells(a.points, a.steps);
+    }
   }
   const bool has_corrections = !report.calibration.axis_corrections.empty();
   for (const RecordsLevel& l : report.levels) {

@@ -49,7 +49,13 @@ int run(const RefineOptions& o) {
       raise(ErrorKind::ValueError, std::string(why) + "; " + o.out + " not written");
     }
     write_file_atomically(o.out, to_json_text(report.calibration));
-    std::cout << "# wrote " << o.out << " (" << corrected << " of " << base.groups.size() << " curves corrected)\n"
+    std::size_t axes = 0;
+    for (const AsRunAxis& a : report.axes) axes += a.points.empty() ? 0U : 1U;
+    std::cout << "# wrote " << o.out << " (" << corrected << " of " << base.groups.size() << " curves corrected"
+              << (base.axis_corrections.empty() ? std::string()
+                                                : ", " + std::to_string(axes) + " of " +
+                                                      std::to_string(base.axis_corrections.size()) + " axes by their own")
+              << ")\n"
               << std::flush;
     return 0;
   } catch (const std::exception& e) {

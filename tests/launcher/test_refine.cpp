@@ -98,8 +98,8 @@ TEST(Refine, RecordsOfKnownFactorsGiveThoseFactors) {
 TEST(Refine, OnTheCalibratedMeshStepsAreComparedWithTheirOwnAxisTime) {
   Calibration c = base();
   c.rank_cpus = {"0", "1", "0", "1"};
-  c.axis_corrections = {{.axes = {0}, .collective = "all_reduce", .factors = {{4096, 0.8, 15}}},
-                        {.axes = {1}, .collective = "all_reduce", .factors = {{4096, 1.2, 15}}}};
+  c.axis_corrections = {{.axes = {0}, .collective = "all_reduce", .factors = {{4096, 0.8, 15}}, .as_run = {}},
+                        {.axes = {1}, .collective = "all_reduce", .factors = {{4096, 1.2, 15}}, .as_run = {}}};
   const double bench = benchmark_time_us(c.groups[1], 4096);
   // The records of a job whose ranks sat on the calibrated job's CPUs (validate's config says where).
   std::string text = kValidateHead;
@@ -117,7 +117,14 @@ TEST(Refine, OnTheCalibratedMeshStepsAreComparedWithTheirOwnAxisTime) {
   const GroupCurve& pairs = r.calibration.groups[1];
   ASSERT_EQ(pairs.as_run.size(), 1U);
   EXPECT_NEAR(pairs.as_run[0].factor, 1.5, 1e-6);
-  EXPECT_EQ(r.calibration.axis_corrections, c.axis_corrections);  // kept as calibrate wrote them
+  // calibrate's factors kept; each axis given its own as-run points (1.5 on both here: six steps each).
+  ASSERT_EQ(r.calibration.axis_corrections.size(), 2U);
+  for (std::size_t k = 0; k < 2; ++k) {
+    EXPECT_EQ(r.calibration.axis_corrections[k].factors, c.axis_corrections[k].factors);
+    ASSERT_EQ(r.calibration.axis_corrections[k].as_run.size(), 1U);
+    EXPECT_NEAR(r.calibration.axis_corrections[k].as_run[0].factor, 1.5, 1e-6);
+    EXPECT_EQ(r.calibration.axis_corrections[k].as_run[0].steps, 6);
+  }
   EXPECT_EQ(r.calibration.rank_cpus, c.rank_cpus);
   const CalibratedCostModel model(r.calibration, {});
   const std::vector<std::int64_t> square{2, 2};
@@ -150,6 +157,67 @@ TEST(Refine, OnTheCalibratedMeshStepsAreComparedWithTheirOwnAxisTime) {
                                      "sit on the calibrated job's CPUs"),
             std::string::npos)
       << refine_table(other);
+  // Nor do they give an axis its own points.
+  for (const AxisCorrection& correction : other.calibration.axis_corrections) EXPECT_TRUE(correction.as_run.empty());
+  EXPECT_TRUE(other.axes.empty());
+}
+
+// The defining property of the axes' own points: when the plans ran axis 0's all_reduce at 1.2x its own time and
+// axis 1's at 0.8x, one factor per curve (their median, 1.0) prices neither; each axis' own points price each exactly,
+// held out too, while the curve's pooled points still price every other layout (a 1-D mesh of 2).
+TEST(Refine, EachAxisOfTheCalibratedMeshGetsItsOwnPointsFromBoundRecords) {
+  Calibration c = base();
+  c.rank_cpus = {"0", "1", "0", "1"};
+  c.axis_corrections = {{.axes = {0}, .collective = "all_reduce", .factors = {{4096, 0.8, 15}, {1048576, 0.9, 15}}, .as_run = {}},
+                        {.axes = {1}, .collective = "all_reduce", .factors = {{4096, 1.2, 15}, {1048576, 1.1, 15}}, .as_run = {}}};
+  std::string text = kValidateHead;
+  const std::string hosts = R"("hosts":["vm","vm","vm","vm"])";
+  text.replace(text.find(hosts), hosts.size(), hosts + R"(,"cpus":["0","1","0","1"])");
+  for (const std::int64_t bytes : {std::int64_t{4096}, std::int64_t{1048576}}) {
+    const double bench = benchmark_time_us(c.groups[1], static_cast<double>(bytes));
+    const double own0 = bench * axis_correction_factor(c, {2, 2}, {0}, "all_reduce", static_cast<double>(bytes));
+    const double own1 = bench * axis_correction_factor(c, {2, 2}, {1}, "all_reduce", static_cast<double>(bytes));
+    for (int i = 0; i < 3; ++i) {
+      text += step("all_reduce", "[0]", bytes, own0 * 1.2);
+      text += step("all_reduce", "[1]", bytes, own1 * 0.8);
+    }
+  }
+  const RefineReport r = refine_calibration(c, {parse_step_records(text, "a.jsonl"), parse_step_records(text, "b.jsonl")});
+  ASSERT_EQ(r.axes.size(), 2U);
+  EXPECT_EQ(r.axes[0].axes, (std::vector<std::size_t>{0}));
+  EXPECT_EQ(r.axes[0].steps, 12);
+  for (const AsRunPoint& p : r.calibration.axis_corrections[0].as_run) EXPECT_NEAR(p.factor, 1.2, 1e-9);
+  for (const AsRunPoint& p : r.calibration.axis_corrections[1].as_run) EXPECT_NEAR(p.factor, 0.8, 1e-9);
+  ASSERT_EQ(r.calibration.axis_corrections[0].as_run.size(), 2U);
+  ASSERT_EQ(r.calibration.groups[1].as_run.size(), 2U);
+  EXPECT_NEAR(r.calibration.groups[1].as_run[0].factor, 1.0, 1e-9);  // the median of 1.2 and 0.8 per file
+  const CalibratedCostModel model(r.calibration, {});
+  const std::vector<std::int64_t> square{2, 2}, pair{2};
+  StepCostInput in;
+  in.collective = Collective::AllReduce;
+  for (const std::int64_t bytes : {std::int64_t{4096}, std::int64_t{1048576}}) {
+    SCOPED_TRACE(bytes);
+    in.local_bytes = bytes;
+    in.mesh_shape = &square;
+    const double bench = benchmark_time_us(c.groups[1], static_cast<double>(bytes));
+    for (const std::size_t axis : {0U, 1U}) {
+      in.axis = axis;
+      EXPECT_NEAR(model.step_cost(in),
+                  bench * axis_correction_factor(c, square, {axis}, "all_reduce", static_cast<double>(bytes)) *
+                      (axis == 0 ? 1.2 : 0.8),
+                  1e-6);
+    }
+    in.mesh_shape = &pair;
+    in.axis = 0;
+    EXPECT_NEAR(model.step_cost(in), bench * 1.0, 1e-6);
+  }
+  // Held out, each file priced by the other's points: exactly.
+  ASSERT_TRUE(r.held_out_error);
+  EXPECT_NEAR(r.held_out_error->p90, 0.0, 1e-9);
+  const std::string table = refine_table(r);
+  EXPECT_NE(table.find("# by axis of the calibrated mesh"), std::string::npos) << table;
+  EXPECT_NE(table.find("  all_reduce      dp              2     12   1.20x   1.20x"), std::string::npos) << table;
+  EXPECT_NE(table.find("  all_reduce      tp              2     12   0.80x   0.80x"), std::string::npos) << table;
 }
 
 TEST(Refine, ARunDuringASpellIsLeftOutAndWhenKeptMovesTheFactorNoMoreThanAnyRun) {

@@ -26,7 +26,9 @@ QString factor_range(const std::vector<AsRunPoint>& points) {
 }
 
 // The axis corrections that scale `curve` on the calibrated mesh: those of its collective whose axes' groups have
-// its shape, as "dp 0.73–0.99×, tp 1.01–1.27×" (flattened axes named as calibrate names them, "dp_tp").
+// its shape, as "dp 0.73–0.99×, tp 1.01–1.27×" (flattened axes named as calibrate names them, "dp_tp"); an axis with
+// its own as-run points (refine's, which its steps take instead of the curve's) adds them: "dp 0.73–0.99× as run
+// 0.50–1.20×".
 QString axis_ranges(const Calibration& c, const GroupCurve& curve) {
   QStringList parts;
   for (const AxisCorrection& a : c.axis_corrections) {
@@ -35,7 +37,9 @@ QString axis_ranges(const Calibration& c, const GroupCurve& curve) {
     if (shapes.size() != 1 || !(shapes.front() == curve.shape)) continue;
     QStringList names;
     for (const std::size_t axis : a.axes) names << q(c.mesh_names.at(axis));
-    parts << names.join(QLatin1Char('_')) + QLatin1Char(' ') + factor_range(a.factors);
+    QString part = names.join(QLatin1Char('_')) + QLatin1Char(' ') + factor_range(a.factors);
+    if (!a.as_run.empty()) part += QStringLiteral(" as run ") + factor_range(a.as_run);
+    parts << part;
   }
   return parts.join(QStringLiteral(", "));
 }
@@ -97,7 +101,8 @@ QVariant FitTableModel::data(const QModelIndex& index, int role) const {
         return r.by_axis.isEmpty()
                    ? tr("Every axis of this shape priced by the curve alone")
                    : tr("On the calibrated mesh itself each axis is priced by its own time against this curve, over "
-                        "its sizes (ranks bound: run and validate need them bound alike)");
+                        "its sizes (ranks bound: run and validate need them bound alike); \"as run\": the axis' own "
+                        "correction by plans run for real, taken instead of the curve's");
       default: return {};
     }
   }

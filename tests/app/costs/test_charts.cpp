@@ -575,12 +575,17 @@ private slots:
     // Bound ranks: dp and tp share the all_reduce curve of 2 ranks, each corrected by its own time; the flattened
     // group's all_gather is its curve's only axis.
     c.rank_cpus = {"0", "1", "0", "1"};
-    c.axis_corrections = {{.axes = {0}, .collective = "all_reduce", .factors = {{4096, 0.9, 14}, {65536, 0.8, 14}}},
-                          {.axes = {1}, .collective = "all_reduce", .factors = {{4096, 1.1, 14}, {65536, 1.2, 14}}},
-                          {.axes = {0, 1}, .collective = "all_gather", .factors = {{4096, 1.0, 14}}}};
+    c.axis_corrections = {{.axes = {0}, .collective = "all_reduce", .factors = {{4096, 0.9, 14}, {65536, 0.8, 14}}, .as_run = {}},
+                          {.axes = {1}, .collective = "all_reduce", .factors = {{4096, 1.1, 14}, {65536, 1.2, 14}}, .as_run = {}},
+                          {.axes = {0, 1}, .collective = "all_gather", .factors = {{4096, 1.0, 14}}, .as_run = {}}};
     model.set_calibration(c);
     QCOMPARE(cell(0, M::ByAxis), QStringLiteral("dp 0.80\u20130.90\u00d7, tp 1.10\u20131.20\u00d7"));
     QCOMPARE(cell(1, M::ByAxis), QStringLiteral("dp_tp 1.00\u20131.00\u00d7"));
+    // refine's own points for an axis (taken instead of the curve's) follow its correction.
+    c.axis_corrections[0].as_run = {{4096, 1.3, 6}, {65536, 0.7, 6}};
+    model.set_calibration(c);
+    QCOMPARE(cell(0, M::ByAxis),
+             QStringLiteral("dp 0.80\u20130.90\u00d7 as run 0.70\u20131.30\u00d7, tp 1.10\u20131.20\u00d7"));
     QCOMPARE(model.summary(), QStringLiteral("2 curves (mpi, single-shot); held-out error median 4.0%, p90 at most 11%; "
                                              "its mesh (2, 2) priced by axis (ranks bound)"));
     QCOMPARE(model.headerData(M::ByAxis, Qt::Horizontal).toString(), QStringLiteral("by axis"));
