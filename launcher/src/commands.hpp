@@ -18,5 +18,6 @@ void add_run_command(CLI::App& root, int& exit_code);
 void add_validate_command(CLI::App& root, int& exit_code);
 void add_advise_command(CLI::App& root, int& exit_code);
 void add_refine_command(CLI::App& root, int& exit_code);
+void add_rescore_command(CLI::App& root, int& exit_code);
 
 }  // namespace meshloom::launcher

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   meshloom::launcher::add_run_command(app, exit_code);
   meshloom::launcher::add_validate_command(app, exit_code);
   meshloom::launcher::add_refine_command(app, exit_code);
+  meshloom::launcher::add_rescore_command(app, exit_code);
   meshloom::launcher::add_advise_command(app, exit_code);
   meshloom::launcher::add_info_command(app, exit_code);
   try {

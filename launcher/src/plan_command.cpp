@@ -196,22 +196,6 @@ std::string mesh_text(const PlanSetup& s) {
 }
 
 // Rows of cells as columns two spaces apart; the columns in `right` are right-aligned.
-void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right) {
-  std::vector<std::size_t> width(right.size(), 0);
-  for (const auto& row : rows) {
-    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
-  }
-  for (const auto& row : rows) {
-    std::string line;
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      if (c > 0) line += "  ";
-      const std::string pad(width[c] - row[c].size(), ' ');
-      line += right[c] ? pad + row[c] : (c + 1 == row.size() ? row[c] : row[c] + pad);
-    }
-    out << line << "\n";
-  }
-}
-
 void print_plan(std::ostream& out, const HumanSetup& h, const Plan& plan) {
   const PlanSetup& s = h.setup;
   const PlanRequest& r = s.request;

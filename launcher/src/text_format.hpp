@@ -3,6 +3,7 @@
 // same single version.
 #pragma once
 
+#include <algorithm>
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
@@ -171,6 +172,27 @@ template <class Body>
     err << "error: RuntimeError: " << e.what() << "\n";
   }
   return 2;
+}
+
+// ---- Tables --------------------------------------------------------------------------------------------------
+
+// `rows` as columns padded to their widest cell, two spaces apart; right[c] aligns column c to the right (the last
+// column of a left-aligned row is not padded).
+inline void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows,
+                        const std::vector<bool>& right) {
+  std::vector<std::size_t> width(right.size(), 0);
+  for (const auto& row : rows) {
+    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      if (c > 0) line += "  ";
+      const std::string pad(width[c] - row[c].size(), ' ');
+      line += right[c] ? pad + row[c] : (c + 1 == row.size() ? row[c] : row[c] + pad);
+    }
+    out << line << "\n";
+  }
 }
 
 }  // namespace meshloom::launcher

@@ -124,22 +124,14 @@ PreparedRequest prepare_request(const Prepared& p, const SuiteRequest& item, std
   std::map<std::string, std::size_t> by_path;
   std::vector<std::size_t> picks(models.size());  // [model]: its pick, as a candidate
   for (std::size_t m = 0; m < models.size(); ++m) {
+    // The model's pick is the plan the planner gives it (model_plans): of a wider pool where merged steps are priced
+    // as the flattened group's collective.
     std::vector<Plan> plans;
-    // The model's pick is the plan the planner gives it (plan_redistribution): its search's cheapest, or where merged
-    // steps are priced as the flattened group's collective, the cheapest as it runs of its as_run_pool.
-    const bool as_run = plans_as_run(s.request, *models[m]);
     std::size_t pick = 0;
     try {
-      try {
-        plans = as_run ? as_run_pool(s.request, *models[m], std::max(p.k, kAsRunPool))
-                       : plan_k_cheapest(s.request, *models[m], p.k);
-        pick = cheapest_as_run(s.request, plans, *models[m]);
-      } catch (const Error& e) {
-        // As the planner does: where the wider pool's searches pass the state budget, the one search's plan stands.
-        if (!as_run || e.kind() != ErrorKind::RuntimeError) throw;
-        plans = plan_k_cheapest(s.request, *models[m], p.k);
-        pick = 0;
-      }
+      ModelPlans mp = model_plans(s.request, *models[m], p.k);
+      plans = std::move(mp.plans);
+      pick = mp.pick;
     } catch (const Error& e) {
       std::string why = "request " + std::to_string(index) + " (" + item.label + "), " + p.models[m] + " model: " + e.what();
       if (calibrated != nullptr && m + 1 == models.size()) {
@@ -312,12 +304,6 @@ ojson step_json(const Prepared& p, const PreparedRequest& r, std::size_t index, 
 
 // ---- the human report -----------------------------------------------------------------------------------------
 
-std::string errors_text(const std::optional<HoldoutError>& e, bool time_model) {
-  if (!time_model) return "unitless";
-  if (!e) return "-";
-  return percent_text(e->median) + " / " + percent_text(e->p90) + " (" + std::to_string(e->points) + ")";
-}
-
 std::string request_line(const Prepared& p, const PreparedRequest& r, std::size_t index,
                          const RequestMeasurement& request, const RequestVerdict& v) {
   const std::vector<CandidateMeasurement>& measured = request.candidates;
@@ -344,39 +330,12 @@ std::string request_line(const Prepared& p, const PreparedRequest& r, std::size_
 }
 
 std::string report_table(const Prepared& p, const std::vector<ModelScore>& scores) {
-  std::vector<std::vector<std::string>> rows{{"model", "right picks", "exact", "time lost mean / max",
-                                              "step error med / p90 (steps)", "plan error med / p90 (plans)",
-                                              "rank corr. (requests)"}};
-  for (const auto& s : scores) {
-    const double share = s.requests > 0 ? static_cast<double>(s.right) / static_cast<double>(s.requests) : 0;
-    char corr[64] = "-";
-    if (s.rank_correlation) {
-      std::snprintf(corr, sizeof corr, "%.2f (%lld)", *s.rank_correlation, static_cast<long long>(s.correlated_requests));
-    }
-    rows.push_back({s.model, std::to_string(s.right) + "/" + std::to_string(s.requests) + " " + percent_text(share),
-                    std::to_string(s.exact) + "/" + std::to_string(s.requests),
-                    percent_text(s.time_lost_mean) + " / " + percent_text(s.time_lost_max),
-                    errors_text(s.step_error, s.time_model),
-                    errors_text(s.plan_error, s.time_model), corr});
-  }
+  const std::vector<std::vector<std::string>> rows = score_rows(scores);
   std::ostringstream out;
   out << "\nmodels over " << p.requests.size() << " requests (a pick is right when it is the measured fastest or "
       << "ties with it: within max(" << percent_text(kTieFloor) << ", 2 standard errors)):\n";
   print_plan_table(out, rows, {false, true, true, true, true, true, true});
-  // Misses the model could not have avoided by its prices: plans it priced alike (validate_report.hpp, "alike").
-  std::vector<std::string> alike;
-  for (const auto& s : scores) {
-    const std::int64_t wrong = s.requests - s.right;
-    if (s.misses_priced_alike > 0) {
-      alike.push_back(s.model + " " + std::to_string(s.misses_priced_alike) + " of " + std::to_string(wrong));
-    }
-  }
-  if (!alike.empty()) {
-    out << "wrong picks between plans the model priced alike (within " << percent_text(kPricedAlike)
-        << ": its prices did not separate them): ";
-    for (std::size_t i = 0; i < alike.size(); ++i) out << (i > 0 ? ", " : "") << alike[i];
-    out << "\n";
-  }
+  out << priced_alike_note(scores);
   return out.str();
 }
 

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 
 #include "meshloom/error.hpp"
+#include "text_format.hpp"
 #include "timing.hpp"
 
 namespace meshloom::launcher {
@@ -171,6 +173,48 @@ std::vector<ModelScore> score_models(const std::vector<std::string>& models, con
     }
   }
   return scores;
+}
+
+namespace {
+std::string errors_text(const std::optional<HoldoutError>& e, bool time_model) {
+  if (!time_model) return "unitless";
+  if (!e) return "-";
+  return percent_text(e->median) + " / " + percent_text(e->p90) + " (" + std::to_string(e->points) + ")";
+}
+}  // namespace
+
+std::vector<std::vector<std::string>> score_rows(const std::vector<ModelScore>& scores) {
+  std::vector<std::vector<std::string>> rows{{"model", "right picks", "exact", "time lost mean / max",
+                                              "step error med / p90 (steps)", "plan error med / p90 (plans)",
+                                              "rank corr. (requests)"}};
+  for (const auto& s : scores) {
+    const double share = s.requests > 0 ? static_cast<double>(s.right) / static_cast<double>(s.requests) : 0;
+    char corr[64] = "-";
+    if (s.rank_correlation) {
+      std::snprintf(corr, sizeof corr, "%.2f (%lld)", *s.rank_correlation, static_cast<long long>(s.correlated_requests));
+    }
+    rows.push_back({s.model, std::to_string(s.right) + "/" + std::to_string(s.requests) + " " + percent_text(share),
+                    std::to_string(s.exact) + "/" + std::to_string(s.requests),
+                    percent_text(s.time_lost_mean) + " / " + percent_text(s.time_lost_max),
+                    errors_text(s.step_error, s.time_model), errors_text(s.plan_error, s.time_model), corr});
+  }
+  return rows;
+}
+
+std::string priced_alike_note(const std::vector<ModelScore>& scores) {
+  // Misses the model could not have avoided by its prices: plans it priced alike.
+  std::vector<std::string> alike;
+  for (const auto& s : scores) {
+    const std::int64_t wrong = s.requests - s.right;
+    if (s.misses_priced_alike > 0) {
+      alike.push_back(s.model + " " + std::to_string(s.misses_priced_alike) + " of " + std::to_string(wrong));
+    }
+  }
+  if (alike.empty()) return {};
+  std::string out = "wrong picks between plans the model priced alike (within " + percent_text(kPricedAlike) +
+                    ": its prices did not separate them): ";
+  for (std::size_t i = 0; i < alike.size(); ++i) out += (i > 0 ? ", " : "") + alike[i];
+  return out + "\n";
 }
 
 }  // namespace meshloom::launcher

@@ -100,4 +100,11 @@ struct ModelScore {
                                                   const std::vector<bool>& time_model,
                                                   const std::vector<RequestMeasurement>& requests);
 
+// The report's table as validate prints it: a header row (model, right picks, exact, time lost mean / max, step error
+// med / p90 (steps), plan error med / p90 (plans), rank corr. (requests)), then one row per score.
+[[nodiscard]] std::vector<std::vector<std::string>> score_rows(const std::vector<ModelScore>& scores);
+// The line under that table naming the misses between plans a model priced alike ("alike" above), per model that had
+// any: "wrong picks between plans the model priced alike (within 0.1%: ...): fixed 11 of 12, ...\n"; empty if none.
+[[nodiscard]] std::string priced_alike_note(const std::vector<ModelScore>& scores);
+
 }  // namespace meshloom::launcher

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <climits>
 #include <fstream>
@@ -9,6 +10,7 @@
 #include <utility>
 
 #include "meshloom/error.hpp"
+#include "meshloom/plan/planner.hpp"
 #include "text_format.hpp"
 
 namespace meshloom::launcher {
@@ -136,6 +138,20 @@ std::vector<SuiteRequest> read_suite(const std::filesystem::path& path, std::int
     raise(ErrorKind::ValueError, "--suite \"" + path.string() + "\": larger than 16 MiB");
   }
   return parse_suite(text.str(), path.string(), world);
+}
+
+ModelPlans model_plans(const PlanRequest& request, const CostModel& model, std::size_t k) {
+  ModelPlans out;
+  const bool as_run = plans_as_run(request, model);
+  try {
+    out.plans = as_run ? as_run_pool(request, model, std::max(k, kAsRunPool)) : plan_k_cheapest(request, model, k);
+    out.pick = cheapest_as_run(request, out.plans, model);
+  } catch (const Error& e) {
+    if (!as_run || e.kind() != ErrorKind::RuntimeError) throw;
+    out.plans = plan_k_cheapest(request, model, k);
+    out.pick = 0;
+  }
+  return out;
 }
 
 }  // namespace meshloom::launcher

@@ -15,6 +15,7 @@
 //     3-D  S(0)S(1)R -> RS(0)S(1), S(0)[0]S(0)[1]R -> RS(0)R, P(sum)P(sum)R -> RRR, S(0)RS(1) -> S(1)RS(0)
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -35,5 +36,16 @@ struct SuiteRequest {
 // ranks.
 [[nodiscard]] std::vector<SuiteRequest> parse_suite(const std::string& text, const std::string& source, std::int64_t world);
 [[nodiscard]] std::vector<SuiteRequest> read_suite(const std::filesystem::path& path, std::int64_t world);
+
+// A model's candidate plans for a request, cheapest first, and its pick among them: the plan the planner gives it
+// (plan_redistribution). Where merged steps are priced as the flattened group's collective (plans_as_run), the pool
+// is as_run_pool's (at least k plans, kAsRunPool) and the pick the cheapest as it runs of them; where that pool's
+// searches pass the state budget, plan_k_cheapest's k plans and its first, as the planner falls back. Otherwise
+// plan_k_cheapest's k plans and the first. The planner's errors otherwise.
+struct ModelPlans {
+  std::vector<Plan> plans;
+  std::size_t pick = 0;
+};
+[[nodiscard]] ModelPlans model_plans(const PlanRequest& request, const CostModel& model, std::size_t k);
 
 }  // namespace meshloom::launcher

@@ -1,0 +1,451 @@
+#include "rescore.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <tuple>
+#include <utility>
+
+#include "jsonl_read.hpp"
+#include "meshloom/error.hpp"
+#include "meshloom/plan/planner.hpp"
+#include "text_format.hpp"
+#include "timing.hpp"
+#include "validate_suite.hpp"
+
+namespace meshloom::launcher {
+
+namespace {
+
+using nlohmann::json;
+using jsonl::LineContext;
+
+constexpr std::size_t kMaxRecordsFileBytes = std::size_t{256} << 20;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// A list of non-negative integers, field `name`.
+std::vector<std::int64_t> integers_of(const LineContext& ctx, const json& list, const std::string& name) {
+  if (!list.is_array()) ctx.fail("field \"" + name + "\" = " + jsonl::show(list) + ": expected a list");
+  std::vector<std::int64_t> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::int64_t v = ctx.integer_at(list[i], name + "[" + std::to_string(i) + "]");
+    if (v < 0) ctx.fail("field \"" + name + "\" = " + jsonl::show(list) + ": expected values >= 0");
+    out.push_back(v);
+  }
+  return out;
+}
+std::vector<std::int64_t> integers(const LineContext& ctx, const json& record, const char* name) {
+  return integers_of(ctx, ctx.field(record, name), name);
+}
+
+std::vector<double> numbers(const LineContext& ctx, const json& record, const char* name) {
+  std::vector<double> out;
+  if (!record.contains(name)) return out;
+  const json& list = record[name];
+  if (!list.is_array()) ctx.fail(std::string("field \"") + name + "\" = " + jsonl::show(list) + ": expected a list");
+  for (const json& v : list) {
+    if (!v.is_number() || !std::isfinite(v.get<double>())) {
+      ctx.fail(std::string("field \"") + name + "\" = " + jsonl::show(list) + ": expected finite numbers");
+    }
+    out.push_back(v.get<double>());
+  }
+  return out;
+}
+
+// The calibrated prediction of a step or request record's "predicted" (validate writes an infinite one as null).
+std::optional<double> calibrated_prediction(const LineContext& ctx, const json& record) {
+  if (!record.contains("predicted")) return std::nullopt;
+  const json& p = record["predicted"];
+  if (!p.is_object()) ctx.fail("field \"predicted\" = " + jsonl::show(p) + ": expected an object of models");
+  if (!p.contains("calibrated")) return std::nullopt;
+  if (p["calibrated"].is_null()) return kInf;
+  return ctx.number(p, "calibrated");
+}
+
+void parse_request(const LineContext& ctx, const json& j, MeasuredRequest& r) {
+  r.label = j.contains("label") ? ctx.text(j, "label") : std::string();
+  const json& mesh = ctx.field(j, "mesh");
+  if (!mesh.is_object()) ctx.fail("field \"mesh\" = " + jsonl::show(mesh) + ": expected an object");
+  PlanRequest& q = r.setup.request;
+  for (const std::int64_t s : integers_of(ctx, ctx.field(mesh, "shape"), "mesh.shape")) q.mesh_shape.push_back(s);
+  if (mesh.contains("names")) {
+    const json& names = mesh["names"];
+    if (!names.is_array()) ctx.fail("field \"mesh.names\" = " + jsonl::show(names) + ": expected a list of names");
+    for (const json& n : names) {
+      if (!n.is_string()) ctx.fail("field \"mesh.names\" = " + jsonl::show(names) + ": expected a list of names");
+      r.setup.names.push_back(n.get<std::string>());
+    }
+  }
+  for (const std::int64_t s : integers(ctx, j, "tensor_shape")) q.tensor_shape.push_back(s);
+  const std::string src = ctx.text(j, "src");
+  const std::string dst = ctx.text(j, "dst");
+  try {
+    q.src = parse_state_text(src, "field \"src\"");
+    q.dst = parse_state_text(dst, "field \"dst\"");
+  } catch (const Error& e) {
+    ctx.fail(e.message());
+  }
+  q.itemsize = ctx.integer(j, "itemsize");
+  if (j.contains("flattened")) {
+    const json& flat = j["flattened"];
+    if (!flat.is_array()) ctx.fail("field \"flattened\" = " + jsonl::show(flat) + ": expected lists of axes");
+    for (std::size_t i = 0; i < flat.size(); ++i) {
+      std::vector<std::size_t> axes;
+      for (const std::int64_t a : integers_of(ctx, flat[i], "flattened[" + std::to_string(i) + "]")) {
+        axes.push_back(static_cast<std::size_t>(a));
+      }
+      q.flattened.push_back(std::move(axes));
+    }
+  }
+  if (j.contains("picks") && j["picks"].is_object() && j["picks"].contains("calibrated")) {
+    const std::int64_t pick = ctx.integer(j["picks"], "calibrated");
+    if (pick < 0) ctx.fail("field \"picks.calibrated\" = " + std::to_string(pick) + ": must be >= 0");
+    r.recorded_pick = static_cast<std::size_t>(pick);
+  }
+}
+
+// The step of a plan record's request and plan, checked to come in order.
+MeasuredStep parse_step(const LineContext& ctx, const json& j, const MeasuredRequest& r, std::size_t step) {
+  MeasuredStep s;
+  s.collective = ctx.text(j, "collective");
+  if (!collective_from_string(s.collective)) ctx.fail("field \"collective\" = \"" + s.collective + "\": unknown collective");
+  for (const std::int64_t a : integers(ctx, j, "axes")) {
+    const bool ascending = s.axes.empty() || static_cast<std::size_t>(a) > s.axes.back();
+    if (static_cast<std::size_t>(a) >= r.setup.request.mesh_shape.size() || !ascending) {
+      ctx.fail("field \"axes\" = " + jsonl::show(j["axes"]) + ": expected ascending axes of a mesh of " +
+               std::to_string(r.setup.request.mesh_shape.size()));
+    }
+    s.axes.push_back(static_cast<std::size_t>(a));
+  }
+  if (s.axes.empty()) ctx.fail("field \"axes\" = []: expected the step's mesh axes");
+  if (j.contains("merged")) {
+    if (!j["merged"].is_boolean()) ctx.fail("field \"merged\" = " + jsonl::show(j["merged"]) + ": expected true or false");
+    s.merged = j["merged"].get<bool>();
+  }
+  s.bytes = ctx.integer(j, "bytes");
+  if (s.bytes < 0) ctx.fail("field \"bytes\" = " + std::to_string(s.bytes) + ": must be >= 0");
+  s.measured_us = ctx.number(j, "measured_us");
+  if (!(s.measured_us >= 0) || !std::isfinite(s.measured_us)) {
+    ctx.fail("field \"measured_us\" = " + jsonl::show(j["measured_us"]) + ": expected a finite time >= 0");
+  }
+  s.iterations_us = numbers(ctx, j, "iterations_us");
+  s.recorded_us = calibrated_prediction(ctx, j);
+  const std::int64_t index = ctx.integer(j, "step");
+  if (index != static_cast<std::int64_t>(step)) {
+    ctx.fail("field \"step\" = " + std::to_string(index) + ": expected step " + std::to_string(step) + " next");
+  }
+  return s;
+}
+
+std::string show_cpus(const std::vector<std::string>& cpus) {
+  return cpus.empty() ? std::string("(not recorded)") : "[" + join(cpus, {.separator = " | "}) + "]";
+}
+
+// The key of a step's own measured time: mesh, axes, collective, merged, bytes.
+using StepKey = std::tuple<std::vector<std::int64_t>, std::vector<std::size_t>, std::string, bool, std::int64_t>;
+
+StepKey key_of(const MeasuredRequest& r, const MeasuredStep& s) {
+  return {r.setup.request.mesh_shape, s.axes, s.collective, s.merged, s.bytes};
+}
+
+// Whether a planned plan is the recorded candidate: the same trace and the same collectives on the same axes.
+bool same_plan(const Plan& plan, const MeasuredPlan& measured) {
+  if (trace(plan) != measured.trace || plan.steps.size() != measured.steps.size()) return false;
+  for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+    if (to_string(plan.steps[i].collective) != measured.steps[i].collective || plan.steps[i].axes != measured.steps[i].axes) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::size_t cheapest(const std::vector<CandidateMeasurement>& candidates, std::size_t model) {
+  std::size_t best = 0;
+  for (std::size_t c = 1; c < candidates.size(); ++c) {
+    if (candidates[c].predicted_total[model] < candidates[best].predicted_total[model]) best = c;
+  }
+  return best;
+}
+
+// A step's price under a calibrated model, as price_plan_steps gives it: a merged step by its flattened group.
+double calibrated_step_price(const CostModel& model, const MeasuredRequest& r, const MeasuredStep& s) {
+  const std::optional<Collective> c = collective_from_string(s.collective);
+  if (!c || !communicates(*c)) return 0.0;
+  StepCostInput in;
+  in.collective = *c;
+  in.axis = s.axes.front();
+  in.mesh_shape = &r.setup.request.mesh_shape;
+  in.itemsize = r.setup.request.itemsize;
+  in.local_bytes = s.bytes;  // what the calibrated model prices by (global_numel and source_shards it does not read)
+  if (s.merged && s.axes.size() > 1) {
+    if (const std::optional<double> flat = model.flattened_step_cost(in, s.axes)) return *flat;
+  }
+  return model.step_cost(in);
+}
+
+void check_calibration(const ValidateRecords& records, const NamedCalibration& c, const RescoreOptions& options) {
+  const Calibration& cal = c.calibration;
+  const std::string who = "--calibration \"" + c.name + "\"";
+  if (cal.groups.empty()) {
+    raise(ErrorKind::ValueError, "rescore: " + who + " holds per-axis fits only (no curves by group shape), which "
+                                 "cannot price a merged step; calibrate again with this version");
+  }
+  if (!cal.backend.empty() && cal.backend != records.backend) {
+    raise(ErrorKind::ValueError, "rescore: " + who + " measured backend \"" + cal.backend + "\" and \"" +
+                                     records.source + "\" ran on \"" + records.backend + "\"");
+  }
+  if (options.no_axis_corrections || cal.axis_corrections.empty()) return;
+  const bool on_its_mesh = std::any_of(records.requests.begin(), records.requests.end(), [&](const MeasuredRequest& r) {
+    return r.setup.request.mesh_shape == cal.mesh_shape;
+  });
+  if (on_its_mesh && records.cpus != cal.rank_cpus) {
+    raise(ErrorKind::ValueError,
+          "rescore: " + who + " corrects the axes of its mesh (" + join(cal.mesh_shape, {.separator = ", "}) +
+              ") for ranks on CPUs " + show_cpus(cal.rank_cpus) + ", and the ranks of \"" + records.source +
+              "\" sat on " + show_cpus(records.cpus) +
+              ": its corrections do not hold there (--no-axis-corrections prices by the curves alone)");
+  }
+}
+
+}  // namespace
+
+ValidateRecords parse_validate_records(const std::string& text, const std::string& source) {
+  ValidateRecords out;
+  out.source = source;
+  bool config_seen = false;
+  std::map<std::int64_t, std::size_t> by_index;  // request number -> out.requests
+  std::map<std::int64_t, std::vector<bool>> summarized;  // request number -> plans with a summary
+  const auto request_of = [&](const LineContext& ctx, const json& j) -> MeasuredRequest& {
+    const std::int64_t index = ctx.integer(j, "request");
+    const auto it = by_index.find(index);
+    if (it == by_index.end()) ctx.fail("field \"request\" = " + std::to_string(index) + ": no such request record before it");
+    return out.requests[it->second];
+  };
+  const auto plan_of = [&](const LineContext& ctx, const json& j, MeasuredRequest& r) -> MeasuredPlan& {
+    const std::int64_t plan = ctx.integer(j, "plan");
+    if (plan < 0 || plan >= static_cast<std::int64_t>(r.plans.size())) {
+      ctx.fail("field \"plan\" = " + std::to_string(plan) + ": no such plan record of request " +
+               std::to_string(r.index) + " before it");
+    }
+    return r.plans[static_cast<std::size_t>(plan)];
+  };
+  jsonl::for_each_record(text, source, [&](const LineContext& ctx, const json& j, const std::string& type) {
+    if (type == "config") {
+      if (config_seen) ctx.fail("a second config record (one run per file)");
+      config_seen = true;
+      const std::string command = j.contains("command") ? ctx.text(j, "command") : std::string();
+      if (command != "validate") {
+        ctx.fail("field \"command\" = \"" + command + "\": these are " + (command.empty() ? "another command" : command) +
+                 "'s records, and rescore reads the records of meshloom-launch validate --jsonl");
+      }
+      out.backend = ctx.text(j, "backend");
+      if (j.contains("calibration")) out.calibration = ctx.text(j, "calibration");
+      if (j.contains("cpus")) out.cpus = jsonl::cpus_of(ctx, j);
+      return;
+    }
+    if (!config_seen) ctx.fail("a \"" + type + "\" record before the config record");
+    if (type == "request") {
+      const std::int64_t index = ctx.integer(j, "request");
+      if (index < 0 || by_index.count(index) > 0) {
+        ctx.fail("field \"request\" = " + std::to_string(index) + ": a second record of that request, or below 0");
+      }
+      MeasuredRequest r;
+      r.index = static_cast<std::size_t>(index);
+      parse_request(ctx, j, r);
+      by_index[index] = out.requests.size();
+      out.requests.push_back(std::move(r));
+    } else if (type == "plan") {
+      MeasuredRequest& r = request_of(ctx, j);
+      const std::int64_t plan = ctx.integer(j, "plan");
+      if (plan != static_cast<std::int64_t>(r.plans.size())) {
+        ctx.fail("field \"plan\" = " + std::to_string(plan) + ": expected plan " + std::to_string(r.plans.size()) +
+                 " of request " + std::to_string(r.index) + " next");
+      }
+      r.plans.push_back({.trace = ctx.text(j, "trace"), .steps = {}, .verified = true});
+    } else if (type == "step") {
+      MeasuredRequest& r = request_of(ctx, j);
+      MeasuredPlan& p = plan_of(ctx, j, r);
+      p.steps.push_back(parse_step(ctx, j, r, p.steps.size()));
+    } else if (type == "summary") {
+      MeasuredRequest& r = request_of(ctx, j);
+      MeasuredPlan& p = plan_of(ctx, j, r);
+      if (j.contains("verified")) {
+        if (!j["verified"].is_boolean()) ctx.fail("field \"verified\" = " + jsonl::show(j["verified"]) + ": expected true or false");
+        p.verified = j["verified"].get<bool>();
+      }
+      std::vector<bool>& done = summarized[static_cast<std::int64_t>(r.index)];
+      done.resize(r.plans.size(), false);
+      done[static_cast<std::size_t>(&p - r.plans.data())] = true;
+    }
+  });
+  if (!config_seen) {
+    raise(ErrorKind::ValueError, "\"" + source + "\": no config record (is it the --jsonl file of meshloom-launch validate?)");
+  }
+  // A request is judged when every plan of it has its summary (a run cut short leaves its last request without).
+  std::vector<MeasuredRequest> complete;
+  for (MeasuredRequest& r : out.requests) {
+    const std::vector<bool>& done = summarized[static_cast<std::int64_t>(r.index)];
+    const bool all = !r.plans.empty() && done.size() == r.plans.size() &&
+                     std::all_of(done.begin(), done.end(), [](bool d) { return d; });
+    if (all) complete.push_back(std::move(r));
+  }
+  out.requests = std::move(complete);
+  if (out.requests.empty()) {
+    raise(ErrorKind::ValueError, "\"" + source + "\": no request whose plans all ran (every plan with its summary record)");
+  }
+  return out;
+}
+
+ValidateRecords read_validate_records(const std::filesystem::path& path) {
+  return parse_validate_records(jsonl::read_records_file(path, kMaxRecordsFileBytes, "a validate JSON Lines file"),
+                                path.string());
+}
+
+RescoreReport rescore_records(const ValidateRecords& records, const std::vector<NamedCalibration>& calibrations,
+                              const RescoreOptions& options) {
+  for (const NamedCalibration& c : calibrations) check_calibration(records, c, options);
+  RescoreReport report;
+  report.source = records.source;
+  report.calibration = records.calibration;
+  std::vector<std::string> names{"validated"};
+  for (const NamedCalibration& c : calibrations) names.push_back(c.name);
+  names.emplace_back("step times");
+  const std::size_t models = names.size();
+  report.unmeasured_picks.assign(models, 0);
+
+  // The run's own time of every step key: the median over the file's steps of that key.
+  std::map<StepKey, std::vector<double>> measured_by_key;
+  for (const MeasuredRequest& r : records.requests) {
+    for (const MeasuredPlan& p : r.plans) {
+      for (const MeasuredStep& s : p.steps) measured_by_key[key_of(r, s)].push_back(s.measured_us);
+    }
+  }
+  std::map<StepKey, double> step_time;
+  for (auto& [key, times] : measured_by_key) step_time[key] = median(std::move(times));
+
+  for (const MeasuredRequest& r : records.requests) {
+    RequestMeasurement m;
+    m.candidates.resize(r.plans.size());
+    m.pick.assign(models, 0);
+    for (std::size_t c = 0; c < r.plans.size(); ++c) {
+      CandidateMeasurement& cm = m.candidates[c];
+      cm.verified = r.plans[c].verified;
+      cm.predicted_steps.assign(models, {});
+      for (const MeasuredStep& s : r.plans[c].steps) {
+        cm.measured_steps_us.push_back(s.measured_us);
+        cm.step_iterations_us.push_back(s.iterations_us);
+        if (!s.recorded_us) {
+          raise(ErrorKind::ValueError, "rescore: \"" + records.source + "\" request " + std::to_string(r.index) +
+                                           " plan " + std::to_string(c) + ": a step without its calibrated prediction");
+        }
+        cm.predicted_steps[0].push_back(*s.recorded_us);
+        cm.predicted_steps[models - 1].push_back(step_time.at(key_of(r, s)));
+      }
+    }
+    if (!r.recorded_pick || *r.recorded_pick >= r.plans.size()) {
+      raise(ErrorKind::ValueError, "rescore: \"" + records.source + "\" request " + std::to_string(r.index) +
+                                       ": no calibrated pick among its " + std::to_string(r.plans.size()) + " plans");
+    }
+    m.pick[0] = *r.recorded_pick;
+    for (std::size_t k = 0; k < calibrations.size(); ++k) {
+      PlanSetup setup = r.setup;
+      setup.cost_model = CostModelKind::Calibrated;
+      setup.calibration = calibrations[k].calibration;
+      if (options.no_axis_corrections) setup.calibration->axis_corrections.clear();
+      setup.extrapolate = options.extrapolate;
+      const std::string where = "rescore: --calibration \"" + calibrations[k].name + "\", request " +
+                                std::to_string(r.index) + " (" + r.label + ")";
+      std::unique_ptr<CostModel> model;
+      try {
+        model = make_cost_model(setup);
+      } catch (const Error& e) {
+        raise(e.kind(), where + ": " + e.message());
+      }
+      if (const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(model.get())) {
+        const std::vector<std::string> gaps = calibrated->gaps(setup.request.mesh_shape);
+        if (!gaps.empty()) {
+          raise(ErrorKind::ValueError, where + ": the calibration cannot price " + join(gaps, {.separator = "; "}) +
+                                           " (--extrapolate guesses from the nearest measured shape)");
+        }
+      }
+      for (std::size_t c = 0; c < r.plans.size(); ++c) {
+        for (const MeasuredStep& s : r.plans[c].steps) {
+          m.candidates[c].predicted_steps[k + 1].push_back(calibrated_step_price(*model, r, s));
+        }
+      }
+      std::optional<std::size_t> planned;
+      try {
+        const ModelPlans own = model_plans(setup.request, *model, 1);
+        const Plan& pick = own.plans.at(own.pick);
+        for (std::size_t c = 0; c < r.plans.size() && !planned; ++c) {
+          if (same_plan(pick, r.plans[c])) planned = c;
+        }
+      } catch (const Error& e) {
+        raise(e.kind(), where + ": " + e.message());
+      }
+      for (CandidateMeasurement& cm : m.candidates) {
+        cm.predicted_total.resize(models, 0.0);
+        double total = 0;
+        for (const double v : cm.predicted_steps[k + 1]) total += v;
+        cm.predicted_total[k + 1] = total;
+      }
+      if (!planned) ++report.unmeasured_picks[k + 1];
+      m.pick[k + 1] = planned ? *planned : cheapest(m.candidates, k + 1);
+    }
+    for (CandidateMeasurement& cm : m.candidates) {
+      cm.predicted_total.resize(models, 0.0);
+      for (const std::size_t model : {std::size_t{0}, models - 1}) {
+        double total = 0;
+        for (const double v : cm.predicted_steps[model]) total += v;
+        cm.predicted_total[model] = total;
+      }
+    }
+    m.pick[models - 1] = cheapest(m.candidates, models - 1);
+    report.requests.push_back(std::move(m));
+  }
+  report.scores = score_models(names, std::vector<bool>(models, true), report.requests);
+  return report;
+}
+
+std::string rescore_table(const std::vector<RescoreReport>& reports) {
+  std::ostringstream out;
+  const auto block = [&out](const std::string& title, const std::vector<ModelScore>& scores,
+                            const std::vector<std::int64_t>& unmeasured) {
+    std::vector<std::vector<std::string>> rows = score_rows(scores);
+    rows.front().emplace_back("unmeasured picks");
+    for (std::size_t m = 0; m < scores.size(); ++m) {
+      const bool planned = m > 0 && m + 1 < scores.size();  // validated and step times have no planner's pick
+      rows[m + 1].push_back(planned ? std::to_string(unmeasured[m]) : std::string("-"));
+    }
+    out << "\n" << title << "\n";
+    print_table(out, rows, {false, true, true, true, true, true, true, true});
+    out << priced_alike_note(scores);
+  };
+  for (const RescoreReport& r : reports) {
+    std::size_t plans = 0;
+    for (const RequestMeasurement& q : r.requests) plans += q.candidates.size();
+    block("\"" + r.source + "\": " + std::to_string(r.requests.size()) + " requests, " + std::to_string(plans) +
+              " measured plans" + (r.calibration.empty() ? std::string() : "; validated with \"" + r.calibration + "\""),
+          r.scores, r.unmeasured_picks);
+  }
+  if (reports.size() >= 2) {
+    std::vector<RequestMeasurement> all;
+    std::vector<std::int64_t> unmeasured(reports.front().unmeasured_picks.size(), 0);
+    for (const RescoreReport& r : reports) {
+      all.insert(all.end(), r.requests.begin(), r.requests.end());
+      for (std::size_t m = 0; m < unmeasured.size(); ++m) unmeasured[m] += r.unmeasured_picks[m];
+    }
+    std::vector<std::string> names;
+    for (const ModelScore& s : reports.front().scores) names.push_back(s.model);
+    block("all " + std::to_string(reports.size()) + " files: " + std::to_string(all.size()) + " requests",
+          score_models(names, std::vector<bool>(names.size(), true), all), unmeasured);
+  }
+  return out.str();
+}
+
+}  // namespace meshloom::launcher

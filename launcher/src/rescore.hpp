@@ -1,0 +1,111 @@
+// `meshloom-launch rescore`: the plans a validate run measured, judged again under calibrations that did not take
+// part in it. No communication.
+//
+// validate runs the k cheapest plans of every model for each request and judges each model's pick by what the plans
+// measured (validate_report.hpp). Two validate runs of two calibrations differ by the calibrations and by the
+// machine between the runs. rescore takes the machine out of the comparison: it reads one run's records
+// (validate --jsonl) and prices every measured plan by each calibration given, step by step as validate prices them
+// (calibrated model, price_plan_steps: a step by its groups' curves, a merged step by its flattened group's curve,
+// the calibration's as-run and axis corrections applied as they apply), then judges every pick by validate's rules.
+// So a refined calibration is judged held out on a run whose records it was not refined by, before any new run.
+//
+// A calibration's pick is the plan the planner gives it (model_plans, validate_suite.hpp) when that plan was among the
+// measured ones; otherwise the cheapest of the measured plans by its prices, and the request counts as an unmeasured
+// pick: there the judgement is of a stand-in.
+//
+// Rows per records file:
+//   validated    the file's own calibrated model: its recorded predictions and picks (validate's own verdict)
+//   <file>       each --calibration
+//   step times   every step priced by the run's own measurement: the median measured time of the steps of the file
+//                with its mesh, axes, collective and size, over every plan and request that ran one. A price that
+//                knew each step's time in this very run, one step at a time: its misses are the run's noise and what
+//                a step costs differently inside different plans, which no price per step follows, so a calibration
+//                that misses about as often has reached what the measurements can tell (a reference, not a bound:
+//                noise can favour either side). On 4 bound ranks of the VM of docs/benchmarks.md: 229 of 240 and
+//                273 of 300 right, the best refined calibration held out 222 and 277.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "meshloom/plan/cost_model.hpp"
+#include "plan_batch.hpp"
+#include "validate_report.hpp"
+
+namespace meshloom::launcher {
+
+// One measured step of a candidate plan, as validate recorded it.
+struct MeasuredStep {
+  std::string collective;         // to_string(Collective): all_gather, ..., chunk
+  std::vector<std::size_t> axes;  // ascending mesh axes
+  bool merged = false;            // one collective on the flattened group of `axes`
+  std::int64_t bytes = 0;         // one rank's bytes before the step
+  double measured_us = 0;         // the collective's p50; 0 for a local step
+  std::vector<double> iterations_us;
+  std::optional<double> recorded_us;  // the file's calibrated prediction of the step
+};
+
+struct MeasuredPlan {
+  std::string trace;
+  std::vector<MeasuredStep> steps;
+  bool verified = true;  // the summary's "verified"
+};
+
+struct MeasuredRequest {
+  std::size_t index = 0;  // the request's number in the file
+  std::string label;
+  PlanSetup setup;  // the request (mesh, tensor, states, itemsize, flattened) and its axis names
+  std::vector<MeasuredPlan> plans;
+  std::optional<std::size_t> recorded_pick;  // the file's calibrated pick (its request record's "picks")
+};
+
+struct ValidateRecords {
+  std::string source;
+  std::string backend;
+  std::string calibration;        // the calibration validate judged (config "calibration")
+  std::vector<std::string> cpus;  // every rank's CPUs (config "cpus"; empty in older files)
+  std::vector<MeasuredRequest> requests;
+};
+
+// Reads validate's JSON Lines. ValueError naming `source`, the line and the field for a malformed record, another
+// command's records (a config whose "command" is not validate), a plan, step or summary of an unknown request or plan,
+// steps out of order, a file without a config or without a request whose plans all have their steps.
+[[nodiscard]] ValidateRecords parse_validate_records(const std::string& text, const std::string& source);
+[[nodiscard]] ValidateRecords read_validate_records(const std::filesystem::path& path);
+
+struct NamedCalibration {
+  std::string name;  // as the table shows it (the file's name)
+  Calibration calibration;
+};
+
+struct RescoreOptions {
+  bool extrapolate = false;          // price group shapes the calibration never measured from the nearest one
+  bool no_axis_corrections = false;  // price the calibrated mesh's axes by their curves alone
+};
+
+// The verdicts for one records file: scores[0] the validated model, then one per calibration, then step times.
+struct RescoreReport {
+  std::string source;
+  std::string calibration;  // the records' own (the validated row's)
+  std::vector<ModelScore> scores;
+  std::vector<std::int64_t> unmeasured_picks;  // per score: requests where the model's own pick was not measured
+  std::vector<RequestMeasurement> requests;    // what was judged, every model's predictions per candidate
+};
+
+// ValueError when a calibration measured another backend than the records ran on (naming both), cannot price a
+// request's mesh (naming the calibration, the request and what it lacks; --extrapolate guesses), or corrects the axes
+// of a requested mesh whose ranks sat on other CPUs in the records (naming both lists; no_axis_corrections leaves them
+// out), or when a file's request has no recorded calibrated predictions for the validated row.
+[[nodiscard]] RescoreReport rescore_records(const ValidateRecords& records,
+                                            const std::vector<NamedCalibration>& calibrations,
+                                            const RescoreOptions& options = {});
+
+// The table: per records file, one row per model (right picks, exact, time lost, step and plan error, rank
+// correlation, unmeasured picks); with two files or more, the same over every file's requests together.
+[[nodiscard]] std::string rescore_table(const std::vector<RescoreReport>& reports);
+
+}  // namespace meshloom::launcher

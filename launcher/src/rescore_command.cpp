@@ -1,0 +1,73 @@
+// `meshloom-launch rescore --records V.jsonl [--records ...] --calibration CAL [--calibration ...]`: the plans a
+// validate run measured, judged again under other calibrations (rescore.hpp). No MPI: it reads files.
+#include <CLI/CLI.hpp>
+
+#include <exception>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "mpi_command.hpp"
+#include "rescore.hpp"
+#include "text_format.hpp"
+#include "validate_report.hpp"
+
+namespace meshloom::launcher {
+
+namespace {
+
+struct RescoreCliOptions {
+  std::vector<std::string> records, calibrations;
+  RescoreOptions options;
+};
+
+int run(const RescoreCliOptions& o) {
+  try {
+    std::vector<NamedCalibration> calibrations;
+    for (const std::string& path : o.calibrations) calibrations.push_back({.name = path, .calibration = load_calibration(path)});
+    std::vector<RescoreReport> reports;
+    for (const std::string& path : o.records) reports.push_back(rescore_records(read_validate_records(path), calibrations, o.options));
+    std::cout << "# meshloom-launch rescore: the plans validate measured, priced again by every calibration; a pick\n"
+                 "# is right when it is the measured fastest or ties with it (within max("
+              << percent_text(kTieFloor)
+              << ", 2 standard errors))\n"
+                 "# validated: the run's own picks, as recorded; step times: every step priced by the run's own median\n"
+                 "# time of its kind (a reference: what these measurements can tell); unmeasured picks: requests whose\n"
+                 "# pick by the calibration's planner did not run (judged by its cheapest measured plan)\n"
+              << rescore_table(reports) << std::flush;
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << what_of(e) << "\n";
+  }
+  return kExitError;
+}
+
+}  // namespace
+
+void add_rescore_command(CLI::App& root, int& exit_code) {
+  auto o = std::make_shared<RescoreCliOptions>();
+  CLI::App* cmd = root.add_subcommand(
+      "rescore", "Judge calibrations on the plans a validate run measured: price every measured plan again and score "
+                 "each calibration's picks by validate's rules, with no new run (no MPI)");
+  cmd->add_option("--records", o->records, "A validate --jsonl file (repeatable: each judged alone, then all together)")
+      ->type_name("FILE")
+      ->required()
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--calibration", o->calibrations, "A calibration to judge (repeatable)")
+      ->type_name("FILE")
+      ->required()
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_flag("--extrapolate", o->options.extrapolate,
+                "Price group shapes a calibration never measured from the nearest measured one");
+  cmd->add_flag("--no-axis-corrections", o->options.no_axis_corrections,
+                "Price the calibrated mesh's axes by their group shape's curve alone, without the calibrations' axis "
+                "corrections (which hold for records whose ranks sat on the calibrated job's CPUs)");
+  cmd->callback([o, &exit_code] { exit_code = run(*o); });
+}
+
+}  // namespace meshloom::launcher

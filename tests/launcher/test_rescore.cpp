@@ -1,0 +1,280 @@
+// rescore (launcher/src/rescore.hpp): a validate run's measured plans priced again by other calibrations and judged
+// by validate's rules. The defining properties: the calibration the run was validated with gives back the run's own
+// verdict; a calibration whose prices are what the steps measured picks the measured fastest in every request with
+// no step error, whether or not its planner's own pick ran; the run's own step times do the same where every step
+// of a kind measured alike.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "meshloom/error.hpp"
+#include "meshloom/plan/planner.hpp"
+#include "plan_batch.hpp"
+#include "rescore.hpp"
+#include "support/calibration_curves.hpp"
+#include "validate_suite.hpp"
+
+namespace meshloom::launcher {
+namespace {
+
+using nlohmann::json;
+
+std::string error_of(const auto& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// Four ranks on one host, curves for groups of 2 and 4. `merged_factor` scales the 4-rank all_reduce.
+Calibration calibration(double merged_factor = 1.0) {
+  Calibration c = testing::four_ranks_on_one_host();
+  c.groups.push_back(testing::piecewise("all_gather", {2, 1, 2}, {{1024, 10}, {1048576, 400}, {67108864, 30000}}));
+  c.groups.push_back(testing::piecewise("all_gather", {4, 1, 4}, {{1024, 14}, {1048576, 700}, {67108864, 50000}}));
+  c.groups.push_back(testing::piecewise("all_reduce", {2, 1, 2}, {{1024, 12}, {1048576, 500}, {67108864, 50000}}));
+  c.groups.push_back(testing::piecewise(
+      "all_reduce", {4, 1, 4},
+      {{1024, 20 * merged_factor}, {1048576, 600 * merged_factor}, {67108864, 60000 * merged_factor}}));
+  c.groups.push_back(testing::piecewise("reduce_scatter", {2, 1, 2}, {{1024, 9}, {1048576, 300}, {67108864, 28000}}));
+  c.groups.push_back(testing::piecewise("reduce_scatter", {4, 1, 4}, {{1024, 12}, {1048576, 450}, {67108864, 40000}}));
+  c.groups.push_back(testing::piecewise("all_to_all", {2, 1, 2}, {{1024, 11}, {1048576, 450}, {67108864, 40000}}));
+  c.groups.push_back(testing::piecewise("all_to_all", {4, 1, 4}, {{1024, 15}, {1048576, 800}, {67108864, 70000}}));
+  return c;
+}
+
+PlanSetup setup_of(const std::string& src, const std::string& dst, std::vector<std::int64_t> tensor, bool flattened,
+                   const Calibration& cal) {
+  PlanSetup s;
+  s.request.mesh_shape = {2, 2};
+  s.request.tensor_shape = std::move(tensor);
+  s.request.src = parse_state_text(src, "src");
+  s.request.dst = parse_state_text(dst, "dst");
+  s.request.itemsize = 8;
+  if (flattened) s.request.flattened = {{0, 1}};
+  s.names = {"dp", "tp"};
+  s.cost_model = CostModelKind::Calibrated;
+  s.calibration = cal;
+  return s;
+}
+
+struct Request {
+  std::string src, dst;
+  std::vector<std::int64_t> tensor;
+  bool flattened = false;
+};
+
+const std::vector<Request> kRequests{{"P(sum)P(sum)", "RR", {256, 512}, true},
+                                     {"S(0)S(1)", "S(1)S(0)", {64, 128}, false},
+                                     {"S(0)R", "RS(0)", {1024, 2048}, false},
+                                     {"P(sum)S(0)", "RR", {256, 512}, false}};
+
+// A validate file: every request's candidates are the k cheapest plans of the calibration `validated` (its
+// predictions and picks recorded), each step measured as `measured` prices it (every iteration alike). `drop_pick`
+// leaves the validated calibration's pick out of the candidates.
+std::string records(const Calibration& validated, const Calibration& measured, bool drop_pick = false,
+                    const std::string& cpus = R"(["0","1","0","1"])") {
+  std::string text = R"({"type":"config","command":"validate","backend":"mpi","world":4,"hosts":["vm","vm","vm","vm"],)"
+                     R"("calibration":"v.json","cpus":)" + cpus + "}\n";
+  for (std::size_t i = 0; i < kRequests.size(); ++i) {
+    const Request& q = kRequests[i];
+    const PlanSetup v = setup_of(q.src, q.dst, q.tensor, q.flattened, validated);
+    const PlanSetup m = setup_of(q.src, q.dst, q.tensor, q.flattened, measured);
+    const auto vmodel = make_cost_model(v);
+    const auto mmodel = make_cost_model(m);
+    // As validate takes them: the 3 cheapest and the pick, those that run alike once (the same trace and steps).
+    const ModelPlans plans = model_plans(v.request, *vmodel, 3);
+    const auto key_of = [](const Plan& plan) {
+      std::string key = trace(plan);
+      for (const PlanStep& step : plan.steps) {
+        key += ";" + std::string(to_string(step.collective)) + "@" + std::to_string(step.axes.front()) + "+" +
+               std::to_string(step.axes.size());
+      }
+      return key;
+    };
+    const std::string pick_key = key_of(plans.plans[plans.pick]);
+    std::vector<Plan> candidates;
+    std::vector<std::string> keys;
+    for (std::size_t k = 0; k < plans.plans.size(); ++k) {
+      const std::string key = key_of(plans.plans[k]);
+      if ((k >= 3 && k != plans.pick) || (drop_pick && key == pick_key)) continue;
+      if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
+      keys.push_back(key);
+      candidates.push_back(plans.plans[k]);
+    }
+    const auto found = std::find(keys.begin(), keys.end(), pick_key);
+    const std::size_t pick = found == keys.end() ? 0 : static_cast<std::size_t>(found - keys.begin());
+    text += json{{"type", "request"}, {"request", i}, {"label", q.src + " -> " + q.dst},
+                 {"mesh", {{"shape", {2, 2}}, {"names", {"dp", "tp"}}}}, {"tensor_shape", q.tensor},
+                 {"flattened", v.request.flattened}, {"src", q.src}, {"dst", q.dst}, {"itemsize", 8},
+                 {"picks", {{"calibrated", pick}}}}.dump() + "\n";
+    for (std::size_t c = 0; c < candidates.size(); ++c) {
+      text += json{{"type", "plan"}, {"request", i}, {"plan", c}, {"trace", trace(candidates[c])}}.dump() + "\n";
+      const std::vector<double> predicted = price_plan_steps(v.request, candidates[c], *vmodel);
+      const std::vector<double> actual = price_plan_steps(m.request, candidates[c], *mmodel);
+      for (std::size_t s = 0; s < candidates[c].steps.size(); ++s) {
+        const PlanStep& step = candidates[c].steps[s];
+        text += json{{"type", "step"}, {"request", i}, {"plan", c}, {"step", s}, {"axes", step.axes},
+                     {"collective", std::string(to_string(step.collective))}, {"merged", step.merged}, {"bytes", step.bytes},
+                     {"predicted", {{"calibrated", predicted[s]}}}, {"measured_us", actual[s]},
+                     {"iterations_us", std::vector<double>(9, actual[s])}}.dump() + "\n";
+      }
+      text += json{{"type", "summary"}, {"request", i}, {"plan", c}, {"verified", true}}.dump() + "\n";
+    }
+  }
+  return text;
+}
+
+TEST(Rescore, TheValidatedCalibrationGivesBackTheRunsVerdict) {
+  const Calibration a = calibration();
+  const ValidateRecords r = parse_validate_records(records(a, calibration(3.0)), "v.jsonl");
+  ASSERT_EQ(r.requests.size(), kRequests.size());
+  EXPECT_EQ(r.calibration, "v.json");
+  const RescoreReport report = rescore_records(r, {{.name = "a.json", .calibration = a}});
+  ASSERT_EQ(report.scores.size(), 3U);
+  EXPECT_EQ(report.scores[0].model, "validated");
+  EXPECT_EQ(report.scores[1].model, "a.json");
+  EXPECT_EQ(report.scores[2].model, "step times");
+  EXPECT_EQ(report.scores[1].right, report.scores[0].right);
+  EXPECT_EQ(report.scores[1].exact, report.scores[0].exact);
+  ASSERT_TRUE(report.scores[1].step_error && report.scores[0].step_error);
+  EXPECT_NEAR(report.scores[1].step_error->median, report.scores[0].step_error->median, 1e-12);
+  EXPECT_EQ(report.unmeasured_picks[1], 0);
+  for (const RequestMeasurement& q : report.requests) {
+    EXPECT_EQ(q.pick[1], q.pick[0]);
+    for (const CandidateMeasurement& c : q.candidates) {
+      for (std::size_t s = 0; s < c.predicted_steps[0].size(); ++s) {
+        EXPECT_NEAR(c.predicted_steps[1][s], c.predicted_steps[0][s], 1e-9 * c.predicted_steps[0][s]);
+      }
+    }
+  }
+}
+
+TEST(Rescore, ACalibrationThatPricesAsMeasuredPicksTheFastestEverywhere) {
+  // Validated with a calibration whose 4-rank all_reduce is 3x too cheap: it picks the merged all_reduce of the
+  // flattened group, measured slower than splitting it on the axes.
+  const Calibration wrong = calibration();
+  const Calibration right = calibration(3.0);
+  const RescoreReport report =
+      rescore_records(parse_validate_records(records(wrong, right), "v.jsonl"), {{.name = "right.json", .calibration = right}});
+  const auto n = static_cast<std::int64_t>(kRequests.size());
+  EXPECT_LT(report.scores[0].right, n);  // the validated picks missed the P(sum)P(sum) -> RR
+  EXPECT_EQ(report.scores[1].right, n);
+  ASSERT_TRUE(report.scores[1].step_error);
+  EXPECT_NEAR(report.scores[1].step_error->median, 0.0, 1e-12);
+  EXPECT_NEAR(report.scores[1].step_error->p90, 0.0, 1e-12);
+  EXPECT_DOUBLE_EQ(report.scores[1].time_lost_max, 0.0);
+  // Every step of a kind measured alike: the run's own step times price every step as measured too.
+  EXPECT_EQ(report.scores[2].right, n);
+  EXPECT_NEAR(report.scores[2].step_error->p90, 0.0, 1e-12);
+}
+
+TEST(Rescore, APickThatDidNotRunIsCountedAndJudgedByTheCheapestMeasuredPlan) {
+  const Calibration a = calibration();
+  const RescoreReport report =
+      rescore_records(parse_validate_records(records(a, a, /*drop_pick=*/true), "v.jsonl"), {{.name = "a.json", .calibration = a}});
+  EXPECT_EQ(report.unmeasured_picks[1], static_cast<std::int64_t>(kRequests.size()));
+  const auto n = static_cast<std::int64_t>(kRequests.size());
+  EXPECT_EQ(report.scores[1].right, n);  // prices are the measurements: the cheapest measured is the fastest
+  for (const RequestMeasurement& q : report.requests) {
+    for (const CandidateMeasurement& c : q.candidates) {
+      EXPECT_GE(c.predicted_total[1], q.candidates[q.pick[1]].predicted_total[1]);
+    }
+  }
+}
+
+TEST(Rescore, AxisCorrectionsHoldOnlyForRanksOnTheCalibratedCpus) {
+  Calibration a = calibration();
+  a.rank_cpus = {"0", "1", "0", "1"};
+  a.axis_corrections.push_back({.axes = {0}, .collective = "all_reduce", .factors = {{.bytes = 1024, .factor = 0.8, .steps = 15}}, .as_run = {}});
+  a.axis_corrections.push_back({.axes = {1}, .collective = "all_reduce", .factors = {{.bytes = 1024, .factor = 1.2, .steps = 15}}, .as_run = {}});
+  const Calibration plain = calibration();
+  const ValidateRecords same = parse_validate_records(records(plain, plain), "v.jsonl");
+  EXPECT_NO_THROW((void)rescore_records(same, {{.name = "a.json", .calibration = a}}));
+  const ValidateRecords other = parse_validate_records(records(plain, plain, false, R"(["0-1","0-1","0-1","0-1"])"), "w.jsonl");
+  const std::string e = error_of([&] { (void)rescore_records(other, {{.name = "a.json", .calibration = a}}); });
+  EXPECT_NE(e.find("--calibration \"a.json\" corrects the axes of its mesh (2, 2) for ranks on CPUs [0 | 1 | 0 | 1]"),
+            std::string::npos) << e;
+  EXPECT_NE(e.find("\"w.jsonl\" sat on [0-1 | 0-1 | 0-1 | 0-1]"), std::string::npos) << e;
+  const RescoreReport unbound = rescore_records(other, {{.name = "a.json", .calibration = a}}, {.extrapolate = false, .no_axis_corrections = true});
+  const RescoreReport plain_report = rescore_records(other, {{.name = "plain.json", .calibration = plain}});
+  EXPECT_EQ(unbound.scores[1].right, plain_report.scores[1].right);
+  EXPECT_DOUBLE_EQ(unbound.scores[1].step_error->median, plain_report.scores[1].step_error->median);
+}
+
+TEST(Rescore, RefusesWhatItCannotJudge) {
+  const Calibration a = calibration();
+  const std::string text = records(a, a);
+  Calibration nccl = a;
+  nccl.backend = "nccl";
+  EXPECT_NE(error_of([&] { (void)rescore_records(parse_validate_records(text, "v.jsonl"), {{.name = "n.json", .calibration = nccl}}); })
+                .find("--calibration \"n.json\" measured backend \"nccl\" and \"v.jsonl\" ran on \"mpi\""),
+            std::string::npos);
+  Calibration per_axis = a;
+  per_axis.groups.clear();
+  EXPECT_NE(error_of([&] { (void)rescore_records(parse_validate_records(text, "v.jsonl"), {{.name = "p.json", .calibration = per_axis}}); })
+                .find("holds per-axis fits only"),
+            std::string::npos);
+  Calibration gap = a;
+  std::erase_if(gap.groups, [](const GroupCurve& g) { return g.collective == "all_to_all" && g.shape.n == 2; });
+  const std::string e = error_of(
+      [&] { (void)rescore_records(parse_validate_records(text, "v.jsonl"), {{.name = "g.json", .calibration = gap}}); });
+  EXPECT_NE(e.find("--calibration \"g.json\", request 0 (P(sum)P(sum) -> RR): the calibration cannot price all_to_all "
+                   "on axis 0: 2 ranks on 1 host (2 per host) never measured"),
+            std::string::npos) << e;
+  EXPECT_NO_THROW((void)rescore_records(parse_validate_records(text, "v.jsonl"), {{.name = "g.json", .calibration = gap}},
+                                        {.extrapolate = true, .no_axis_corrections = false}));
+}
+
+TEST(Rescore, ReadsOnlyValidateRecordsAndNamesWhatIsWrong) {
+  EXPECT_NE(error_of([] { (void)parse_validate_records(R"({"type":"config","command":"run","backend":"mpi"})" "\n", "r.jsonl"); })
+                .find("\"r.jsonl\" line 1: field \"command\" = \"run\": these are run's records, and rescore reads the "
+                      "records of meshloom-launch validate --jsonl"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { (void)parse_validate_records(R"({"type":"plan","request":0,"plan":0,"trace":"R"})" "\n", "x.jsonl"); })
+                .find("a \"plan\" record before the config record"),
+            std::string::npos);
+  const std::string head = R"({"type":"config","command":"validate","backend":"mpi"})" "\n";
+  EXPECT_NE(error_of([&] { (void)parse_validate_records(head + R"({"type":"plan","request":3,"plan":0,"trace":"R"})" "\n", "x.jsonl"); })
+                .find("line 2: field \"request\" = 3: no such request record before it"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { (void)parse_validate_records(head, "x.jsonl"); })
+                .find("\"x.jsonl\": no request whose plans all ran"),
+            std::string::npos);
+  // A run cut short: its last request without every plan's summary is left out, the others judged.
+  const Calibration a = calibration();
+  std::string text = records(a, a);
+  const std::size_t last = text.rfind(R"("type":"summary")");
+  ASSERT_NE(last, std::string::npos);
+  text.erase(text.rfind('\n', last) + 1);
+  const ValidateRecords r = parse_validate_records(text, "cut.jsonl");
+  EXPECT_EQ(r.requests.size(), kRequests.size() - 1);
+  // A step out of order.
+  std::string swapped = records(a, a);
+  const std::size_t at = swapped.find(R"("step":0)");
+  ASSERT_NE(at, std::string::npos);
+  swapped.replace(at, 8, R"("step":5)");
+  EXPECT_NE(error_of([&] { (void)parse_validate_records(swapped, "s.jsonl"); }).find("field \"step\" = 5: expected step 0 next"),
+            std::string::npos);
+}
+
+TEST(Rescore, TheTableShowsEveryFileThenAllTogether) {
+  const Calibration a = calibration();
+  const ValidateRecords r = parse_validate_records(records(a, calibration(3.0)), "v1.jsonl");
+  const std::vector<NamedCalibration> cals{{.name = "a.json", .calibration = a}};
+  const std::string table = rescore_table({rescore_records(r, cals), rescore_records(r, cals)});
+  EXPECT_NE(table.find("\"v1.jsonl\": 4 requests, "), std::string::npos) << table;
+  EXPECT_NE(table.find("validated with \"v.json\""), std::string::npos) << table;
+  EXPECT_NE(table.find("unmeasured picks"), std::string::npos) << table;
+  EXPECT_NE(table.find("all 2 files: 8 requests"), std::string::npos) << table;
+  EXPECT_NE(table.find("step times"), std::string::npos) << table;
+}
+
+}  // namespace
+}  // namespace meshloom::launcher
