@@ -195,7 +195,6 @@ std::string mesh_text(const PlanSetup& s) {
   return "(" + join(parts, {.separator = ", "}) + ")";
 }
 
-// Rows of cells as columns two spaces apart; the columns in `right` are right-aligned.
 void print_plan(std::ostream& out, const HumanSetup& h, const Plan& plan) {
   const PlanSetup& s = h.setup;
   const PlanRequest& r = s.request;

@@ -149,7 +149,7 @@ double nearest_point_bytes(const GroupCurve& curve, double bytes) {
 RecordsLevel level_of(const Calibration& base, const StepRecords& r) {
   RecordsLevel level;
   level.source = r.source;
-  level.by_axis = !base.axis_corrections.empty() && r.cpus == base.rank_cpus;
+  level.by_axis = !base.axis_corrections.empty() && ranks_sat_as_calibrated(base, r.cpus);
   std::vector<double> ratios;
   for (const StepSample& a : r.anchors) {
     const double bench = benchmark_of(base, a, level.by_axis);
@@ -196,6 +196,14 @@ Collected collect(const Calibration& base, const std::vector<StepRecords>& recor
 }
 
 }  // namespace
+
+bool ranks_sat_as_calibrated(const Calibration& calibration, const std::vector<std::string>& cpus) {
+  std::int64_t ranks = 1;
+  for (const std::int64_t n : calibration.mesh_shape) ranks *= n;  // <= world (parse_calibration)
+  const auto n = static_cast<std::size_t>(ranks);
+  return cpus.size() >= n && calibration.rank_cpus.size() >= n &&
+         std::equal(cpus.begin(), cpus.begin() + static_cast<std::ptrdiff_t>(n), calibration.rank_cpus.begin());
+}
 
 StepRecords parse_step_records(const std::string& text, const std::string& source) {
   StepRecords out;
@@ -475,11 +483,12 @@ std::string refine_table(const RefineReport& report) {
   out << "#   as run, own file left out:    "
       << (report.files >= 2 ? figure(report.held_out_error) : std::string("- (needs two records files or more)"))
       << "\n";
-  for (const AsRunCurve& c : report.curves) {
-    if (c.sizes_dropped > 0) {
-      out << "# " << c.collective << " on " << to_string(c.shape) << ": " << c.sizes_dropped
-          << (c.sizes_dropped == 1 ? " size" : " sizes") << " of too few steps left out\n";
-    }
+  const auto sizes_left_out = [&out](const std::string& name, std::int64_t sizes) {
+    if (sizes > 0) out << "# " << name << ": " << sizes << (sizes == 1 ? " size" : " sizes") << " of too few steps left out\n";
+  };
+  for (const AsRunCurve& c : report.curves) sizes_left_out(c.collective + " on " + to_string(c.shape), c.sizes_dropped);
+  for (const AsRunAxis& a : report.axes) {
+    sizes_left_out(a.collective + " on axes " + axes_text(report.calibration, a.axes), a.sizes_dropped);
   }
   if (report.steps_unpriced > 0) {
     out << "# " << report.steps_unpriced << " measured collectives of a collective or group shape the calibration has "

@@ -138,6 +138,11 @@ struct RefineReport {
   std::optional<HoldoutError> held_out_error;
 };
 
+// Whether records whose ranks sat on `cpus` (their config's, one CPU list per rank) ran the calibrated mesh's ranks
+// 0..N-1 where the calibrated job did (its rank_cpus): what axis corrections and the axes' own as-run points hold for,
+// as run and validate check it rank by rank. False where either list is shorter than the mesh (or not recorded).
+[[nodiscard]] bool ranks_sat_as_calibrated(const Calibration& calibration, const std::vector<std::string>& cpus);
+
 // The band a validate file's drift anchors must sit in to be used: [1 / kLevelBand, kLevelBand] (validate's drift
 // warning, 1 + kDriftWarning).
 inline constexpr double kLevelBand = 1.15;

@@ -12,6 +12,8 @@
 #include <utility>
 
 #include "jsonl_read.hpp"
+#include "live_backend.hpp"
+#include "refine.hpp"
 #include "meshloom/error.hpp"
 #include "meshloom/plan/planner.hpp"
 #include "text_format.hpp"
@@ -72,7 +74,10 @@ void parse_request(const LineContext& ctx, const json& j, MeasuredRequest& r) {
   const json& mesh = ctx.field(j, "mesh");
   if (!mesh.is_object()) ctx.fail("field \"mesh\" = " + jsonl::show(mesh) + ": expected an object");
   PlanRequest& q = r.setup.request;
-  for (const std::int64_t s : integers_of(ctx, ctx.field(mesh, "shape"), "mesh.shape")) q.mesh_shape.push_back(s);
+  for (const std::int64_t s : integers_of(ctx, ctx.field(mesh, "shape"), "mesh.shape")) {
+    if (s < 1) ctx.fail("field \"mesh.shape\" = " + jsonl::show(mesh["shape"]) + ": axis sizes must be >= 1");
+    q.mesh_shape.push_back(s);
+  }
   if (mesh.contains("names")) {
     const json& names = mesh["names"];
     if (!names.is_array()) ctx.fail("field \"mesh.names\" = " + jsonl::show(names) + ": expected a list of names");
@@ -102,11 +107,34 @@ void parse_request(const LineContext& ctx, const json& j, MeasuredRequest& r) {
       q.flattened.push_back(std::move(axes));
     }
   }
-  if (j.contains("picks") && j["picks"].is_object() && j["picks"].contains("calibrated")) {
-    const std::int64_t pick = ctx.integer(j["picks"], "calibrated");
-    if (pick < 0) ctx.fail("field \"picks.calibrated\" = " + std::to_string(pick) + ": must be >= 0");
-    r.recorded_pick = static_cast<std::size_t>(pick);
+  // What else shapes its plans (validate records them; older files ran the defaults).
+  if (j.contains("variant")) {
+    const std::string variant = ctx.text(j, "variant");
+    const std::optional<PartialVariant> v = variant_from_string(variant);
+    if (!v) ctx.fail("field \"variant\" = \"" + variant + "\": expected seed or newest");
+    q.variant = *v;
   }
+  if (j.contains("coordinate")) {
+    for (const std::int64_t c : integers(ctx, j, "coordinate")) q.coordinate.push_back(c);
+  }
+  if (j.contains("state_budget")) {
+    const std::int64_t budget = ctx.integer(j, "state_budget");
+    if (budget < 1 || budget > static_cast<std::int64_t>(kDefaultStateBudget)) {
+      ctx.fail("field \"state_budget\" = " + std::to_string(budget) + ": must be in [1, " +
+               std::to_string(kDefaultStateBudget) + "] (validate's own bounds)");
+    }
+    q.state_budget = static_cast<std::size_t>(budget);
+  }
+  const json& picks = ctx.field(j, "picks");
+  if (!picks.is_object()) ctx.fail("field \"picks\" = " + jsonl::show(picks) + ": expected an object of models");
+  const std::int64_t pick = ctx.integer(picks, "calibrated");
+  const std::int64_t plans = ctx.integer(j, "plans");
+  if (pick < 0 || pick >= plans) {
+    ctx.fail("field \"picks.calibrated\" = " + std::to_string(pick) + ": not one of the request's " +
+             std::to_string(plans) + " plans");
+  }
+  r.recorded_pick = static_cast<std::size_t>(pick);
+  r.recorded_plans = static_cast<std::size_t>(plans);
 }
 
 // The step of a plan record's request and plan, checked to come in order.
@@ -127,14 +155,19 @@ MeasuredStep parse_step(const LineContext& ctx, const json& j, const MeasuredReq
     if (!j["merged"].is_boolean()) ctx.fail("field \"merged\" = " + jsonl::show(j["merged"]) + ": expected true or false");
     s.merged = j["merged"].get<bool>();
   }
+  if (!s.merged && s.axes.size() > 1) {
+    ctx.fail("field \"axes\" = " + jsonl::show(j["axes"]) + ": a step on several axes is a merged one (\"merged\": false)");
+  }
   s.bytes = ctx.integer(j, "bytes");
   if (s.bytes < 0) ctx.fail("field \"bytes\" = " + std::to_string(s.bytes) + ": must be >= 0");
   s.measured_us = ctx.number(j, "measured_us");
   if (!(s.measured_us >= 0) || !std::isfinite(s.measured_us)) {
     ctx.fail("field \"measured_us\" = " + jsonl::show(j["measured_us"]) + ": expected a finite time >= 0");
   }
-  s.iterations_us = numbers(ctx, j, "iterations_us");
+  // A local step moves nothing: no time of its own, as validate judges it.
+  if (communicates(*collective_from_string(s.collective))) s.iterations_us = numbers(ctx, j, "iterations_us");
   s.recorded_us = calibrated_prediction(ctx, j);
+  if (!s.recorded_us) ctx.fail("no field \"predicted.calibrated\": the step's calibrated prediction (the validated row's)");
   const std::int64_t index = ctx.integer(j, "step");
   if (index != static_cast<std::int64_t>(step)) {
     ctx.fail("field \"step\" = " + std::to_string(index) + ": expected step " + std::to_string(step) + " next");
@@ -195,21 +228,25 @@ void check_calibration(const ValidateRecords& records, const NamedCalibration& c
     raise(ErrorKind::ValueError, "rescore: " + who + " holds per-axis fits only (no curves by group shape), which "
                                  "cannot price a merged step; calibrate again with this version");
   }
-  if (!cal.backend.empty() && cal.backend != records.backend) {
-    raise(ErrorKind::ValueError, "rescore: " + who + " measured backend \"" + cal.backend + "\" and \"" +
-                                     records.source + "\" ran on \"" + records.backend + "\"");
-  }
+  // As validate refuses it: another backend than the records', or the pipelined protocol.
+  check_calibration_fits_run(cal, "rescore: " + who, records.backend);
   if (options.no_axis_corrections || cal.axis_corrections.empty()) return;
   const bool on_its_mesh = std::any_of(records.requests.begin(), records.requests.end(), [&](const MeasuredRequest& r) {
     return r.setup.request.mesh_shape == cal.mesh_shape;
   });
-  if (on_its_mesh && records.cpus != cal.rank_cpus) {
-    raise(ErrorKind::ValueError,
-          "rescore: " + who + " corrects the axes of its mesh (" + join(cal.mesh_shape, {.separator = ", "}) +
-              ") for ranks on CPUs " + show_cpus(cal.rank_cpus) + ", and the ranks of \"" + records.source +
-              "\" sat on " + show_cpus(records.cpus) +
-              ": its corrections do not hold there (--no-axis-corrections prices by the curves alone)");
+  if (!on_its_mesh || ranks_sat_as_calibrated(cal, records.cpus)) return;
+  const std::string mesh = "(" + join(cal.mesh_shape, {.separator = ", "}) + ")";
+  if (records.cpus.empty()) {
+    raise(ErrorKind::ValueError, "rescore: " + who + " corrects the axes of its mesh " + mesh + " for ranks bound as " +
+                                     "its job's were, and \"" + records.source + "\" does not say where its ranks sat " +
+                                     "(written before validate recorded it): --no-axis-corrections prices by the " +
+                                     "curves alone");
   }
+  raise(ErrorKind::ValueError,
+        "rescore: " + who + " corrects the axes of its mesh " + mesh + " for ranks on CPUs " +
+            show_cpus(cal.rank_cpus) + ", and the ranks of \"" + records.source + "\" sat on " +
+            show_cpus(records.cpus) + ": its corrections do not hold there (--no-axis-corrections prices by the "
+            "curves alone)");
 }
 
 }  // namespace
@@ -219,7 +256,6 @@ ValidateRecords parse_validate_records(const std::string& text, const std::strin
   out.source = source;
   bool config_seen = false;
   std::map<std::int64_t, std::size_t> by_index;  // request number -> out.requests
-  std::map<std::int64_t, std::vector<bool>> summarized;  // request number -> plans with a summary
   const auto request_of = [&](const LineContext& ctx, const json& j) -> MeasuredRequest& {
     const std::int64_t index = ctx.integer(j, "request");
     const auto it = by_index.find(index);
@@ -266,33 +302,49 @@ ValidateRecords parse_validate_records(const std::string& text, const std::strin
         ctx.fail("field \"plan\" = " + std::to_string(plan) + ": expected plan " + std::to_string(r.plans.size()) +
                  " of request " + std::to_string(r.index) + " next");
       }
-      r.plans.push_back({.trace = ctx.text(j, "trace"), .steps = {}, .verified = true});
+      MeasuredPlan p{.trace = ctx.text(j, "trace"), .steps = {}, .expected_steps = std::nullopt, .summarized = false,
+                     .verified = true};
+      if (j.contains("steps")) {
+        const std::int64_t steps = ctx.integer(j, "steps");
+        if (steps < 0) ctx.fail("field \"steps\" = " + std::to_string(steps) + ": must be >= 0");
+        p.expected_steps = static_cast<std::size_t>(steps);
+      }
+      r.plans.push_back(std::move(p));
     } else if (type == "step") {
       MeasuredRequest& r = request_of(ctx, j);
       MeasuredPlan& p = plan_of(ctx, j, r);
+      if (p.summarized) ctx.fail("a step of plan " + std::to_string(&p - r.plans.data()) + " after its summary");
       p.steps.push_back(parse_step(ctx, j, r, p.steps.size()));
     } else if (type == "summary") {
       MeasuredRequest& r = request_of(ctx, j);
       MeasuredPlan& p = plan_of(ctx, j, r);
+      const auto plan = static_cast<std::size_t>(&p - r.plans.data());
+      if (p.summarized) ctx.fail("a second summary of plan " + std::to_string(plan));
+      if (p.expected_steps && *p.expected_steps != p.steps.size()) {
+        ctx.fail("the summary of plan " + std::to_string(plan) + " after " + std::to_string(p.steps.size()) +
+                 " of its " + std::to_string(*p.expected_steps) + " steps");
+      }
       if (j.contains("verified")) {
         if (!j["verified"].is_boolean()) ctx.fail("field \"verified\" = " + jsonl::show(j["verified"]) + ": expected true or false");
         p.verified = j["verified"].get<bool>();
       }
-      std::vector<bool>& done = summarized[static_cast<std::int64_t>(r.index)];
-      done.resize(r.plans.size(), false);
-      done[static_cast<std::size_t>(&p - r.plans.data())] = true;
+      p.summarized = true;
     }
   });
   if (!config_seen) {
     raise(ErrorKind::ValueError, "\"" + source + "\": no config record (is it the --jsonl file of meshloom-launch validate?)");
   }
-  // A request is judged when every plan of it has its summary (a run cut short leaves its last request without).
+  // A request is judged when every plan of it ran, each with its summary (a run cut short leaves its last request
+  // without): the others are counted.
   std::vector<MeasuredRequest> complete;
   for (MeasuredRequest& r : out.requests) {
-    const std::vector<bool>& done = summarized[static_cast<std::int64_t>(r.index)];
-    const bool all = !r.plans.empty() && done.size() == r.plans.size() &&
-                     std::all_of(done.begin(), done.end(), [](bool d) { return d; });
-    if (all) complete.push_back(std::move(r));
+    const bool all = !r.plans.empty() && r.plans.size() == r.recorded_plans &&
+                     std::all_of(r.plans.begin(), r.plans.end(), [](const MeasuredPlan& p) { return p.summarized; });
+    if (all) {
+      complete.push_back(std::move(r));
+    } else {
+      ++out.unfinished;
+    }
   }
   out.requests = std::move(complete);
   if (out.requests.empty()) {
@@ -312,6 +364,7 @@ RescoreReport rescore_records(const ValidateRecords& records, const std::vector<
   RescoreReport report;
   report.source = records.source;
   report.calibration = records.calibration;
+  report.unfinished = records.unfinished;
   std::vector<std::string> names{"validated"};
   for (const NamedCalibration& c : calibrations) names.push_back(c.name);
   names.emplace_back("step times");
@@ -339,19 +392,11 @@ RescoreReport rescore_records(const ValidateRecords& records, const std::vector<
       for (const MeasuredStep& s : r.plans[c].steps) {
         cm.measured_steps_us.push_back(s.measured_us);
         cm.step_iterations_us.push_back(s.iterations_us);
-        if (!s.recorded_us) {
-          raise(ErrorKind::ValueError, "rescore: \"" + records.source + "\" request " + std::to_string(r.index) +
-                                           " plan " + std::to_string(c) + ": a step without its calibrated prediction");
-        }
-        cm.predicted_steps[0].push_back(*s.recorded_us);
+        cm.predicted_steps[0].push_back(s.recorded_us.value_or(kInf));
         cm.predicted_steps[models - 1].push_back(step_time.at(key_of(r, s)));
       }
     }
-    if (!r.recorded_pick || *r.recorded_pick >= r.plans.size()) {
-      raise(ErrorKind::ValueError, "rescore: \"" + records.source + "\" request " + std::to_string(r.index) +
-                                       ": no calibrated pick among its " + std::to_string(r.plans.size()) + " plans");
-    }
-    m.pick[0] = *r.recorded_pick;
+    m.pick[0] = r.recorded_pick.value_or(0);  // checked against the request's plans when read
     for (std::size_t k = 0; k < calibrations.size(); ++k) {
       PlanSetup setup = r.setup;
       setup.cost_model = CostModelKind::Calibrated;
@@ -366,13 +411,6 @@ RescoreReport rescore_records(const ValidateRecords& records, const std::vector<
       } catch (const Error& e) {
         raise(e.kind(), where + ": " + e.message());
       }
-      if (const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(model.get())) {
-        const std::vector<std::string> gaps = calibrated->gaps(setup.request.mesh_shape);
-        if (!gaps.empty()) {
-          raise(ErrorKind::ValueError, where + ": the calibration cannot price " + join(gaps, {.separator = "; "}) +
-                                           " (--extrapolate guesses from the nearest measured shape)");
-        }
-      }
       for (std::size_t c = 0; c < r.plans.size(); ++c) {
         for (const MeasuredStep& s : r.plans[c].steps) {
           m.candidates[c].predicted_steps[k + 1].push_back(calibrated_step_price(*model, r, s));
@@ -386,7 +424,16 @@ RescoreReport rescore_records(const ValidateRecords& records, const std::vector<
           if (same_plan(pick, r.plans[c])) planned = c;
         }
       } catch (const Error& e) {
-        raise(e.kind(), where + ": " + e.message());
+        // As validate says it: what the calibration cannot price, where that left the planner no plan.
+        std::string why = where + ": " + e.message();
+        if (const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(model.get())) {
+          const std::vector<std::string> gaps = calibrated->gaps(setup.request.mesh_shape);
+          if (!gaps.empty()) {
+            why += "; the calibration cannot price: " + join(gaps, {.separator = "; "}) +
+                   " (calibrate those shapes, or --extrapolate to guess them)";
+          }
+        }
+        raise(e.kind(), why);
       }
       for (CandidateMeasurement& cm : m.candidates) {
         cm.predicted_total.resize(models, 0.0);
@@ -429,7 +476,9 @@ std::string rescore_table(const std::vector<RescoreReport>& reports) {
   for (const RescoreReport& r : reports) {
     std::size_t plans = 0;
     for (const RequestMeasurement& q : r.requests) plans += q.candidates.size();
-    block("\"" + r.source + "\": " + std::to_string(r.requests.size()) + " requests, " + std::to_string(plans) +
+    block("\"" + r.source + "\": " + std::to_string(r.requests.size()) + " requests" +
+              (r.unfinished > 0 ? " (" + std::to_string(r.unfinished) + " left out: not every plan ran)" : std::string()) +
+              ", " + std::to_string(plans) +
               " measured plans" + (r.calibration.empty() ? std::string() : "; validated with \"" + r.calibration + "\""),
           r.scores, r.unmeasured_picks);
   }

@@ -52,7 +52,9 @@ struct MeasuredStep {
 struct MeasuredPlan {
   std::string trace;
   std::vector<MeasuredStep> steps;
-  bool verified = true;  // the summary's "verified"
+  std::optional<std::size_t> expected_steps;  // the plan record's "steps"
+  bool summarized = false;                    // its summary record came
+  bool verified = true;                       // the summary's "verified"
 };
 
 struct MeasuredRequest {
@@ -61,6 +63,7 @@ struct MeasuredRequest {
   PlanSetup setup;  // the request (mesh, tensor, states, itemsize, flattened) and its axis names
   std::vector<MeasuredPlan> plans;
   std::optional<std::size_t> recorded_pick;  // the file's calibrated pick (its request record's "picks")
+  std::size_t recorded_plans = 0;            // its request record's "plans"
 };
 
 struct ValidateRecords {
@@ -68,12 +71,15 @@ struct ValidateRecords {
   std::string backend;
   std::string calibration;        // the calibration validate judged (config "calibration")
   std::vector<std::string> cpus;  // every rank's CPUs (config "cpus"; empty in older files)
-  std::vector<MeasuredRequest> requests;
+  std::vector<MeasuredRequest> requests;  // those whose plans all ran (every plan with its summary)
+  std::size_t unfinished = 0;             // requests left out: a plan without its summary (a run cut short)
 };
 
 // Reads validate's JSON Lines. ValueError naming `source`, the line and the field for a malformed record, another
 // command's records (a config whose "command" is not validate), a plan, step or summary of an unknown request or plan,
-// steps out of order, a file without a config or without a request whose plans all have their steps.
+// steps out of order or after their plan's summary, a summary before all its plan's steps, a pick that is not one of
+// the request's plans, a step without its calibrated prediction, a file without a config or without a request whose
+// plans all ran (requests with a plan never summarized are left out and counted: a run cut short).
 [[nodiscard]] ValidateRecords parse_validate_records(const std::string& text, const std::string& source);
 [[nodiscard]] ValidateRecords read_validate_records(const std::filesystem::path& path);
 
@@ -91,15 +97,17 @@ struct RescoreOptions {
 struct RescoreReport {
   std::string source;
   std::string calibration;  // the records' own (the validated row's)
+  std::size_t unfinished = 0;  // the records' requests left out (ValidateRecords::unfinished)
   std::vector<ModelScore> scores;
   std::vector<std::int64_t> unmeasured_picks;  // per score: requests where the model's own pick was not measured
   std::vector<RequestMeasurement> requests;    // what was judged, every model's predictions per candidate
 };
 
-// ValueError when a calibration measured another backend than the records ran on (naming both), cannot price a
-// request's mesh (naming the calibration, the request and what it lacks; --extrapolate guesses), or corrects the axes
-// of a requested mesh whose ranks sat on other CPUs in the records (naming both lists; no_axis_corrections leaves them
-// out), or when a file's request has no recorded calibrated predictions for the validated row.
+// ValueError when a calibration holds per-axis fits only, measured another backend than the records ran on or the
+// pipelined protocol (as validate refuses them), or corrects the axes of a requested mesh whose ranks sat on other
+// CPUs in the records or whose records do not say (naming both lists; no_axis_corrections leaves them out); the
+// planner's error, with what the calibration cannot price, when it finds no plan for a request. A measured step the
+// calibration cannot price costs +infinity, as validate prices it.
 [[nodiscard]] RescoreReport rescore_records(const ValidateRecords& records,
                                             const std::vector<NamedCalibration>& calibrations,
                                             const RescoreOptions& options = {});

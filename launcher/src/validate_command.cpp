@@ -272,10 +272,12 @@ ojson request_json(const Prepared& p, const PreparedRequest& r, std::size_t inde
   const PlanRequest& q = r.item.setup.request;
   ojson picks = ojson::object();
   for (std::size_t m = 0; m < p.models.size(); ++m) picks[p.models[m]] = r.pick[m];
+  // Every field that shapes its plans (rescore plans the request again from it).
   return {{"type", "request"},         {"request", index},         {"label", r.item.label},
           {"mesh", {{"shape", q.mesh_shape}, {"names", r.names}}},  {"tensor_shape", q.tensor_shape},
           {"flattened", q.flattened},  {"src", to_string(q.src)},   {"dst", to_string(q.dst)},  {"dtype", "float64"},
-          {"itemsize", q.itemsize},    {"plans", r.candidates.size()}, {"picks", picks}};
+          {"itemsize", q.itemsize},    {"variant", to_string(q.variant)}, {"coordinate", q.coordinate},
+          {"state_budget", q.state_budget}, {"plans", r.candidates.size()}, {"picks", picks}};
 }
 
 ojson step_json(const Prepared& p, const PreparedRequest& r, std::size_t index, std::size_t plan, std::size_t i,

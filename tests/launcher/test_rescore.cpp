@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -113,9 +114,10 @@ std::string records(const Calibration& validated, const Calibration& measured, b
     text += json{{"type", "request"}, {"request", i}, {"label", q.src + " -> " + q.dst},
                  {"mesh", {{"shape", {2, 2}}, {"names", {"dp", "tp"}}}}, {"tensor_shape", q.tensor},
                  {"flattened", v.request.flattened}, {"src", q.src}, {"dst", q.dst}, {"itemsize", 8},
-                 {"picks", {{"calibrated", pick}}}}.dump() + "\n";
+                 {"plans", candidates.size()}, {"picks", {{"calibrated", pick}}}}.dump() + "\n";
     for (std::size_t c = 0; c < candidates.size(); ++c) {
-      text += json{{"type", "plan"}, {"request", i}, {"plan", c}, {"trace", trace(candidates[c])}}.dump() + "\n";
+      text += json{{"type", "plan"}, {"request", i}, {"plan", c}, {"trace", trace(candidates[c])},
+                   {"steps", candidates[c].steps.size()}}.dump() + "\n";
       const std::vector<double> predicted = price_plan_steps(v.request, candidates[c], *vmodel);
       const std::vector<double> actual = price_plan_steps(m.request, candidates[c], *mmodel);
       for (std::size_t s = 0; s < candidates[c].steps.size(); ++s) {
@@ -189,20 +191,48 @@ TEST(Rescore, APickThatDidNotRunIsCountedAndJudgedByTheCheapestMeasuredPlan) {
   }
 }
 
+// With axis corrections and an axis' own as-run points, every measured step is priced as validate's calibrated model
+// prices it (price_plan_steps); they hold for records whose ranks of the calibrated mesh sat on its CPUs only.
 TEST(Rescore, AxisCorrectionsHoldOnlyForRanksOnTheCalibratedCpus) {
   Calibration a = calibration();
   a.rank_cpus = {"0", "1", "0", "1"};
-  a.axis_corrections.push_back({.axes = {0}, .collective = "all_reduce", .factors = {{.bytes = 1024, .factor = 0.8, .steps = 15}}, .as_run = {}});
+  a.axis_corrections.push_back({.axes = {0}, .collective = "all_reduce", .factors = {{.bytes = 1024, .factor = 0.8, .steps = 15}},
+                                .as_run = {{.bytes = 1024, .factor = 1.3, .steps = 4}, {.bytes = 1048576, .factor = 0.7, .steps = 4}}});
   a.axis_corrections.push_back({.axes = {1}, .collective = "all_reduce", .factors = {{.bytes = 1024, .factor = 1.2, .steps = 15}}, .as_run = {}});
+  a.axis_corrections.push_back({.axes = {1}, .collective = "all_gather", .factors = {{.bytes = 1024, .factor = 0.9, .steps = 15}},
+                                .as_run = {{.bytes = 65536, .factor = 1.1, .steps = 3}}});
   const Calibration plain = calibration();
-  const ValidateRecords same = parse_validate_records(records(plain, plain), "v.jsonl");
-  EXPECT_NO_THROW((void)rescore_records(same, {{.name = "a.json", .calibration = a}}));
+  // Validated with `a` itself: the recorded predictions are price_plan_steps' under a.
+  const ValidateRecords same = parse_validate_records(records(a, plain), "v.jsonl");
+  const RescoreReport report = rescore_records(same, {{.name = "a.json", .calibration = a},
+                                                      {.name = "plain.json", .calibration = plain}});
+  bool corrected = false;
+  for (const RequestMeasurement& q : report.requests) {
+    EXPECT_EQ(q.pick[1], q.pick[0]);
+    for (const CandidateMeasurement& c : q.candidates) {
+      for (std::size_t s = 0; s < c.predicted_steps[0].size(); ++s) {
+        EXPECT_NEAR(c.predicted_steps[1][s], c.predicted_steps[0][s], 1e-9 * c.predicted_steps[0][s]);
+        corrected = corrected || std::abs(c.predicted_steps[2][s] - c.predicted_steps[1][s]) > 1e-6;
+      }
+    }
+  }
+  EXPECT_TRUE(corrected);  // the corrections did price some step otherwise than the curves alone
+  // A job of more ranks whose first four sat as the calibrated job's: its corrections hold.
+  EXPECT_NO_THROW((void)rescore_records(
+      parse_validate_records(records(plain, plain, false, R"(["0","1","0","1","2","3","2","3"])"), "eight.jsonl"),
+      {{.name = "a.json", .calibration = a}}));
   const ValidateRecords other = parse_validate_records(records(plain, plain, false, R"(["0-1","0-1","0-1","0-1"])"), "w.jsonl");
   const std::string e = error_of([&] { (void)rescore_records(other, {{.name = "a.json", .calibration = a}}); });
   EXPECT_NE(e.find("--calibration \"a.json\" corrects the axes of its mesh (2, 2) for ranks on CPUs [0 | 1 | 0 | 1]"),
             std::string::npos) << e;
   EXPECT_NE(e.find("\"w.jsonl\" sat on [0-1 | 0-1 | 0-1 | 0-1]"), std::string::npos) << e;
-  const RescoreReport unbound = rescore_records(other, {{.name = "a.json", .calibration = a}}, {.extrapolate = false, .no_axis_corrections = true});
+  const ValidateRecords older = parse_validate_records(records(plain, plain, false, "[]"), "old.jsonl");
+  EXPECT_NE(error_of([&] { (void)rescore_records(older, {{.name = "a.json", .calibration = a}}); })
+                .find("\"old.jsonl\" does not say where its ranks sat"),
+            std::string::npos);
+  // --no-axis-corrections: priced by the curves alone, as the calibration without corrections prices.
+  const RescoreReport unbound =
+      rescore_records(other, {{.name = "a.json", .calibration = a}}, {.extrapolate = false, .no_axis_corrections = true});
   const RescoreReport plain_report = rescore_records(other, {{.name = "plain.json", .calibration = plain}});
   EXPECT_EQ(unbound.scores[1].right, plain_report.scores[1].right);
   EXPECT_DOUBLE_EQ(unbound.scores[1].step_error->median, plain_report.scores[1].step_error->median);
@@ -210,26 +240,43 @@ TEST(Rescore, AxisCorrectionsHoldOnlyForRanksOnTheCalibratedCpus) {
 
 TEST(Rescore, RefusesWhatItCannotJudge) {
   const Calibration a = calibration();
-  const std::string text = records(a, a);
+  const ValidateRecords r = parse_validate_records(records(a, a), "v.jsonl");
+  const auto judge = [&](const Calibration& c, const RescoreOptions& o = {}) {
+    return error_of([&] { (void)rescore_records(r, {{.name = "c.json", .calibration = c}}, o); });
+  };
+  // What validate refuses: another backend, the pipelined protocol; and per-axis fits, which price no merged step.
   Calibration nccl = a;
   nccl.backend = "nccl";
-  EXPECT_NE(error_of([&] { (void)rescore_records(parse_validate_records(text, "v.jsonl"), {{.name = "n.json", .calibration = nccl}}); })
-                .find("--calibration \"n.json\" measured backend \"nccl\" and \"v.jsonl\" ran on \"mpi\""),
+  EXPECT_NE(judge(nccl).find("rescore: --calibration \"c.json\": measured on the nccl backend, but this run's "
+                             "collectives run on mpi"),
             std::string::npos);
+  Calibration pipelined = a;
+  pipelined.timing = "pipelined";
+  EXPECT_NE(judge(pipelined).find("rescore: --calibration \"c.json\": timing = pipelined"), std::string::npos);
   Calibration per_axis = a;
   per_axis.groups.clear();
-  EXPECT_NE(error_of([&] { (void)rescore_records(parse_validate_records(text, "v.jsonl"), {{.name = "p.json", .calibration = per_axis}}); })
-                .find("holds per-axis fits only"),
-            std::string::npos);
+  EXPECT_NE(judge(per_axis).find("holds per-axis fits only"), std::string::npos);
+  // A collective never measured costs +infinity, as validate prices it: the planner goes around it, and the measured
+  // plans that ran it are priced so.
   Calibration gap = a;
   std::erase_if(gap.groups, [](const GroupCurve& g) { return g.collective == "all_to_all" && g.shape.n == 2; });
-  const std::string e = error_of(
-      [&] { (void)rescore_records(parse_validate_records(text, "v.jsonl"), {{.name = "g.json", .calibration = gap}}); });
-  EXPECT_NE(e.find("--calibration \"g.json\", request 0 (P(sum)P(sum) -> RR): the calibration cannot price all_to_all "
-                   "on axis 0: 2 ranks on 1 host (2 per host) never measured"),
-            std::string::npos) << e;
-  EXPECT_NO_THROW((void)rescore_records(parse_validate_records(text, "v.jsonl"), {{.name = "g.json", .calibration = gap}},
-                                        {.extrapolate = true, .no_axis_corrections = false}));
+  const RescoreReport around = rescore_records(r, {{.name = "g.json", .calibration = gap}});
+  bool priced_out = false;
+  for (const RequestMeasurement& q : around.requests) {
+    for (const CandidateMeasurement& c : q.candidates) priced_out = priced_out || std::isinf(c.predicted_total[1]);
+    EXPECT_TRUE(std::isfinite(q.candidates[q.pick[1]].predicted_total[1]));
+  }
+  EXPECT_TRUE(priced_out);
+  // Where that leaves no plan, the planner's error and what the calibration cannot price; --extrapolate guesses.
+  Calibration fours = a;
+  std::erase_if(fours.groups, [](const GroupCurve& g) { return g.shape.n == 2; });
+  const std::string e = judge(fours);
+  EXPECT_NE(e.find("--calibration \"c.json\", request 0 (P(sum)P(sum) -> RR): no redistribution path"), std::string::npos)
+      << e;
+  EXPECT_NE(e.find("; the calibration cannot price: all_reduce on axis 0: 2 ranks on 1 host (2 per host) never measured"),
+            std::string::npos)
+      << e;
+  EXPECT_EQ(judge(fours, {.extrapolate = true, .no_axis_corrections = false}), "no error");
 }
 
 TEST(Rescore, ReadsOnlyValidateRecordsAndNamesWhatIsWrong) {
@@ -255,6 +302,26 @@ TEST(Rescore, ReadsOnlyValidateRecordsAndNamesWhatIsWrong) {
   text.erase(text.rfind('\n', last) + 1);
   const ValidateRecords r = parse_validate_records(text, "cut.jsonl");
   EXPECT_EQ(r.requests.size(), kRequests.size() - 1);
+  const auto replaced = [&](const std::string& from, const std::string& to, const std::string& source) {
+    std::string edited = records(a, a);
+    const std::size_t at = edited.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) edited.replace(at, from.size(), to);
+    return error_of([&] { (void)parse_validate_records(edited, source); });
+  };
+  EXPECT_NE(replaced(R"("picks":{"calibrated":)", R"("picks":{"calibrated":9,"x":)", "p.jsonl")
+                .find("field \"picks.calibrated\" = 9: not one of the request's"),
+            std::string::npos);
+  EXPECT_NE(replaced(R"("predicted":{"calibrated":)", R"("predicted":{"comm":)", "q.jsonl")
+                .find("no field \"predicted.calibrated\""),
+            std::string::npos);
+  // A plan summarized before all its steps: the step before the first summary taken out.
+  std::string short_plan = records(a, a);
+  const std::size_t summary = short_plan.find(R"("type":"summary")");
+  const std::size_t line = short_plan.rfind('\n', short_plan.rfind('\n', summary) - 1) + 1;
+  short_plan.erase(line, short_plan.find('\n', line) + 1 - line);
+  EXPECT_NE(error_of([&] { (void)parse_validate_records(short_plan, "s.jsonl"); }).find("the summary of plan 0 after "),
+            std::string::npos);
   // A step out of order.
   std::string swapped = records(a, a);
   const std::size_t at = swapped.find(R"("step":0)");

@@ -244,7 +244,9 @@ struct AxisCorrection {
   // The axis' own as-run correction (meshloom-launch refine, from records whose ranks sat on rank_cpus): what its
   // steps measured in plans over its price, curve times `factors`. Empty: none, and the axis' steps take the curve's
   // as_run. Non-empty: they take this one instead, so on the calibrated mesh a step costs
-  //   benchmark_time_us(curve) * as_run_factor(factors) * as_run_factor(as_run).
+  //   benchmark_time_us(curve) * as_run_factor(factors) * as_run_factor(as_run),
+  // at every size, as_run_factor's rule included: beyond the axis' own points their nearest one's factor (refine
+  // fits them from the same steps as the curve's, so they cover its sizes but those of too few steps on the axis).
   // The two axes of one shape run the plans' collectives unlike each other as well as unlike the sweep (on the VM
   // above, dp's 64 MiB all_gather steps measured 0.5-0.64x its price, tp's 0.71-0.95x), which one factor per curve
   // cannot follow.
