@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <sstream>
 #include <tuple>
 #include <utility>
@@ -166,8 +167,9 @@ MeasuredStep parse_step(const LineContext& ctx, const json& j, const MeasuredReq
   }
   // A local step moves nothing: no time of its own, as validate judges it.
   if (communicates(*collective_from_string(s.collective))) s.iterations_us = numbers(ctx, j, "iterations_us");
-  s.recorded_us = calibrated_prediction(ctx, j);
-  if (!s.recorded_us) ctx.fail("no field \"predicted.calibrated\": the step's calibrated prediction (the validated row's)");
+  const std::optional<double> recorded = calibrated_prediction(ctx, j);
+  if (!recorded) ctx.fail("no field \"predicted.calibrated\": the step's calibrated prediction (the validated row's)");
+  s.recorded_us = *recorded;
   const std::int64_t index = ctx.integer(j, "step");
   if (index != static_cast<std::int64_t>(step)) {
     ctx.fail("field \"step\" = " + std::to_string(index) + ": expected step " + std::to_string(step) + " next");
@@ -392,11 +394,12 @@ RescoreReport rescore_records(const ValidateRecords& records, const std::vector<
       for (const MeasuredStep& s : r.plans[c].steps) {
         cm.measured_steps_us.push_back(s.measured_us);
         cm.step_iterations_us.push_back(s.iterations_us);
-        cm.predicted_steps[0].push_back(s.recorded_us.value_or(kInf));
+        cm.predicted_steps[0].push_back(s.recorded_us);
         cm.predicted_steps[models - 1].push_back(step_time.at(key_of(r, s)));
       }
     }
-    m.pick[0] = r.recorded_pick.value_or(0);  // checked against the request's plans when read
+    m.pick[0] = r.recorded_pick;
+    std::vector<std::optional<std::size_t>> planned(models);  // [model]: its planner's pick, where it was measured
     for (std::size_t k = 0; k < calibrations.size(); ++k) {
       PlanSetup setup = r.setup;
       setup.cost_model = CostModelKind::Calibrated;
@@ -416,43 +419,24 @@ RescoreReport rescore_records(const ValidateRecords& records, const std::vector<
           m.candidates[c].predicted_steps[k + 1].push_back(calibrated_step_price(*model, r, s));
         }
       }
-      std::optional<std::size_t> planned;
       try {
         const ModelPlans own = model_plans(setup.request, *model, 1);
-        const Plan& pick = own.plans.at(own.pick);
-        for (std::size_t c = 0; c < r.plans.size() && !planned; ++c) {
-          if (same_plan(pick, r.plans[c])) planned = c;
+        for (std::size_t c = 0; c < r.plans.size() && !planned[k + 1]; ++c) {
+          if (same_plan(own.plans.at(own.pick), r.plans[c])) planned[k + 1] = c;
         }
       } catch (const Error& e) {
-        // As validate says it: what the calibration cannot price, where that left the planner no plan.
-        std::string why = where + ": " + e.message();
-        if (const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(model.get())) {
-          const std::vector<std::string> gaps = calibrated->gaps(setup.request.mesh_shape);
-          if (!gaps.empty()) {
-            why += "; the calibration cannot price: " + join(gaps, {.separator = "; "}) +
-                   " (calibrate those shapes, or --extrapolate to guess them)";
-          }
-        }
-        raise(e.kind(), why);
+        raise(e.kind(), where + ": " + e.message() + unpriced_note(*model, setup.request.mesh_shape));
       }
-      for (CandidateMeasurement& cm : m.candidates) {
-        cm.predicted_total.resize(models, 0.0);
-        double total = 0;
-        for (const double v : cm.predicted_steps[k + 1]) total += v;
-        cm.predicted_total[k + 1] = total;
-      }
-      if (!planned) ++report.unmeasured_picks[k + 1];
-      m.pick[k + 1] = planned ? *planned : cheapest(m.candidates, k + 1);
     }
     for (CandidateMeasurement& cm : m.candidates) {
-      cm.predicted_total.resize(models, 0.0);
-      for (const std::size_t model : {std::size_t{0}, models - 1}) {
-        double total = 0;
-        for (const double v : cm.predicted_steps[model]) total += v;
-        cm.predicted_total[model] = total;
+      for (const std::vector<double>& steps : cm.predicted_steps) {
+        cm.predicted_total.push_back(std::accumulate(steps.begin(), steps.end(), 0.0));
       }
     }
-    m.pick[models - 1] = cheapest(m.candidates, models - 1);
+    for (std::size_t k = 1; k < models; ++k) {
+      if (k + 1 < models && !planned[k]) ++report.unmeasured_picks[k];
+      m.pick[k] = planned[k] ? *planned[k] : cheapest(m.candidates, k);
+    }
     report.requests.push_back(std::move(m));
   }
   report.scores = score_models(names, std::vector<bool>(models, true), report.requests);

@@ -46,7 +46,7 @@ struct MeasuredStep {
   std::int64_t bytes = 0;         // one rank's bytes before the step
   double measured_us = 0;         // the collective's p50; 0 for a local step
   std::vector<double> iterations_us;
-  std::optional<double> recorded_us;  // the file's calibrated prediction of the step
+  double recorded_us = 0;         // the file's calibrated prediction of the step (+infinity: it could not price it)
 };
 
 struct MeasuredPlan {
@@ -62,7 +62,7 @@ struct MeasuredRequest {
   std::string label;
   PlanSetup setup;  // the request (mesh, tensor, states, itemsize, flattened) and its axis names
   std::vector<MeasuredPlan> plans;
-  std::optional<std::size_t> recorded_pick;  // the file's calibrated pick (its request record's "picks")
+  std::size_t recorded_pick = 0;             // the file's calibrated pick (its request record's "picks")
   std::size_t recorded_plans = 0;            // its request record's "plans"
 };
 

@@ -120,7 +120,6 @@ PreparedRequest prepare_request(const Prepared& p, const SuiteRequest& item, std
       raise(e.kind(), "request " + std::to_string(index) + " (" + item.label + "): " + e.message());
     }
   }
-  const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(models.back().get());
   std::map<std::string, std::size_t> by_path;
   std::vector<std::size_t> picks(models.size());  // [model]: its pick, as a candidate
   for (std::size_t m = 0; m < models.size(); ++m) {
@@ -133,15 +132,8 @@ PreparedRequest prepare_request(const Prepared& p, const SuiteRequest& item, std
       plans = std::move(mp.plans);
       pick = mp.pick;
     } catch (const Error& e) {
-      std::string why = "request " + std::to_string(index) + " (" + item.label + "), " + p.models[m] + " model: " + e.what();
-      if (calibrated != nullptr && m + 1 == models.size()) {
-        const std::vector<std::string> gaps = calibrated->gaps(s.request.mesh_shape);
-        if (!gaps.empty()) {
-          why += "; the calibration cannot price: " + join(gaps, {.separator = "; "}) +
-                 " (calibrate those shapes, or --extrapolate to guess them)";
-        }
-      }
-      raise(e.kind(), why);
+      raise(e.kind(), "request " + std::to_string(index) + " (" + item.label + "), " + p.models[m] + " model: " +
+                          e.what() + unpriced_note(*models[m], s.request.mesh_shape));
     }
     for (std::size_t rank = 0; rank < plans.size(); ++rank) {
       if (rank >= p.k && rank != pick) continue;  // of a wider pool, the k cheapest and the pick run
