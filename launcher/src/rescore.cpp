@@ -199,6 +199,30 @@ bool same_plan(const Plan& plan, const MeasuredPlan& measured) {
   return true;
 }
 
+std::string axes_text(const std::vector<std::size_t>& axes) {
+  std::string s;
+  for (const std::size_t a : axes) s += std::to_string(a) + ",";
+  return s;
+}
+
+// What names a request alike in every file: every field that shapes its plans.
+std::string request_key(const MeasuredRequest& r) {
+  const PlanRequest& q = r.setup.request;
+  std::string key = join(q.mesh_shape, {.separator = ","}) + "|" + join(r.setup.names, {.separator = ","}) + "|" +
+                    join(q.tensor_shape, {.separator = ","}) + "|" + to_string(q.src) + "|" + to_string(q.dst) + "|";
+  for (const auto& f : q.flattened) key += axes_text(f) + ";";
+  return key + "|" + std::to_string(q.itemsize) + "|" + std::string(to_string(q.variant)) + "|" +
+         join(q.coordinate, {.separator = ","}) + "|" + std::to_string(q.state_budget);
+}
+
+// And a plan of it: its trace and the collectives it runs on their axes (two plans that differ only inside a merged
+// step print alike).
+std::string plan_key(const MeasuredPlan& p) {
+  std::string key = p.trace;
+  for (const MeasuredStep& s : p.steps) key += ";" + s.collective + "@" + axes_text(s.axes) + (s.merged ? "m" : "");
+  return key;
+}
+
 std::size_t cheapest(const std::vector<CandidateMeasurement>& candidates, std::size_t model) {
   std::size_t best = 0;
   for (std::size_t c = 1; c < candidates.size(); ++c) {
@@ -367,6 +391,13 @@ RescoreReport rescore_records(const ValidateRecords& records, const std::vector<
   report.source = records.source;
   report.calibration = records.calibration;
   report.unfinished = records.unfinished;
+  report.calibrations = calibrations.size();
+  for (const MeasuredRequest& r : records.requests) {
+    report.request_keys.push_back(request_key(r));
+    std::vector<std::string> plans;
+    for (const MeasuredPlan& p : r.plans) plans.push_back(plan_key(p));
+    report.plan_keys.push_back(std::move(plans));
+  }
   std::vector<std::string> names{"validated"};
   for (const NamedCalibration& c : calibrations) names.push_back(c.name);
   names.emplace_back("step times");
@@ -443,14 +474,81 @@ RescoreReport rescore_records(const ValidateRecords& records, const std::vector<
   return report;
 }
 
+void add_hindsight(std::vector<RescoreReport>& reports) {
+  if (reports.size() < 2) return;
+  // Every file's run of each request: (report, request).
+  std::map<std::string, std::vector<std::pair<std::size_t, std::size_t>>> runs;
+  for (std::size_t f = 0; f < reports.size(); ++f) {
+    for (std::size_t q = 0; q < reports[f].requests.size(); ++q) runs[reports[f].request_keys.at(q)].emplace_back(f, q);
+  }
+  struct Tally {
+    std::int64_t right = 0;                    // files where the plan was the fastest or tied with it
+    std::vector<double> totals;                // its measured total in every file that ran it
+    std::vector<std::vector<double>> steps;    // [step]: its step's measured time in every file
+  };
+  for (const auto& [key, where] : runs) {
+    std::map<std::string, Tally> tally;
+    for (const auto& [f, q] : where) {
+      const RequestMeasurement& m = reports[f].requests[q];
+      std::size_t fastest = 0;
+      for (std::size_t c = 1; c < m.candidates.size(); ++c) {
+        if (measured_total_us(m.candidates[c]) < measured_total_us(m.candidates[fastest])) fastest = c;
+      }
+      for (std::size_t c = 0; c < m.candidates.size(); ++c) {
+        const CandidateMeasurement& cm = m.candidates[c];
+        Tally& t = tally[reports[f].plan_keys[q][c]];
+        if (c == fastest || measured_tie(cm, m.candidates[fastest])) ++t.right;
+        t.totals.push_back(measured_total_us(cm));
+        t.steps.resize(cm.measured_steps_us.size());
+        for (std::size_t s = 0; s < cm.measured_steps_us.size(); ++s) t.steps[s].push_back(cm.measured_steps_us[s]);
+      }
+    }
+    // The plan right in the most files; of those, the least median total (then the first key).
+    const std::string* best = nullptr;
+    double best_median = 0;
+    for (const auto& [plan, t] : tally) {
+      const double med = median(t.totals);
+      if (best == nullptr || t.right > tally.at(*best).right || (t.right == tally.at(*best).right && med < best_median)) {
+        best = &plan;
+        best_median = med;
+      }
+    }
+    for (const auto& [f, q] : where) {
+      RequestMeasurement& m = reports[f].requests[q];
+      const std::vector<std::string>& keys = reports[f].plan_keys[q];
+      std::optional<std::size_t> pick;
+      std::size_t fastest = 0;
+      for (std::size_t c = 0; c < m.candidates.size(); ++c) {
+        CandidateMeasurement& cm = m.candidates[c];
+        const Tally& t = tally.at(keys[c]);
+        std::vector<double> prices;
+        for (const std::vector<double>& times : t.steps) prices.push_back(median(times));
+        cm.predicted_total.push_back(std::accumulate(prices.begin(), prices.end(), 0.0));
+        cm.predicted_steps.push_back(std::move(prices));
+        if (keys[c] == *best) pick = c;
+        if (measured_total_us(cm) < measured_total_us(m.candidates[fastest])) fastest = c;
+      }
+      m.pick.push_back(pick ? *pick : fastest);
+    }
+  }
+  for (RescoreReport& r : reports) {
+    std::vector<std::string> names;
+    for (const ModelScore& s : r.scores) names.push_back(s.model);
+    names.emplace_back("hindsight");
+    r.unmeasured_picks.push_back(0);
+    r.scores = score_models(names, std::vector<bool>(names.size(), true), r.requests);
+  }
+}
+
 std::string rescore_table(const std::vector<RescoreReport>& reports) {
   std::ostringstream out;
-  const auto block = [&out](const std::string& title, const std::vector<ModelScore>& scores,
+  const std::size_t calibrations = reports.empty() ? 0 : reports.front().calibrations;
+  const auto block = [&out, calibrations](const std::string& title, const std::vector<ModelScore>& scores,
                             const std::vector<std::int64_t>& unmeasured) {
     std::vector<std::vector<std::string>> rows = score_rows(scores);
     rows.front().emplace_back("unmeasured picks");
     for (std::size_t m = 0; m < scores.size(); ++m) {
-      const bool planned = m > 0 && m + 1 < scores.size();  // validated and step times have no planner's pick
+      const bool planned = m >= 1 && m <= calibrations;  // the other rows have no planner's pick
       rows[m + 1].push_back(planned ? std::to_string(unmeasured[m]) : std::string("-"));
     }
     out << "\n" << title << "\n";

@@ -23,6 +23,15 @@
 //                that misses about as often has reached what the measurements can tell (a reference, not a bound:
 //                noise can favour either side). On 4 bound ranks of the VM of docs/benchmarks.md: 229 of 240 and
 //                273 of 300 right, the best refined calibration held out 222 and 277.
+//   hindsight    with two files or more (add_hindsight): per request (the same request in every file: mesh, names,
+//                tensor, states, flattened axes, itemsize, variant, coordinate, budget), the one plan (the same trace
+//                and steps) right in the most files, the least median measured total of those breaking a tie; in a
+//                file that did not measure it, that file's fastest. A pick chosen after seeing every run, the same in
+//                each: no calibration whose own pick ran in every file can pick right more often over these files,
+//                so where it falls short of 95% no price can reach 95% on these runs. Its prices, for the step and
+//                plan error and the rank correlation: each step by the median over the files of that plan's step,
+//                the run-to-run spread of the very same step. Over the sixteen 4-rank runs of docs/benchmarks.md:
+//                466 of 480 right (97.1%), the calibrations refined by every other run's records 447, step times 446.
 #pragma once
 
 #include <cstddef>
@@ -93,14 +102,19 @@ struct RescoreOptions {
   bool no_axis_corrections = false;  // price the calibrated mesh's axes by their curves alone
 };
 
-// The verdicts for one records file: scores[0] the validated model, then one per calibration, then step times.
+// The verdicts for one records file: scores[0] the validated model, then one per calibration, then step times (and
+// hindsight, added by add_hindsight).
 struct RescoreReport {
   std::string source;
   std::string calibration;  // the records' own (the validated row's)
   std::size_t unfinished = 0;  // the records' requests left out (ValidateRecords::unfinished)
+  std::size_t calibrations = 0;  // scores[1 .. calibrations] are the --calibration rows
   std::vector<ModelScore> scores;
   std::vector<std::int64_t> unmeasured_picks;  // per score: requests where the model's own pick was not measured
   std::vector<RequestMeasurement> requests;    // what was judged, every model's predictions per candidate
+  // What names a request and each of its plans alike in every file (hindsight matches them across files).
+  std::vector<std::string> request_keys;             // [request]
+  std::vector<std::vector<std::string>> plan_keys;   // [request][candidate]
 };
 
 // ValueError when a calibration holds per-axis fits only, measured another backend than the records ran on or the
@@ -111,6 +125,9 @@ struct RescoreReport {
 [[nodiscard]] RescoreReport rescore_records(const ValidateRecords& records,
                                             const std::vector<NamedCalibration>& calibrations,
                                             const RescoreOptions& options = {});
+
+// With two reports or more: the hindsight row (above) added to every report, its scores judged again; fewer: nothing.
+void add_hindsight(std::vector<RescoreReport>& reports);
 
 // The table: per records file, one row per model (right picks, exact, time lost, step and plan error, rank
 // correlation, unmeasured picks); with two files or more, the same over every file's requests together.

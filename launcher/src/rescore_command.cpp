@@ -30,6 +30,7 @@ int run(const RescoreCliOptions& o) {
     for (const std::string& path : o.calibrations) calibrations.push_back({.name = path, .calibration = load_calibration(path)});
     std::vector<RescoreReport> reports;
     for (const std::string& path : o.records) reports.push_back(rescore_records(read_validate_records(path), calibrations, o.options));
+    add_hindsight(reports);
     std::cout << "# meshloom-launch rescore: the plans validate measured, priced again by every calibration; a pick\n"
                  "# is right when it is the measured fastest or ties with it (within max("
               << percent_text(kTieFloor)
@@ -37,6 +38,9 @@ int run(const RescoreCliOptions& o) {
                  "# validated: the run's own picks, as recorded; step times: every step priced by the run's own median\n"
                  "# time of its kind (a reference: what these measurements can tell); unmeasured picks: requests whose\n"
                  "# pick by the calibration's planner did not run (judged by its cheapest measured plan)\n"
+              << (reports.size() >= 2 ? "# hindsight: per request, the one plan right in the most of these files (a pick made\n"
+                                        "# after seeing every run: no calibration whose picks all ran picks right more often)\n"
+                                      : "")
               << rescore_table(reports) << std::flush;
     return 0;
   } catch (const std::exception& e) {

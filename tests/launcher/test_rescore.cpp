@@ -331,6 +331,74 @@ TEST(Rescore, ReadsOnlyValidateRecordsAndNamesWhatIsWrong) {
             std::string::npos);
 }
 
+// Hindsight: per request the one plan right in the most files. Three files of the same candidates: in two the merged
+// all_reduce of P(sum)P(sum) -> RR measures 3x its curve (splitting it is fastest), in the third half of it (merging
+// is). Hindsight keeps the split plan in all three and so misses there once: the most any pick that stays the same
+// in every file can reach, whatever it is priced by.
+TEST(Rescore, HindsightIsTheBestPickThatStaysTheSameInEveryFile) {
+  const Calibration validated = calibration();
+  const Calibration slow = calibration(3.0);
+  const Calibration fast = calibration(0.5);
+  const std::vector<NamedCalibration> cals{{.name = "slow.json", .calibration = slow},
+                                           {.name = "fast.json", .calibration = fast}};
+  std::vector<RescoreReport> base;
+  for (const Calibration* measured : {&slow, &slow, &fast}) {
+    base.push_back(rescore_records(parse_validate_records(records(validated, *measured), "v.jsonl"), cals));
+  }
+  ASSERT_EQ(base[0].scores.size(), 4U);  // validated, the two calibrations, step times
+  std::vector<RescoreReport> reports = base;
+  add_hindsight(reports);
+  const auto n = static_cast<std::int64_t>(kRequests.size());
+  std::int64_t hindsight = 0;
+  std::int64_t best_constant = 0;  // the better of the two calibrations, whose prices are the same in every file
+  std::int64_t per_calibration[2] = {0, 0};
+  for (const RescoreReport& r : reports) {
+    ASSERT_EQ(r.scores.size(), 5U);
+    EXPECT_EQ(r.scores[4].model, "hindsight");
+    hindsight += r.scores[4].right;
+    for (std::size_t k = 0; k < 2; ++k) per_calibration[k] += r.scores[k + 1].right;
+  }
+  best_constant = std::max(per_calibration[0], per_calibration[1]);
+  EXPECT_EQ(reports[0].scores[4].right, n);
+  EXPECT_EQ(reports[1].scores[4].right, n);
+  EXPECT_EQ(reports[2].scores[4].right, n - 1);  // the merged plan was fastest there, beyond the tie floor
+  EXPECT_EQ(hindsight, 3 * n - 1);
+  EXPECT_EQ(per_calibration[0], 3 * n - 1);  // slow.json picks as hindsight does
+  EXPECT_LE(best_constant, hindsight);
+  // Its picks are one plan per request in every file, and its prices each step's median over the files: the same
+  // plan measured alike in two of three files is priced as those two measured it.
+  for (std::size_t q = 0; q < kRequests.size(); ++q) {
+    const std::string& pick = reports[0].plan_keys[q][reports[0].requests[q].pick[4]];
+    for (const RescoreReport& r : reports) EXPECT_EQ(r.plan_keys[q][r.requests[q].pick[4]], pick);
+    for (std::size_t c = 0; c < reports[0].requests[q].candidates.size(); ++c) {
+      const CandidateMeasurement& cm = reports[2].requests[q].candidates[c];
+      for (std::size_t s = 0; s < cm.measured_steps_us.size(); ++s) {
+        EXPECT_DOUBLE_EQ(cm.predicted_steps[4][s], reports[0].requests[q].candidates[c].measured_steps_us[s]);
+      }
+    }
+  }
+  // A file that did not measure hindsight's plan: its fastest stands in there.
+  std::vector<RescoreReport> missing{base[0], base[1],
+                                     rescore_records(parse_validate_records(records(validated, fast, true), "d.jsonl"), cals)};
+  add_hindsight(missing);
+  std::size_t stood_in = 0;
+  for (std::size_t q = 0; q < kRequests.size(); ++q) {
+    const std::string& pick = missing[0].plan_keys[q][missing[0].requests[q].pick[4]];
+    const std::vector<std::string>& keys = missing[2].plan_keys[q];
+    if (std::find(keys.begin(), keys.end(), pick) != keys.end()) continue;
+    ++stood_in;
+    const RequestMeasurement& m = missing[2].requests[q];
+    for (const CandidateMeasurement& c : m.candidates) EXPECT_GE(measured_total_us(c), measured_total_us(m.candidates[m.pick[4]]));
+  }
+  EXPECT_GT(stood_in, 0U);
+  // One file alone has no hindsight.
+  std::vector<RescoreReport> one{rescore_records(parse_validate_records(records(validated, slow), "v.jsonl"), cals)};
+  add_hindsight(one);
+  EXPECT_EQ(one[0].scores.size(), 4U);
+  const std::string table = rescore_table(reports);
+  EXPECT_NE(table.find("hindsight"), std::string::npos) << table;
+}
+
 TEST(Rescore, TheTableShowsEveryFileThenAllTogether) {
   const Calibration a = calibration();
   const ValidateRecords r = parse_validate_records(records(a, calibration(3.0)), "v1.jsonl");
