@@ -199,28 +199,20 @@ bool same_plan(const Plan& plan, const MeasuredPlan& measured) {
   return true;
 }
 
-std::string axes_text(const std::vector<std::size_t>& axes) {
-  std::string s;
-  for (const std::size_t a : axes) s += std::to_string(a) + ",";
-  return s;
-}
-
-// What names a request alike in every file: every field that shapes its plans.
+// What names a request alike in every file: every field that shapes its plans (not the axis names, which do not).
 std::string request_key(const MeasuredRequest& r) {
   const PlanRequest& q = r.setup.request;
-  std::string key = join(q.mesh_shape, {.separator = ","}) + "|" + join(r.setup.names, {.separator = ","}) + "|" +
-                    join(q.tensor_shape, {.separator = ","}) + "|" + to_string(q.src) + "|" + to_string(q.dst) + "|";
-  for (const auto& f : q.flattened) key += axes_text(f) + ";";
-  return key + "|" + std::to_string(q.itemsize) + "|" + std::string(to_string(q.variant)) + "|" +
-         join(q.coordinate, {.separator = ","}) + "|" + std::to_string(q.state_budget);
+  return json::array({q.mesh_shape, q.tensor_shape, to_string(q.src), to_string(q.dst), q.flattened, q.itemsize,
+                      std::string(to_string(q.variant)), q.coordinate, q.state_budget})
+      .dump();
 }
 
-// And a plan of it: its trace and the collectives it runs on their axes (two plans that differ only inside a merged
-// step print alike).
+// And a plan of a request: its trace and the collectives it runs on their axes, which validate's candidates of one
+// request never share.
 std::string plan_key(const MeasuredPlan& p) {
-  std::string key = p.trace;
-  for (const MeasuredStep& s : p.steps) key += ";" + s.collective + "@" + axes_text(s.axes) + (s.merged ? "m" : "");
-  return key;
+  json steps = json::array();
+  for (const MeasuredStep& s : p.steps) steps.push_back(json::array({s.collective, s.axes, s.merged}));
+  return json::array({p.trace, steps}).dump();
 }
 
 std::size_t cheapest(const std::vector<CandidateMeasurement>& candidates, std::size_t model) {
@@ -476,37 +468,40 @@ RescoreReport rescore_records(const ValidateRecords& records, const std::vector<
 
 void add_hindsight(std::vector<RescoreReport>& reports) {
   if (reports.size() < 2) return;
-  // Every file's run of each request: (report, request).
+  // Every run of each request: (report, request); a request may run in several files, or twice in one.
   std::map<std::string, std::vector<std::pair<std::size_t, std::size_t>>> runs;
   for (std::size_t f = 0; f < reports.size(); ++f) {
     for (std::size_t q = 0; q < reports[f].requests.size(); ++q) runs[reports[f].request_keys.at(q)].emplace_back(f, q);
+    reports[f].hindsight = true;
+    reports[f].unmeasured_picks.push_back(0);
   }
   struct Tally {
-    std::int64_t right = 0;                    // files where the plan was the fastest or tied with it
-    std::vector<double> totals;                // its measured total in every file that ran it
-    std::vector<std::vector<double>> steps;    // [step]: its step's measured time in every file
+    std::size_t runs = 0;                    // runs that measured the plan
+    std::int64_t right = 0;                  // of those, the runs where it was the fastest or tied with it
+    std::vector<double> totals;              // its measured total in each
+    std::vector<std::vector<double>> steps;  // [step]: its step's measured time in each
   };
   for (const auto& [key, where] : runs) {
     std::map<std::string, Tally> tally;
     for (const auto& [f, q] : where) {
       const RequestMeasurement& m = reports[f].requests[q];
-      std::size_t fastest = 0;
-      for (std::size_t c = 1; c < m.candidates.size(); ++c) {
-        if (measured_total_us(m.candidates[c]) < measured_total_us(m.candidates[fastest])) fastest = c;
-      }
+      const std::size_t fastest = judge(m).fastest;
       for (std::size_t c = 0; c < m.candidates.size(); ++c) {
         const CandidateMeasurement& cm = m.candidates[c];
         Tally& t = tally[reports[f].plan_keys[q][c]];
+        ++t.runs;
         if (c == fastest || measured_tie(cm, m.candidates[fastest])) ++t.right;
         t.totals.push_back(measured_total_us(cm));
         t.steps.resize(cm.measured_steps_us.size());
         for (std::size_t s = 0; s < cm.measured_steps_us.size(); ++s) t.steps[s].push_back(cm.measured_steps_us[s]);
       }
     }
-    // The plan right in the most files; of those, the least median total (then the first key).
+    // Of the plans every run measured (a calibration's pick that ran in every run is one of them), the one right in
+    // the most runs; the least median total, then the first key, breaks a tie. None: each run's fastest stands in.
     const std::string* best = nullptr;
     double best_median = 0;
     for (const auto& [plan, t] : tally) {
+      if (t.runs != where.size()) continue;
       const double med = median(t.totals);
       if (best == nullptr || t.right > tally.at(*best).right || (t.right == tally.at(*best).right && med < best_median)) {
         best = &plan;
@@ -514,28 +509,27 @@ void add_hindsight(std::vector<RescoreReport>& reports) {
       }
     }
     for (const auto& [f, q] : where) {
-      RequestMeasurement& m = reports[f].requests[q];
-      const std::vector<std::string>& keys = reports[f].plan_keys[q];
-      std::optional<std::size_t> pick;
-      std::size_t fastest = 0;
+      RescoreReport& r = reports[f];
+      RequestMeasurement& m = r.requests[q];
+      std::size_t pick = judge(m).fastest;
       for (std::size_t c = 0; c < m.candidates.size(); ++c) {
         CandidateMeasurement& cm = m.candidates[c];
-        const Tally& t = tally.at(keys[c]);
+        const Tally& t = tally.at(r.plan_keys[q][c]);
         std::vector<double> prices;
         for (const std::vector<double>& times : t.steps) prices.push_back(median(times));
         cm.predicted_total.push_back(std::accumulate(prices.begin(), prices.end(), 0.0));
         cm.predicted_steps.push_back(std::move(prices));
-        if (keys[c] == *best) pick = c;
-        if (measured_total_us(cm) < measured_total_us(m.candidates[fastest])) fastest = c;
+        if (best != nullptr && r.plan_keys[q][c] == *best) pick = c;
       }
-      m.pick.push_back(pick ? *pick : fastest);
+      m.pick.push_back(pick);
+      if (best == nullptr) ++r.unmeasured_picks.back();
+      if (where.size() == 1) ++r.single_run_requests;
     }
   }
   for (RescoreReport& r : reports) {
     std::vector<std::string> names;
     for (const ModelScore& s : r.scores) names.push_back(s.model);
     names.emplace_back("hindsight");
-    r.unmeasured_picks.push_back(0);
     r.scores = score_models(names, std::vector<bool>(names.size(), true), r.requests);
   }
 }
@@ -543,17 +537,24 @@ void add_hindsight(std::vector<RescoreReport>& reports) {
 std::string rescore_table(const std::vector<RescoreReport>& reports) {
   std::ostringstream out;
   const std::size_t calibrations = reports.empty() ? 0 : reports.front().calibrations;
-  const auto block = [&out, calibrations](const std::string& title, const std::vector<ModelScore>& scores,
-                            const std::vector<std::int64_t>& unmeasured) {
+  const bool hindsight = !reports.empty() && reports.front().hindsight;
+  const auto block = [&out, calibrations, hindsight](const std::string& title, const std::vector<ModelScore>& scores,
+                                                     const std::vector<std::int64_t>& unmeasured,
+                                                     std::int64_t single_run) {
     std::vector<std::vector<std::string>> rows = score_rows(scores);
     rows.front().emplace_back("unmeasured picks");
     for (std::size_t m = 0; m < scores.size(); ++m) {
-      const bool planned = m >= 1 && m <= calibrations;  // the other rows have no planner's pick
-      rows[m + 1].push_back(planned ? std::to_string(unmeasured[m]) : std::string("-"));
+      // validated and step times pick no plan of their own; hindsight stands in where no plan ran in every run
+      const bool picks = (m >= 1 && m <= calibrations) || (hindsight && m + 1 == scores.size());
+      rows[m + 1].push_back(picks ? std::to_string(unmeasured[m]) : std::string("-"));
     }
     out << "\n" << title << "\n";
     print_table(out, rows, {false, true, true, true, true, true, true, true});
     out << priced_alike_note(scores);
+    if (single_run > 0) {
+      out << "hindsight: " << single_run << (single_run == 1 ? " request" : " requests")
+          << " ran in one file only, where it picks that run's fastest\n";
+    }
   };
   for (const RescoreReport& r : reports) {
     std::size_t plans = 0;
@@ -562,19 +563,21 @@ std::string rescore_table(const std::vector<RescoreReport>& reports) {
               (r.unfinished > 0 ? " (" + std::to_string(r.unfinished) + " left out: not every plan ran)" : std::string()) +
               ", " + std::to_string(plans) +
               " measured plans" + (r.calibration.empty() ? std::string() : "; validated with \"" + r.calibration + "\""),
-          r.scores, r.unmeasured_picks);
+          r.scores, r.unmeasured_picks, r.single_run_requests);
   }
   if (reports.size() >= 2) {
     std::vector<RequestMeasurement> all;
     std::vector<std::int64_t> unmeasured(reports.front().unmeasured_picks.size(), 0);
+    std::int64_t single_run = 0;
     for (const RescoreReport& r : reports) {
       all.insert(all.end(), r.requests.begin(), r.requests.end());
       for (std::size_t m = 0; m < unmeasured.size(); ++m) unmeasured[m] += r.unmeasured_picks[m];
+      single_run += r.single_run_requests;
     }
     std::vector<std::string> names;
     for (const ModelScore& s : reports.front().scores) names.push_back(s.model);
     block("all " + std::to_string(reports.size()) + " files: " + std::to_string(all.size()) + " requests",
-          score_models(names, std::vector<bool>(names.size(), true), all), unmeasured);
+          score_models(names, std::vector<bool>(names.size(), true), all), unmeasured, single_run);
   }
   return out.str();
 }

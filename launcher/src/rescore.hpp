@@ -23,15 +23,19 @@
 //                that misses about as often has reached what the measurements can tell (a reference, not a bound:
 //                noise can favour either side). On 4 bound ranks of the VM of docs/benchmarks.md: 229 of 240 and
 //                273 of 300 right, the best refined calibration held out 222 and 277.
-//   hindsight    with two files or more (add_hindsight): per request (the same request in every file: mesh, names,
-//                tensor, states, flattened axes, itemsize, variant, coordinate, budget), the one plan (the same trace
-//                and steps) right in the most files, the least median measured total of those breaking a tie; in a
-//                file that did not measure it, that file's fastest. A pick chosen after seeing every run, the same in
-//                each: no calibration whose own pick ran in every file can pick right more often over these files,
-//                so where it falls short of 95% no price can reach 95% on these runs. Its prices, for the step and
-//                plan error and the rank correlation: each step by the median over the files of that plan's step,
-//                the run-to-run spread of the very same step. Over the sixteen 4-rank runs of docs/benchmarks.md:
-//                466 of 480 right (97.1%), the calibrations refined by every other run's records 447, step times 446.
+//   hindsight    with two files or more (add_hindsight): per request (the same mesh, tensor, states, flattened axes,
+//                itemsize, variant, coordinate and state budget in every file: its runs), of the plans (the same
+//                trace and steps) measured in every run of it, the one right in the most runs, the least median
+//                measured total breaking a tie. A pick chosen after seeing every run, the same in each. One
+//                calibration judged over these files together prices a request's plans alike in every run, so where
+//                its planner's picks all ran it picks one plan each measured every time, and cannot be right in more
+//                runs: where hindsight falls short of a goal, no one calibration reaches it on these runs. Where no
+//                plan ran in every run of a request, each run's fastest stands in (counted as unmeasured picks); a
+//                request of one run only gets that run's fastest (counted below the table). Its prices, for the
+//                step and plan error and the rank correlation: each step by the median over the runs of that plan's
+//                step, so its step error is the spread of the very same step around that median. Over the sixteen
+//                4-rank runs of docs/benchmarks.md: 466 of 480 right (97.1%, every plan it kept measured in every
+//                run).
 #pragma once
 
 #include <cstddef>
@@ -106,6 +110,8 @@ struct RescoreOptions {
 // hindsight, added by add_hindsight).
 struct RescoreReport {
   std::string source;
+  bool hindsight = false;  // add_hindsight added its row (the last score)
+  std::int64_t single_run_requests = 0;  // hindsight: requests of this file that ran in no other
   std::string calibration;  // the records' own (the validated row's)
   std::size_t unfinished = 0;  // the records' requests left out (ValidateRecords::unfinished)
   std::size_t calibrations = 0;  // scores[1 .. calibrations] are the --calibration rows

@@ -38,8 +38,9 @@ int run(const RescoreCliOptions& o) {
                  "# validated: the run's own picks, as recorded; step times: every step priced by the run's own median\n"
                  "# time of its kind (a reference: what these measurements can tell); unmeasured picks: requests whose\n"
                  "# pick by the calibration's planner did not run (judged by its cheapest measured plan)\n"
-              << (reports.size() >= 2 ? "# hindsight: per request, the one plan right in the most of these files (a pick made\n"
-                                        "# after seeing every run: no calibration whose picks all ran picks right more often)\n"
+              << (reports.size() >= 2 ? "# hindsight: per request, of the plans measured in every file, the one right in the\n"
+                                        "# most (a pick made after seeing every run: over these files together, no one\n"
+                                        "# calibration whose picks all ran picks right more often)\n"
                                       : "")
               << rescore_table(reports) << std::flush;
     return 0;
