@@ -534,50 +534,108 @@ void add_hindsight(std::vector<RescoreReport>& reports) {
   }
 }
 
+RescoreReport rescore_all_files(const std::vector<RescoreReport>& reports) {
+  RescoreReport all;
+  if (reports.empty()) return all;
+  all.source = "all " + std::to_string(reports.size()) + " files";
+  all.calibrations = reports.front().calibrations;
+  all.hindsight = reports.front().hindsight;
+  all.unmeasured_picks.assign(reports.front().unmeasured_picks.size(), 0);
+  for (const RescoreReport& r : reports) {
+    all.requests.insert(all.requests.end(), r.requests.begin(), r.requests.end());
+    for (std::size_t m = 0; m < all.unmeasured_picks.size(); ++m) all.unmeasured_picks[m] += r.unmeasured_picks.at(m);
+    all.single_run_requests += r.single_run_requests;
+    all.unfinished += r.unfinished;
+  }
+  std::vector<std::string> names;
+  for (const ModelScore& s : reports.front().scores) names.push_back(s.model);
+  all.scores = score_models(names, std::vector<bool>(names.size(), true), all.requests);
+  return all;
+}
+
+namespace {
+
+std::size_t measured_plans(const RescoreReport& r) {
+  std::size_t plans = 0;
+  for (const RequestMeasurement& q : r.requests) plans += q.candidates.size();
+  return plans;
+}
+
+// Whether row m of a report picks a plan of its own (validated and step times do not; hindsight may stand in).
+bool picks_own(const RescoreReport& r, std::size_t m) {
+  return (m >= 1 && m <= r.calibrations) || (r.hindsight && m + 1 == r.scores.size());
+}
+
+}  // namespace
+
+std::string rescore_jsonl(const std::vector<RescoreReport>& reports, const RescoreOptions& options) {
+  using ojson = nlohmann::ordered_json;
+  std::vector<std::string> sources;
+  for (const RescoreReport& r : reports) sources.push_back(r.source);
+  std::vector<std::string> calibrations;
+  if (!reports.empty()) {
+    for (std::size_t m = 1; m <= reports.front().calibrations; ++m) calibrations.push_back(reports.front().scores.at(m).model);
+  }
+  std::string out = ojson{{"type", "config"},
+                          {"command", "rescore"},
+                          {"records", sources},
+                          {"calibrations", calibrations},
+                          {"tie_floor", kTieFloor},
+                          {"priced_alike", kPricedAlike},
+                          {"extrapolate", options.extrapolate},
+                          {"no_axis_corrections", options.no_axis_corrections}}
+                        .dump() +
+                    "\n";
+  const auto rows = [&out](const RescoreReport& r, const ojson& records) {
+    for (std::size_t m = 0; m < r.scores.size(); ++m) {
+      ojson record = {{"type", "report"}, {"records", records}};
+      record.update(score_json(r.scores[m]));
+      record["unmeasured_picks"] = picks_own(r, m) ? ojson(r.unmeasured_picks.at(m)) : ojson(nullptr);
+      out += record.dump() + "\n";
+    }
+  };
+  for (const RescoreReport& r : reports) {
+    out += ojson{{"type", "records"},
+                 {"records", r.source},
+                 {"calibration", r.calibration},
+                 {"requests", r.requests.size()},
+                 {"unfinished", r.unfinished},
+                 {"plans", measured_plans(r)},
+                 {"single_run_requests", r.single_run_requests}}
+               .dump() +
+           "\n";
+    rows(r, r.source);
+  }
+  if (reports.size() >= 2) rows(rescore_all_files(reports), "all");
+  return out + ojson{{"type", "end"}, {"ok", true}, {"files", reports.size()}}.dump() + "\n";
+}
+
 std::string rescore_table(const std::vector<RescoreReport>& reports) {
   std::ostringstream out;
-  const std::size_t calibrations = reports.empty() ? 0 : reports.front().calibrations;
-  const bool hindsight = !reports.empty() && reports.front().hindsight;
-  const auto block = [&out, calibrations, hindsight](const std::string& title, const std::vector<ModelScore>& scores,
-                                                     const std::vector<std::int64_t>& unmeasured,
-                                                     std::int64_t single_run) {
-    std::vector<std::vector<std::string>> rows = score_rows(scores);
+  const auto block = [&out](const std::string& title, const RescoreReport& r) {
+    std::vector<std::vector<std::string>> rows = score_rows(r.scores);
     rows.front().emplace_back("unmeasured picks");
-    for (std::size_t m = 0; m < scores.size(); ++m) {
-      // validated and step times pick no plan of their own; hindsight stands in where no plan ran in every run
-      const bool picks = (m >= 1 && m <= calibrations) || (hindsight && m + 1 == scores.size());
-      rows[m + 1].push_back(picks ? std::to_string(unmeasured[m]) : std::string("-"));
+    for (std::size_t m = 0; m < r.scores.size(); ++m) {
+      rows[m + 1].push_back(picks_own(r, m) ? std::to_string(r.unmeasured_picks.at(m)) : std::string("-"));
     }
     out << "\n" << title << "\n";
     print_table(out, rows, {false, true, true, true, true, true, true, true});
-    out << priced_alike_note(scores);
-    if (single_run > 0) {
-      out << "hindsight: " << single_run << (single_run == 1 ? " request" : " requests")
+    out << priced_alike_note(r.scores);
+    if (r.single_run_requests > 0) {
+      out << "hindsight: " << r.single_run_requests << (r.single_run_requests == 1 ? " request" : " requests")
           << " ran in one file only, where it picks that run's fastest\n";
     }
   };
   for (const RescoreReport& r : reports) {
-    std::size_t plans = 0;
-    for (const RequestMeasurement& q : r.requests) plans += q.candidates.size();
     block("\"" + r.source + "\": " + std::to_string(r.requests.size()) + " requests" +
               (r.unfinished > 0 ? " (" + std::to_string(r.unfinished) + " left out: not every plan ran)" : std::string()) +
-              ", " + std::to_string(plans) +
-              " measured plans" + (r.calibration.empty() ? std::string() : "; validated with \"" + r.calibration + "\""),
-          r.scores, r.unmeasured_picks, r.single_run_requests);
+              ", " + std::to_string(measured_plans(r)) + " measured plans" +
+              (r.calibration.empty() ? std::string() : "; validated with \"" + r.calibration + "\""),
+          r);
   }
   if (reports.size() >= 2) {
-    std::vector<RequestMeasurement> all;
-    std::vector<std::int64_t> unmeasured(reports.front().unmeasured_picks.size(), 0);
-    std::int64_t single_run = 0;
-    for (const RescoreReport& r : reports) {
-      all.insert(all.end(), r.requests.begin(), r.requests.end());
-      for (std::size_t m = 0; m < unmeasured.size(); ++m) unmeasured[m] += r.unmeasured_picks[m];
-      single_run += r.single_run_requests;
-    }
-    std::vector<std::string> names;
-    for (const ModelScore& s : reports.front().scores) names.push_back(s.model);
-    block("all " + std::to_string(reports.size()) + " files: " + std::to_string(all.size()) + " requests",
-          score_models(names, std::vector<bool>(names.size(), true), all), unmeasured, single_run);
+    const RescoreReport all = rescore_all_files(reports);
+    block(all.source + ": " + std::to_string(all.requests.size()) + " requests", all);
   }
   return out.str();
 }

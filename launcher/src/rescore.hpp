@@ -135,6 +135,17 @@ struct RescoreReport {
 // With two reports or more: the hindsight row (above) added to every report, its scores judged again; fewer: nothing.
 void add_hindsight(std::vector<RescoreReport>& reports);
 
+// Every report's requests judged together (two files or more): source "all N files", the unmeasured picks and the
+// requests of one file summed.
+[[nodiscard]] RescoreReport rescore_all_files(const std::vector<RescoreReport>& reports);
+
+// The same as JSON Lines (rescore --jsonl): a config record (command "rescore", records, calibrations, tie_floor,
+// priced_alike, extrapolate, no_axis_corrections), per records file a "records" record (source, its calibration,
+// requests, left out, measured plans, requests of that file only), then per row a "report" record (validate's report
+// fields, score_json, with "records": the file, and "unmeasured_picks": null for rows without a pick of their own);
+// with two files or more the same for all of them ("records": "all"); an "end" record last.
+[[nodiscard]] std::string rescore_jsonl(const std::vector<RescoreReport>& reports, const RescoreOptions& options);
+
 // The table: per records file, one row per model (right picks, exact, time lost, step and plan error, rank
 // correlation, unmeasured picks); with two files or more, the same over every file's requests together.
 [[nodiscard]] std::string rescore_table(const std::vector<RescoreReport>& reports);

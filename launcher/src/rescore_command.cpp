@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "meshloom/io/atomic_file.hpp"
 #include "mpi_command.hpp"
 #include "rescore.hpp"
 #include "text_format.hpp"
@@ -21,6 +22,7 @@ namespace {
 
 struct RescoreCliOptions {
   std::vector<std::string> records, calibrations;
+  std::string jsonl;
   RescoreOptions options;
 };
 
@@ -31,6 +33,8 @@ int run(const RescoreCliOptions& o) {
     std::vector<RescoreReport> reports;
     for (const std::string& path : o.records) reports.push_back(rescore_records(read_validate_records(path), calibrations, o.options));
     add_hindsight(reports);
+    // Written whole (atomically) before the table: a table on the screen means the file is there too.
+    if (!o.jsonl.empty()) write_file_atomically(o.jsonl, rescore_jsonl(reports, o.options), "rescore: cannot write --jsonl");
     std::cout << "# meshloom-launch rescore: the plans validate measured, priced again by every calibration; a pick\n"
                  "# is right when it is the measured fastest or ties with it (within max("
               << percent_text(kTieFloor)
@@ -72,6 +76,10 @@ void add_rescore_command(CLI::App& root, int& exit_code) {
   cmd->add_flag("--no-axis-corrections", o->options.no_axis_corrections,
                 "Price the calibrated mesh's axes by their group shape's curve alone, without the calibrations' axis "
                 "corrections (which hold for records whose ranks sat on the calibrated job's CPUs)");
+  cmd->add_option("--jsonl", o->jsonl,
+                  "Also write the report as JSON Lines to FILE (validate's report records, per file and all together), "
+                  "atomically")
+      ->type_name("FILE");
   cmd->callback([o, &exit_code] { exit_code = run(*o); });
 }
 

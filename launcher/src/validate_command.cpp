@@ -229,11 +229,6 @@ ojson per_model_flags(const Prepared& p, const std::vector<bool>& values) {
   return j;
 }
 
-ojson error_json(const std::optional<HoldoutError>& e) {
-  if (!e) return nullptr;
-  return {{"median", e->median}, {"p90", e->p90}, {"points", e->points}};
-}
-
 ojson config_json(const Prepared& p, const comm::Communicator& world, const LiveBackend& backend) {
   ojson config = {
       {"type", "config"},
@@ -484,20 +479,9 @@ int run_live(const ValidateOptions& o, const CLI::App& cmd) {
     const std::vector<ModelScore> scores = score_models(p.models, p.time_model, measured_requests);
     if (lead) {
       for (const auto& s : scores) {
-        sink.write(ojson{{"type", "report"},
-                         {"model", s.model},
-                         {"time_model", s.time_model},
-                         {"requests", s.requests},
-                         {"right", s.right},
-                         {"exact", s.exact},
-                         {"share_right", s.requests > 0 ? static_cast<double>(s.right) / static_cast<double>(s.requests) : 0.0},
-                         {"time_lost", ojson{{"mean", s.time_lost_mean}, {"max", s.time_lost_max}}},
-                         {"step_error", error_json(s.step_error)},
-                         {"plan_error", error_json(s.plan_error)},
-                         {"rank_correlation", s.rank_correlation ? ojson(*s.rank_correlation) : ojson(nullptr)},
-                         {"correlated_requests", s.correlated_requests},
-                         {"misses_priced_alike", s.misses_priced_alike}}
-                       .dump());
+        ojson record{{"type", "report"}};
+        record.update(score_json(s));
+        sink.write(record.dump());
       }
       sink.write(ojson{{"type", "end"}, {"ok", status == 0}, {"requests", p.requests.size()}}.dump());
       std::cout << report_table(p, scores);

@@ -183,6 +183,25 @@ std::string errors_text(const std::optional<HoldoutError>& e, bool time_model) {
 }
 }  // namespace
 
+nlohmann::ordered_json score_json(const ModelScore& s) {
+  using ojson = nlohmann::ordered_json;
+  const auto error = [](const std::optional<HoldoutError>& e) {
+    return e ? ojson{{"median", e->median}, {"p90", e->p90}, {"points", e->points}} : ojson(nullptr);
+  };
+  return {{"model", s.model},
+          {"time_model", s.time_model},
+          {"requests", s.requests},
+          {"right", s.right},
+          {"exact", s.exact},
+          {"share_right", s.requests > 0 ? static_cast<double>(s.right) / static_cast<double>(s.requests) : 0.0},
+          {"time_lost", ojson{{"mean", s.time_lost_mean}, {"max", s.time_lost_max}}},
+          {"step_error", error(s.step_error)},
+          {"plan_error", error(s.plan_error)},
+          {"rank_correlation", s.rank_correlation ? ojson(*s.rank_correlation) : ojson(nullptr)},
+          {"correlated_requests", s.correlated_requests},
+          {"misses_priced_alike", s.misses_priced_alike}};
+}
+
 std::vector<std::vector<std::string>> score_rows(const std::vector<ModelScore>& scores) {
   std::vector<std::vector<std::string>> rows{{"model", "right picks", "exact", "time lost mean / max",
                                               "step error med / p90 (steps)", "plan error med / p90 (plans)",

@@ -38,6 +38,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "calibrate_fit.hpp"
 
 namespace meshloom::launcher {
@@ -99,6 +101,11 @@ struct ModelScore {
 [[nodiscard]] std::vector<ModelScore> score_models(const std::vector<std::string>& models,
                                                   const std::vector<bool>& time_model,
                                                   const std::vector<RequestMeasurement>& requests);
+
+// A score as validate's and rescore's report records carry it: model, time_model, requests, right, exact, share_right,
+// time_lost {mean, max}, step_error and plan_error {median, p90, points} (null where none), rank_correlation (null
+// where none), correlated_requests, misses_priced_alike.
+[[nodiscard]] nlohmann::ordered_json score_json(const ModelScore& score);
 
 // The report's table as validate prints it: a header row (model, right picks, exact, time lost mean / max, step error
 // med / p90 (steps), plan error med / p90 (plans), rank corr. (requests)), then one row per score.

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -460,6 +461,52 @@ TEST(Rescore, HindsightKeepsThePlanRightInTheMostRunsOfThoseEveryRunMeasured) {
   EXPECT_EQ(single[0].single_run_requests, 1);
   EXPECT_NE(rescore_table(single).find("hindsight: 2 requests ran in one file only, where it picks that run's fastest"),
             std::string::npos);
+}
+
+// --jsonl: what the table shows, as validate's report records, per file and all together.
+TEST(Rescore, TheJsonLinesCarryEveryRowOfEveryFile) {
+  const Calibration a = calibration();
+  const std::vector<NamedCalibration> cals{{.name = "a.json", .calibration = a}};
+  std::vector<RescoreReport> reports{rescore_records(parse_validate_records(records(a, calibration(3.0)), "v1.jsonl"), cals),
+                                     rescore_records(parse_validate_records(records(a, a, true), "v2.jsonl"), cals)};
+  add_hindsight(reports);
+  std::vector<json> lines;
+  std::istringstream in(rescore_jsonl(reports, {.extrapolate = false, .no_axis_corrections = true}));
+  for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
+  // config, then per file a records record and 4 rows (validated, a.json, step times, hindsight), the 4 rows of all, end
+  ASSERT_EQ(lines.size(), 1U + 2 * 5 + 4 + 1);
+  EXPECT_EQ(lines[0]["type"], "config");
+  EXPECT_EQ(lines[0]["command"], "rescore");
+  EXPECT_EQ(lines[0]["calibrations"], json::array({"a.json"}));
+  EXPECT_EQ(lines[0]["no_axis_corrections"], true);
+  EXPECT_EQ(lines[1]["type"], "records");
+  EXPECT_EQ(lines[1]["records"], "v1.jsonl");
+  EXPECT_EQ(lines[1]["calibration"], "v.json");
+  EXPECT_EQ(lines[1]["requests"], kRequests.size());
+  const RescoreReport all = rescore_all_files(reports);
+  for (std::size_t f = 0; f < 3; ++f) {
+    const RescoreReport& r = f < 2 ? reports[f] : all;
+    for (std::size_t m = 0; m < 4; ++m) {
+      const json& row = lines[1 + f * 5 + (f < 2 ? 1 : 0) + m];
+      ASSERT_EQ(row["type"], "report") << row;
+      EXPECT_EQ(row["records"], f < 2 ? r.source : "all");
+      EXPECT_EQ(row["model"], r.scores[m].model);
+      EXPECT_EQ(row["right"], r.scores[m].right);
+      EXPECT_EQ(row["requests"], r.scores[m].requests);
+      ASSERT_TRUE(r.scores[m].step_error);
+      EXPECT_DOUBLE_EQ(row["step_error"]["median"].get<double>(), r.scores[m].step_error->median);
+      if (m == 0 || m == 2) {
+        EXPECT_TRUE(row["unmeasured_picks"].is_null()) << row;
+      } else {
+        EXPECT_EQ(row["unmeasured_picks"], r.unmeasured_picks[m]);
+      }
+    }
+  }
+  EXPECT_EQ(all.requests.size(), 2 * kRequests.size());
+  EXPECT_EQ(all.unmeasured_picks[1], reports[0].unmeasured_picks[1] + reports[1].unmeasured_picks[1]);
+  EXPECT_GT(all.unmeasured_picks[1], 0);  // the second file did not run a.json's picks
+  EXPECT_EQ(lines.back()["type"], "end");
+  EXPECT_EQ(lines.back()["files"], 2);
 }
 
 TEST(Rescore, TheTableShowsEveryFileThenAllTogether) {
