@@ -483,9 +483,10 @@ void add_hindsight(std::vector<RescoreReport>& reports) {
   };
   for (const auto& [key, where] : runs) {
     std::map<std::string, Tally> tally;
+    std::vector<std::size_t> fastest_of;  // per run of the request
     for (const auto& [f, q] : where) {
       const RequestMeasurement& m = reports[f].requests[q];
-      const std::size_t fastest = judge(m).fastest;
+      const std::size_t fastest = fastest_of.emplace_back(judge(m).fastest);
       for (std::size_t c = 0; c < m.candidates.size(); ++c) {
         const CandidateMeasurement& cm = m.candidates[c];
         Tally& t = tally[reports[f].plan_keys[q][c]];
@@ -508,10 +509,11 @@ void add_hindsight(std::vector<RescoreReport>& reports) {
         best_median = med;
       }
     }
-    for (const auto& [f, q] : where) {
+    for (std::size_t run = 0; run < where.size(); ++run) {
+      const auto [f, q] = where[run];
       RescoreReport& r = reports[f];
       RequestMeasurement& m = r.requests[q];
-      std::size_t pick = judge(m).fastest;
+      std::size_t pick = fastest_of[run];
       for (std::size_t c = 0; c < m.candidates.size(); ++c) {
         CandidateMeasurement& cm = m.candidates[c];
         const Tally& t = tally.at(r.plan_keys[q][c]);
