@@ -52,6 +52,8 @@ constexpr std::int64_t kMaxCalibrationWorld = 2147483647;  // 2^31 - 1, as a des
 constexpr std::size_t kMaxCalibrationCurves = 4096;         // entries of "groups"
 constexpr std::size_t kMaxCurvePoints = 256;                // points of one curve
 constexpr std::size_t kMaxCpuListChars = 4095;              // one rank's CPU list (the launcher gathers 4095)
+constexpr std::size_t kMaxTransportSettings = 4096;         // entries of "transport"
+using comm::kMaxTransportChars;                             // a transport setting's name or value
 
 // The collectives a calibration may fit, in sorted order (the order std::map writes them).
 constexpr std::array<std::string_view, 5> kCollectives{"all_gather", "all_reduce", "all_to_all", "broadcast",
@@ -177,7 +179,7 @@ Calibration calibration_from_json(const json& root) {
   }
   detail::check_fields(root, "", kNoun,
                        {"format", "version", "backend", "timing", "world", "mesh", "axes", "rank_hosts", "groups",
-                        "rank_cpus", "axis_corrections"},
+                        "rank_cpus", "axis_corrections", "transport"},
                        {"backend", "world", "mesh", "axes"});
   Calibration c;
   c.backend = get_string(root.at("backend"), "backend");
@@ -224,6 +226,26 @@ Calibration calibration_from_json(const json& root) {
     for (std::size_t i = 0; i < corrections.size(); ++i) {
       c.axis_corrections.push_back(correction_from_json(corrections[i], item("axis_corrections", i)));
     }
+  }
+  if (root.contains("transport")) {
+    const json& transport = root.at("transport");
+    detail::expect_object(transport, "transport", kNoun);
+    if (transport.size() > kMaxTransportSettings) {
+      bad("transport", std::to_string(transport.size()) + " settings; at most " + std::to_string(kMaxTransportSettings));
+    }
+    comm::TransportSettings settings;
+    for (const auto& [name, value] : transport.items()) {
+      detail::check_text(name, "transport", 1, kMaxTransportChars, true);
+      const std::string path = field("transport", name);
+      if (!comm::shapes_collective_cost(name)) {
+        bad_value("transport", render_text(name),
+                  "not a setting that shapes a collective's cost (OMPI_MCA_btl*, _pml*, _mtl*, _coll*, _osc*, "
+                  "UCX_*, NCCL_*: comm/transport.hpp)");
+      }
+      settings[name] = get_string(value, path);
+      detail::check_text(settings[name], path, 0, kMaxTransportChars, true);
+    }
+    c.transport = std::move(settings);
   }
   return c;
 }
@@ -556,6 +578,15 @@ std::string to_json_text(const Calibration& calibration) {
       out += i + 1 < calibration.axis_corrections.size() ? ",\n" : "\n";
     }
     out += "  ]";
+  }
+  if (calibration.transport) {
+    out += ",\n  \"transport\": {";
+    bool first = true;
+    for (const auto& [name, value] : *calibration.transport) {
+      out += (first ? "" : ", ") + str(name) + ": " + str(value);
+      first = false;
+    }
+    out += "}";
   }
   out += "\n}\n";
   return out;

@@ -143,7 +143,7 @@ TEST(CalibrationParse, EveryValidationError) {
       // top-level fields
       {with(R"("world": 8)", R"("world": 8, "hosts": 2)"),
        "ValueError: hosts: unknown field; a calibration has format, version, backend, timing, world, mesh, axes, "
-       "rank_hosts, groups, rank_cpus, axis_corrections"},
+       "rank_hosts, groups, rank_cpus, axis_corrections, transport"},
       {with(R"("backend": "mpi")", R"("backend": "mpi", "timing": "single-shot")"),
        R"(ValueError: timing = "single-shot": expected "pipelined" or "single_shot")"},
       {with(R"("backend": "mpi")", R"("backend": "mpi", "timing": 1)"),
@@ -638,6 +638,43 @@ TEST(CalibrationCurves, CpuListsAreReadAsLinuxWritesThem) {
                           "1000000"}) {
     EXPECT_FALSE(parse_cpu_list(bad)) << bad;
   }
+}
+
+TEST(CalibrationTransport, ReadRoundTripAndValidated) {
+  // The settings it was measured under: read, written back in name order, {} kept apart from not recorded.
+  const std::string with = kBase.substr(0, kBase.size() - 1) +
+                           R"(, "transport": {"OMPI_MCA_btl_vader_single_copy_mechanism": "none", "NCCL_PROTO": "Simple"}})";
+  const Calibration c = parse_calibration(with);
+  ASSERT_TRUE(c.transport.has_value());
+  EXPECT_EQ(*c.transport, (comm::TransportSettings{{"NCCL_PROTO", "Simple"},
+                                                   {"OMPI_MCA_btl_vader_single_copy_mechanism", "none"}}));
+  const std::string text = to_json_text(c);
+  EXPECT_NE(text.find("\n  \"transport\": {\"NCCL_PROTO\": \"Simple\", \"OMPI_MCA_btl_vader_single_copy_mechanism\": "
+                      "\"none\"}\n}\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(parse_calibration(text), c);
+  EXPECT_FALSE(parse_calibration(kBase).transport.has_value());
+  EXPECT_EQ(to_json_text(parse_calibration(kBase)).find("transport"), std::string::npos);
+  Calibration none_set = parse_calibration(kBase);
+  none_set.transport = comm::TransportSettings{};
+  const std::string empty_text = to_json_text(none_set);
+  EXPECT_NE(empty_text.find("\"transport\": {}"), std::string::npos) << empty_text;
+  EXPECT_EQ(parse_calibration(empty_text), none_set);
+
+  const auto error = [&](const std::string& from, const std::string& to) { return error_replacing(with, from, to); };
+  EXPECT_EQ(error(R"("NCCL_PROTO": "Simple")", R"("NCCL_PROTO": 3)"),
+            "ValueError: transport.NCCL_PROTO = 3: expected a string, got an integer");
+  EXPECT_EQ(error(R"("NCCL_PROTO")", R"("HOME")"),
+            "ValueError: transport = \"HOME\": not a setting that shapes a collective's cost (OMPI_MCA_btl*, _pml*, "
+            "_mtl*, _coll*, _osc*, UCX_*, NCCL_*: comm/transport.hpp)");
+  EXPECT_EQ(error(R"("NCCL_PROTO")", R"("NCCL_DEBUG")"),
+            "ValueError: transport = \"NCCL_DEBUG\": not a setting that shapes a collective's cost (OMPI_MCA_btl*, "
+            "_pml*, _mtl*, _coll*, _osc*, UCX_*, NCCL_*: comm/transport.hpp)");
+  EXPECT_EQ(error(R"("Simple")", R"("Sim\nple")"),
+            "ValueError: transport.NCCL_PROTO = \"Sim\\nple\": control characters are not allowed here");
+  EXPECT_EQ(error(R"({"OMPI_MCA_btl_vader_single_copy_mechanism": "none", "NCCL_PROTO": "Simple"})", "[]"),
+            "ValueError: transport = []: expected an object, got an array");
 }
 
 }  // namespace

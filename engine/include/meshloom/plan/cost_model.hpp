@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "meshloom/comm/transport.hpp"
 #include "meshloom/plan/plan.hpp"
 
 namespace meshloom {
@@ -280,6 +281,9 @@ struct AxisCorrection {
 // "rank_cpus" (every world rank's CPU binding in the calibrated job, as Linux lists CPUs: "0", "0-3", "0,2") and
 // "axis_corrections" ([{"axes": [0], "collective": "all_gather", "factors": [[bytes, factor, steps], ...]}, ...],
 // AxisCorrection) are optional: calibrate writes the corrections only when every rank was bound.
+// "transport" ({"OMPI_MCA_btl_vader_single_copy_mechanism": "none", ...}, comm/transport.hpp: the settings of the
+// environment that shape a collective's cost, {} when none was set) is optional: files written before it have none,
+// and are not checked against the settings of the measurements they are set against.
 struct Calibration {
   std::string backend;
   std::string timing;  // "pipelined", "single_shot", or empty (not recorded)
@@ -294,6 +298,7 @@ struct Calibration {
   // At most one per (axes, collective), each of a curve the calibration has (the collective on the shape of its
   // axes' groups); needs `rank_cpus`.
   std::vector<AxisCorrection> axis_corrections;
+  std::optional<comm::TransportSettings> transport;  // nullopt: not recorded
   friend bool operator==(const Calibration&, const Calibration&) = default;
 };
 

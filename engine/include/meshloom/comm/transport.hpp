@@ -1,0 +1,46 @@
+#pragma once
+
+// The transport settings a collective's cost depends on, beyond the machine: the environment variables that choose
+// and tune how a communication library moves the bytes. The same all_gather on the same two ranks can cost twice as
+// much with Open MPI's single-copy path (CMA) as without it, or under another NCCL protocol, so a calibration records
+// the settings it was measured under, and the commands that set its prices against measurements (validate, refine,
+// rescore) refuse measurements made under other ones.
+//
+//   Open MPI  OMPI_MCA_btl*, OMPI_MCA_pml*, OMPI_MCA_mtl*, OMPI_MCA_coll*, OMPI_MCA_osc*,
+//             OMPI_MCA_mpi_yield_when_idle, OMPI_MCA_mpi_leave_pinned (what `mpirun --mca NAME VALUE` sets)
+//   UCX       UCX_* but UCX_LOG_*
+//   NCCL      NCCL_* but NCCL_DEBUG, NCCL_DEBUG_SUBSYS, NCCL_DEBUG_FILE and NCCL_COMM_ID (a job's rendezvous)
+//
+// Example: the environment {"OMPI_MCA_btl_vader_single_copy_mechanism=none", "OMPI_MCA_ess_base_jobid=1",
+// "NCCL_DEBUG=INFO", "HOME=/root"} gives {"OMPI_MCA_btl_vader_single_copy_mechanism": "none"}.
+// Settings read from files (Open MPI's mca-params.conf, /etc/nccl.conf) are not seen: pass them in the environment.
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace meshloom::comm {
+
+// Name -> value, sorted by name.
+using TransportSettings = std::map<std::string, std::string>;
+
+// Whether an environment variable of this name shapes a collective's cost (the list above).
+[[nodiscard]] bool shapes_collective_cost(std::string_view name) noexcept;
+
+// The most bytes of a setting's name or of its value a record holds.
+inline constexpr std::size_t kMaxTransportChars = 1024;
+
+// The transport settings of an environment given as "NAME=VALUE" entries (as `environ` holds them). An entry
+// without '=', or whose name or value is not single-line UTF-8 of at most kMaxTransportChars bytes, is skipped.
+[[nodiscard]] TransportSettings transport_settings(const std::vector<std::string>& environment);
+
+// The settings that differ between two records of them, in name order, as people read it, or "" when none does:
+//   transport_difference({{"OMPI_MCA_btl", "^vader"}}, "the calibration", {}, "this job")
+//     == "OMPI_MCA_btl is \"^vader\" in the calibration and unset in this job"
+// (several joined by "; ").
+[[nodiscard]] std::string transport_difference(const TransportSettings& a, std::string_view a_name,
+                                               const TransportSettings& b, std::string_view b_name);
+
+}  // namespace meshloom::comm
