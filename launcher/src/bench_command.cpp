@@ -313,6 +313,7 @@ int run_live(const BenchCliOptions& o, const CLI::App& cmd, const std::string& c
     const JobCpus cpus = job_cpus(world, info.hosts);
     info.cpus = cpus.cpus;
     info.bound = cpus.bound;
+    info.transport = job_transport();
     // Every group inherits the world's timeout (split passes it on).
     const comm::MeshGroups groups = backend.groups(*mesh, LiveBackend::Buffers::Native);
     // With --jsonl -, standard output carries the records alone: the table goes to standard error.

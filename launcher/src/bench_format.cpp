@@ -142,6 +142,7 @@ std::string config_record(const BenchRunInfo& info) {
     j["cpus"] = info.cpus;
     j["bound"] = info.bound;
   }
+  j["transport"] = info.transport;
   add_slurm(j, info.slurm);
   return dump(j);
 }

@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "meshloom/comm/transport.hpp"
 #include "meshloom/dtype.hpp"
 #include "meshloom/plan/state.hpp"
 #include "group_span.hpp"
@@ -113,6 +114,7 @@ struct BenchRunInfo {
   std::vector<std::string> hosts;  // every rank's host, by world rank
   std::vector<std::string> cpus;   // every rank's CPU binding, by world rank (job_cpus); empty: not known
   bool bound = false;              // every rank was bound (ranks_bound: fewer CPUs than its host's ranks together)
+  comm::TransportSettings transport;  // the job's transport settings (job_transport)
   std::string meshloom_version;
   std::string mpi_library;
   std::string host;

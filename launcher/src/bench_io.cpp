@@ -160,6 +160,12 @@ std::string cpu_binding() {
   return cpu_list(cpus);
 }
 
+comm::TransportSettings job_transport() {
+  std::vector<std::string> environment;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) environment.emplace_back(*e);
+  return comm::transport_settings(environment);
+}
+
 bool ranks_bound(const std::vector<std::string>& cpus, const std::vector<std::string>& hosts) {
   if (cpus.empty() || cpus.size() != hosts.size()) return false;
   std::vector<std::vector<int>> sets;

@@ -10,6 +10,8 @@
 #include <vector>
 #include <utility>
 
+#include "meshloom/comm/transport.hpp"
+
 namespace meshloom::launcher {
 
 // The path "-" names standard output: the records are written there (one write(2) each; fsync does not apply to a
@@ -93,6 +95,9 @@ void report_rank_error(int rank, const std::string& what, JsonlSink& sink,
 // "?"), or lists and hosts of different lengths: false. Examples: {"0", "1", "0", "1"} on one host: true;
 // {"0-1", "0-1"}: false; {"0", "0"}: false (both on one CPU: nothing tells them apart).
 [[nodiscard]] bool ranks_bound(const std::vector<std::string>& cpus, const std::vector<std::string>& hosts);
+// This process's transport settings (comm/transport.hpp): those of its environment. mpirun passes every rank the
+// same (`--mca NAME VALUE` reaches them as OMPI_MCA_NAME), so rank 0's stand for the job.
+[[nodiscard]] comm::TransportSettings job_transport();
 // The list of `cpus` (ascending CPU numbers, no repeats) as Linux writes it (/sys/devices/system/cpu/online):
 // consecutive runs as "a-b". Example: {0, 1, 2, 4, 6, 7} -> "0-2,4,6-7".
 [[nodiscard]] std::string cpu_list(const std::vector<int>& cpus);

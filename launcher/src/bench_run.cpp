@@ -250,6 +250,7 @@ BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups
   outcome.sweep.hosts = info.hosts;
   outcome.sweep.cpus = info.cpus;
   outcome.sweep.bound = info.bound;
+  outcome.sweep.transport = info.transport;
   for (const auto& f : info.flattened) outcome.sweep.flattened[f.name] = f.axes;
 
   if (lead) {

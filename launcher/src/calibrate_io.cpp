@@ -47,6 +47,7 @@ BenchSweep parse_bench_jsonl(const std::string& text, const std::string& source)
       }
       sweep.world = ctx.integer(j, "world");
       if (j.contains("hosts")) sweep.hosts = jsonl::hosts_of(ctx, j);
+      if (j.contains("transport")) sweep.transport = jsonl::transport_of(ctx, j);
       if (j.contains("cpus")) {
         sweep.cpus = jsonl::cpus_of(ctx, j);
         const json& bound = ctx.field(j, "bound");
@@ -273,6 +274,7 @@ CalibrationReport calibrate_sweep(const BenchSweep& sweep) {
   CalibrationReport report;
   report.calibration.backend = sweep.backend;
   report.calibration.timing = sweep.timing;
+  report.calibration.transport = sweep.transport;
   report.calibration.world = sweep.world;
   report.calibration.mesh_shape = sweep.mesh_shape;
   report.calibration.mesh_names = sweep.mesh_names;

@@ -26,6 +26,7 @@ struct BenchSweep {
   std::vector<std::string> hosts;  // the config's "hosts": every world rank's host (empty in older files)
   std::vector<std::string> cpus;   // the config's "cpus": every world rank's CPU binding (empty in older files)
   bool bound = false;              // the config's "bound": every rank was bound (ranks_bound)
+  std::optional<comm::TransportSettings> transport;  // the config's "transport" (none in older files)
   std::map<std::string, std::vector<std::string>> flattened;  // the config's mesh.flattened: name -> axis names
   bool spans = true;               // every result carries its "span" (older files have none)
   bool summary_seen = false;

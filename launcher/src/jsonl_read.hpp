@@ -17,6 +17,7 @@
 
 #include "batch_io.hpp"
 #include "json_read.hpp"
+#include "meshloom/comm/transport.hpp"
 #include "meshloom/error.hpp"
 
 namespace meshloom::launcher::jsonl {
@@ -111,6 +112,19 @@ inline std::vector<std::string> hosts_of(const LineContext& ctx, const nlohmann:
 // A config record's "cpus": every rank's CPU list ("0-3,8").
 inline std::vector<std::string> cpus_of(const LineContext& ctx, const nlohmann::json& config) {
   return per_rank_strings(ctx, config, "cpus", "CPU lists");
+}
+
+// A config record's "transport" (comm/transport.hpp): an object of setting names and their values, all strings.
+inline comm::TransportSettings transport_of(const LineContext& ctx, const nlohmann::json& config) {
+  const nlohmann::json& value = ctx.field(config, "transport");
+  const auto bad = [&] { ctx.fail("field \"transport\" = " + show(value) + ": expected an object of strings"); };
+  if (!value.is_object()) bad();
+  comm::TransportSettings out;
+  for (const auto& [name, setting] : value.items()) {
+    if (!setting.is_string()) bad();
+    out[name] = setting.get<std::string>();
+  }
+  return out;
 }
 
 // The whole of a records file: RuntimeError when it cannot be read, ValueError when it holds more than `max_bytes`

@@ -90,6 +90,17 @@ void check_calibration_fits_run(const Calibration& calibration, const std::strin
   }
 }
 
+void check_calibration_transport(const Calibration& calibration, const std::string& source,
+                                 const std::optional<comm::TransportSettings>& measured, const std::string& where) {
+  if (!calibration.transport || !measured) return;
+  const std::string difference = comm::transport_difference(*calibration.transport, "the calibration", *measured, where);
+  if (difference.empty()) return;
+  raise(ErrorKind::ValueError,
+        source + ": measured under other transport settings than " + where + " (" + difference +
+            "): its prices are of another transport; calibrate under the same settings (the same mpirun --mca "
+            "options, UCX_ and NCCL_ variables)");
+}
+
 void check_axis_binding(const Calibration& calibration, const std::string& source, int rank) {
   if (calibration.axis_corrections.empty()) return;
   // Only the calibrated mesh's ranks (0..N-1) are priced by the corrections.

@@ -19,11 +19,13 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "meshloom/backends/mpi_communicator.hpp"
 #include "meshloom/comm/mesh_groups.hpp"
+#include "meshloom/comm/transport.hpp"
 #include "meshloom/mesh/device_mesh.hpp"
 #include "meshloom/plan/cost_model.hpp"
 
@@ -76,6 +78,13 @@ void check_backend_name(const std::string& name);
 // --calibration "cal.json") and both values when it records another backend or the pipelined protocol; a file that
 // records neither (written before they were) passes.
 void check_calibration_fits_run(const Calibration& calibration, const std::string& source, const std::string& backend);
+
+// A calibration prices the collectives of the transport settings it was measured under (Calibration::transport,
+// comm/transport.hpp): measurements made under others (`measured`, named by `where`: "this job", "\"v3.jsonl\"") are
+// of another cost. ValueError naming the calibration (`source`) and every setting that differs, with both values;
+// nothing when either side did not record its settings (files written before they were).
+void check_calibration_transport(const Calibration& calibration, const std::string& source,
+                                 const std::optional<comm::TransportSettings>& measured, const std::string& where);
 
 // A calibration's axis corrections (AxisCorrection) hold for ranks bound as in the calibrated job: its rank_cpus.
 // ValueError naming the calibration (`source`), the rank and both CPU lists when this rank may run on other CPUs

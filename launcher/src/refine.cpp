@@ -12,6 +12,7 @@
 #include "calibrate_fit.hpp"
 #include "group_span.hpp"
 #include "jsonl_read.hpp"
+#include "live_backend.hpp"
 #include "meshloom/error.hpp"
 #include "meshloom/plan/plan.hpp"
 #include "text_format.hpp"
@@ -233,6 +234,7 @@ StepRecords parse_step_records(const std::string& text, const std::string& sourc
       rank_hosts = host_indices(names);
       if (j.contains("mesh")) config_mesh = mesh_shape_of(ctx, j);
       if (j.contains("cpus")) out.cpus = jsonl::cpus_of(ctx, j);
+      if (j.contains("transport")) out.transport = jsonl::transport_of(ctx, j);
     } else if (type == "drift") {
       if (!config_seen) ctx.fail("a drift record before the config record");
       // The mesh its anchors ran on (older files do not say: their anchors are priced by the shared curves).
@@ -348,6 +350,7 @@ RefineReport refine_calibration(const Calibration& base, const std::vector<StepR
       raise(ErrorKind::ValueError, "refine: \"" + r.source + "\" ran on backend \"" + r.backend +
                                        "\" and the calibration measured \"" + base.backend + "\"");
     }
+    check_calibration_transport(base, "refine: the calibration", r.transport, "\"" + r.source + "\"");
     if (!r.timing.empty() && !base.timing.empty() && r.timing != base.timing) {
       raise(ErrorKind::ValueError, "refine: \"" + r.source + "\" timed its steps \"" + r.timing +
                                        "\" and the calibration's curves are \"" + base.timing +

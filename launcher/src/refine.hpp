@@ -70,6 +70,7 @@ struct StepRecords {
   std::vector<StepSample> anchors;  // validate's drift anchors, before and after: the benchmark re-timed in the run
   std::int64_t mixed_shapes = 0;    // steps whose groups differ in shape: left out
   std::vector<std::string> cpus;    // the config's "cpus": every rank's CPUs (empty in older files)
+  std::optional<comm::TransportSettings> transport;  // the config's "transport" (none in older files)
 };
 
 // Reads run's or validate's JSON Lines: the config record (its "backend" and "hosts"; run's carries the mesh),

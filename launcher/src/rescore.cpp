@@ -248,6 +248,7 @@ void check_calibration(const ValidateRecords& records, const NamedCalibration& c
   }
   // As validate refuses it: another backend than the records', or the pipelined protocol.
   check_calibration_fits_run(cal, "rescore: " + who, records.backend);
+  check_calibration_transport(cal, "rescore: " + who, records.transport, "\"" + records.source + "\"");
   if (options.no_axis_corrections || cal.axis_corrections.empty()) return;
   const bool on_its_mesh = std::any_of(records.requests.begin(), records.requests.end(), [&](const MeasuredRequest& r) {
     return r.setup.request.mesh_shape == cal.mesh_shape;
@@ -300,6 +301,7 @@ ValidateRecords parse_validate_records(const std::string& text, const std::strin
       out.backend = ctx.text(j, "backend");
       if (j.contains("calibration")) out.calibration = ctx.text(j, "calibration");
       if (j.contains("cpus")) out.cpus = jsonl::cpus_of(ctx, j);
+      if (j.contains("transport")) out.transport = jsonl::transport_of(ctx, j);
       return;
     }
     if (!config_seen) ctx.fail("a \"" + type + "\" record before the config record");

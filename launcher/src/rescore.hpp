@@ -84,6 +84,7 @@ struct ValidateRecords {
   std::string backend;
   std::string calibration;        // the calibration validate judged (config "calibration")
   std::vector<std::string> cpus;  // every rank's CPUs (config "cpus"; empty in older files)
+  std::optional<comm::TransportSettings> transport;  // the config's "transport" (none in older files)
   std::vector<MeasuredRequest> requests;  // those whose plans all ran (every plan with its summary)
   std::size_t unfinished = 0;             // requests left out: a plan without its summary (a run cut short)
 };

@@ -116,6 +116,7 @@ Prepared prepare(const RunCliOptions& o, const CLI::App& cmd, std::int64_t world
   if (s.calibration) {
     const std::string source = "--calibration \"" + o.plan.calibration + "\"";
     check_calibration_fits_run(*s.calibration, source, o.backend);
+    check_calibration_transport(*s.calibration, source, job_transport(), "this job");
     // Axis corrections price the calibrated mesh's own axes as its bound ranks ran them.
     if (o.no_axis_corrections) {
       s.calibration->axis_corrections.clear();
@@ -245,7 +246,8 @@ nlohmann::ordered_json config_json(const Prepared& p, const comm::Communicator& 
       {"versions", {{"meshloom", MESHLOOM_VERSION}, {std::string(backend.name()), backend.describe()}}},
       {"host", host_name()},
       {"hosts", p.settings.hosts},
-      {"cpus", p.cpus}};
+      {"cpus", p.cpus},
+      {"transport", job_transport()}};
   add_slurm(config, slurm_job());
   return config;
 }

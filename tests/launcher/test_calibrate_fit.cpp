@@ -402,6 +402,22 @@ std::string one_host_jsonl(std::vector<std::string> cpus, bool bound) {
   return text + summary_record(true, 6, 0, 0.1, 1.0) + "\n";
 }
 
+TEST(CalibrateIo, TheRunsTransportSettingsReachTheCalibration) {
+  // bench records the job's settings ({} when none is set); calibrate keeps them; older records say nothing.
+  const std::string text = one_host_jsonl({"0", "1", "0", "1"}, true);
+  ASSERT_NE(text.find(R"("transport":{})"), std::string::npos) << text;
+  EXPECT_EQ(calibrate_sweep(parse_bench_jsonl(text, "run.jsonl")).calibration.transport, comm::TransportSettings{});
+  std::string set = text;
+  set.replace(set.find(R"("transport":{})"), 14, R"("transport":{"OMPI_MCA_btl_vader_single_copy_mechanism":"none"})");
+  const BenchSweep sweep = parse_bench_jsonl(set, "run.jsonl");
+  const comm::TransportSettings expected{{"OMPI_MCA_btl_vader_single_copy_mechanism", "none"}};
+  EXPECT_EQ(sweep.transport, expected);
+  EXPECT_EQ(calibrate_sweep(sweep).calibration.transport, expected);
+  std::string older = text;
+  older.erase(older.find(R"(,"transport":{})"), 15);
+  EXPECT_FALSE(calibrate_sweep(parse_bench_jsonl(older, "run.jsonl")).calibration.transport.has_value());
+}
+
 TEST(CalibrateIo, BoundRanksGiveEachAxisItsCorrectionAgainstTheSharedCurve) {
   const BenchSweep sweep = parse_bench_jsonl(one_host_jsonl({"0", "1", "0", "1"}, true), "run.jsonl");
   EXPECT_EQ(sweep.cpus, (std::vector<std::string>{"0", "1", "0", "1"}));

@@ -432,6 +432,31 @@ TEST(Refine, BadRecordsAndMismatchesAreClearErrors) {
   EXPECT_EQ(refine(fits_only, ok), "ValueError: refine: the calibration holds per-axis fits only (no curves by group "
                                    "shape) and they have nothing to correct; calibrate again with this version");
   EXPECT_EQ(refine(base(), ok, 0), "ValueError: refine: --min-steps 0: must be >= 1");
+
+  // Records measured under other transport settings than the calibration (both recorded) are refused, naming the
+  // setting and both values; where either side did not record them (older files), the records are used.
+  std::string head = kValidateHead;
+  head.replace(head.find(R"("hosts")"), 7, R"("transport":{},"hosts")");
+  const StepRecords with_cma = parse_step_records(head + records(1, 1, 1).substr(kValidateHead.size()), "v.jsonl");
+  ASSERT_TRUE(with_cma.transport.has_value());
+  EXPECT_TRUE(with_cma.transport->empty());
+  EXPECT_FALSE(ok.transport.has_value());
+  Calibration no_cma = base();
+  no_cma.transport = comm::TransportSettings{{"OMPI_MCA_btl_vader_single_copy_mechanism", "none"}};
+  EXPECT_EQ(refine(no_cma, with_cma),
+            "ValueError: refine: the calibration: measured under other transport settings than \"v.jsonl\" "
+            "(OMPI_MCA_btl_vader_single_copy_mechanism is \"none\" in the calibration and unset in \"v.jsonl\"): its "
+            "prices are of another transport; calibrate under the same settings (the same mpirun --mca options, UCX_ "
+            "and NCCL_ variables)");
+  EXPECT_EQ(refine_calibration(no_cma, {ok}).files, 1);
+  StepRecords same = with_cma;
+  same.transport = no_cma.transport;
+  EXPECT_EQ(refine_calibration(no_cma, {same}).files, 1);
+  EXPECT_EQ(refine_calibration(base(), {with_cma}).files, 1);
+  std::string bad_head = kValidateHead;
+  bad_head.replace(bad_head.find(R"("hosts")"), 7, R"("transport":{"NCCL_ALGO":1},"hosts")");
+  EXPECT_EQ(parse(bad_head), "ValueError: \"v.jsonl\" line 1: field \"transport\" = {\"NCCL_ALGO\":1}: expected an "
+                             "object of strings");
 }
 
 TEST(Refine, TheTableNamesEveryCorrectedCurveAndBothErrors) {

@@ -257,6 +257,19 @@ TEST(Rescore, RefusesWhatItCannotJudge) {
   Calibration per_axis = a;
   per_axis.groups.clear();
   EXPECT_NE(judge(per_axis).find("holds per-axis fits only"), std::string::npos);
+  // Records made under other transport settings (both recorded): their steps cost what the calibration never measured.
+  Calibration no_cma = a;
+  no_cma.transport = comm::TransportSettings{{"OMPI_MCA_btl_vader_single_copy_mechanism", "none"}};
+  EXPECT_EQ(judge(no_cma), "no error");  // the records do not say theirs
+  ValidateRecords with_cma = r;
+  with_cma.transport = comm::TransportSettings{};
+  EXPECT_EQ(error_of([&] { (void)rescore_records(with_cma, {{.name = "c.json", .calibration = no_cma}}); }),
+            "ValueError: rescore: --calibration \"c.json\": measured under other transport settings than \"v.jsonl\" "
+            "(OMPI_MCA_btl_vader_single_copy_mechanism is \"none\" in the calibration and unset in \"v.jsonl\"): its "
+            "prices are of another transport; calibrate under the same settings (the same mpirun --mca options, UCX_ "
+            "and NCCL_ variables)");
+  with_cma.transport = no_cma.transport;
+  EXPECT_EQ(error_of([&] { (void)rescore_records(with_cma, {{.name = "c.json", .calibration = no_cma}}); }), "no error");
   // A collective never measured costs +infinity, as validate prices it: the planner goes around it, and the measured
   // plans that ran it are priced so.
   Calibration gap = a;
@@ -278,6 +291,17 @@ TEST(Rescore, RefusesWhatItCannotJudge) {
             std::string::npos)
       << e;
   EXPECT_EQ(judge(fours, {.extrapolate = true, .no_axis_corrections = false}), "no error");
+}
+
+TEST(Rescore, ReadsTheTransportSettingsOfTheRecords) {
+  const Calibration a = calibration();
+  std::string text = records(a, a);
+  const ValidateRecords older = parse_validate_records(text, "v.jsonl");
+  EXPECT_FALSE(older.transport.has_value());
+  text.replace(text.find(R"("hosts")"), 7, R"("transport":{"NCCL_PROTO":"Simple"},"hosts")");
+  const ValidateRecords recorded = parse_validate_records(text, "v.jsonl");
+  ASSERT_TRUE(recorded.transport.has_value());
+  EXPECT_EQ(*recorded.transport, (comm::TransportSettings{{"NCCL_PROTO", "Simple"}}));
 }
 
 TEST(Rescore, ReadsOnlyValidateRecordsAndNamesWhatIsWrong) {

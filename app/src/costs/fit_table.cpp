@@ -185,6 +185,11 @@ QString calibration_summary(const Calibration& c) {
     for (const std::int64_t n : c.mesh_shape) shape << QString::number(n);
     text += QObject::tr("; its mesh (%1) priced by axis (ranks bound)").arg(shape.join(QStringLiteral(", ")));
   }
+  if (c.transport && !c.transport->empty()) {
+    QStringList settings;
+    for (const auto& [name, value] : *c.transport) settings << q(name) + QLatin1Char('=') + q(value);
+    text += QObject::tr("; measured with %1").arg(settings.join(QStringLiteral(", ")));
+  }
   return text;
 }
 

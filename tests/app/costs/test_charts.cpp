@@ -589,6 +589,16 @@ private slots:
     QCOMPARE(model.summary(), QStringLiteral("2 curves (mpi, single-shot); held-out error median 4.0%, p90 at most 11%; "
                                              "its mesh (2, 2) priced by axis (ranks bound)"));
     QCOMPARE(model.headerData(M::ByAxis, Qt::Horizontal).toString(), QStringLiteral("by axis"));
+    // The transport settings it was measured under, where any was set ({}: none, said by nothing).
+    c.transport = meshloom::comm::TransportSettings{};
+    model.set_calibration(c);
+    QVERIFY2(!model.summary().contains(QStringLiteral("measured with")), qPrintable(model.summary()));
+    c.transport = meshloom::comm::TransportSettings{{"NCCL_PROTO", "Simple"},
+                                                    {"OMPI_MCA_btl_vader_single_copy_mechanism", "none"}};
+    model.set_calibration(c);
+    QVERIFY2(model.summary().endsWith(QStringLiteral("(ranks bound); measured with NCCL_PROTO=Simple, "
+                                                     "OMPI_MCA_btl_vader_single_copy_mechanism=none")),
+             qPrintable(model.summary()));
 
     const meshloom::Calibration old = meshloom::load_calibration(kCalibration.toStdString());
     model.set_calibration(old);
