@@ -372,7 +372,7 @@ MeasurePrepared prepare_measured(const AdviseOptions& o, const CLI::App& cmd, st
   if (p.setup.calibration) {
     const std::string source = "calibration \"" + p.setup.calibration_file + "\"";
     check_calibration_fits_run(*p.setup.calibration, source, o.backend);
-    check_calibration_transport(*p.setup.calibration, source, job_transport(), "this job");
+    check_calibration_transport(*p.setup.calibration, source);
     // The candidates run on this job's ranks: axis corrections need them bound as calibrate's were.
     check_axis_binding(*p.setup.calibration, source, rank);
   }

@@ -114,14 +114,21 @@ inline std::vector<std::string> cpus_of(const LineContext& ctx, const nlohmann::
   return per_rank_strings(ctx, config, "cpus", "CPU lists");
 }
 
-// A config record's "transport" (comm/transport.hpp): an object of setting names and their values, all strings.
+// A config record's "transport" (comm/transport.hpp): an object of settings that shape a collective's cost and their
+// values, each as a record holds it (comm::recordable_setting), as a calibration file must hold them.
 inline comm::TransportSettings transport_of(const LineContext& ctx, const nlohmann::json& config) {
   const nlohmann::json& value = ctx.field(config, "transport");
-  const auto bad = [&] { ctx.fail("field \"transport\" = " + show(value) + ": expected an object of strings"); };
-  if (!value.is_object()) bad();
+  if (!value.is_object()) ctx.fail("field \"transport\" = " + show(value) + ": expected an object of strings");
   comm::TransportSettings out;
   for (const auto& [name, setting] : value.items()) {
-    if (!setting.is_string()) bad();
+    const std::string what = "field \"transport\" has " + show(nlohmann::json(name));
+    if (!comm::recordable_setting(name) || !comm::shapes_collective_cost(name)) {
+      ctx.fail(what + ": not a setting that shapes a collective's cost (meshloom/comm/transport.hpp lists them)");
+    }
+    if (!setting.is_string() || !comm::recordable_setting(setting.get<std::string>())) {
+      ctx.fail(what + " = " + show(setting) + ": expected a string of at most " +
+               std::to_string(comm::kMaxTransportChars) + " bytes on one line");
+    }
     out[name] = setting.get<std::string>();
   }
   return out;

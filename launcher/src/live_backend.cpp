@@ -90,14 +90,19 @@ void check_calibration_fits_run(const Calibration& calibration, const std::strin
   }
 }
 
-void check_calibration_transport(const Calibration& calibration, const std::string& source,
-                                 const std::optional<comm::TransportSettings>& measured, const std::string& where) {
-  if (!calibration.transport || !measured) return;
-  const std::string difference = comm::transport_difference(*calibration.transport, "the calibration", *measured, where);
+std::string transport_mismatch(const Calibration& calibration, const std::optional<comm::TransportSettings>& measured,
+                               const std::string& where) {
+  if (!calibration.transport || !measured) return {};
+  return comm::transport_difference(comm::settings_of_backend(*calibration.transport, calibration.backend),
+                                    "the calibration", comm::settings_of_backend(*measured, calibration.backend), where);
+}
+
+void check_calibration_transport(const Calibration& calibration, const std::string& source) {
+  const std::string difference = transport_mismatch(calibration, job_transport(), "this job");
   if (difference.empty()) return;
   raise(ErrorKind::ValueError,
-        source + ": measured under other transport settings than " + where + " (" + difference +
-            "): its prices are of another transport; calibrate under the same settings (the same mpirun --mca "
+        source + ": measured under other transport settings than this job (" + difference +
+            "): its prices are of another transport; calibrate under this job's settings (the same mpirun --mca "
             "options, UCX_ and NCCL_ variables)");
 }
 

@@ -80,11 +80,17 @@ void check_backend_name(const std::string& name);
 void check_calibration_fits_run(const Calibration& calibration, const std::string& source, const std::string& backend);
 
 // A calibration prices the collectives of the transport settings it was measured under (Calibration::transport,
-// comm/transport.hpp): measurements made under others (`measured`, named by `where`: "this job", "\"v3.jsonl\"") are
-// of another cost. ValueError naming the calibration (`source`) and every setting that differs, with both values;
-// nothing when either side did not record its settings (files written before they were).
-void check_calibration_transport(const Calibration& calibration, const std::string& source,
-                                 const std::optional<comm::TransportSettings>& measured, const std::string& where);
+// comm/transport.hpp). The settings of its backend's collectives (comm::settings_of_backend) that differ between it
+// and measurements made under `measured` (named by `where`: "this job", "\"v3.jsonl\""), as comm::transport_difference
+// says it; "" when none does or either side did not record its settings (files written before they were).
+[[nodiscard]] std::string transport_mismatch(const Calibration& calibration,
+                                             const std::optional<comm::TransportSettings>& measured,
+                                             const std::string& where);
+
+// What run, validate and advise --measure check before they run: ValueError naming the calibration (`source`) and
+// every setting of the transport that differs between it and this job (job_transport), with both values and what to
+// do (calibrate under this job's settings).
+void check_calibration_transport(const Calibration& calibration, const std::string& source);
 
 // A calibration's axis corrections (AxisCorrection) hold for ranks bound as in the calibrated job: its rank_cpus.
 // ValueError naming the calibration (`source`), the rank and both CPU lists when this rank may run on other CPUs

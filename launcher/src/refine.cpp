@@ -12,7 +12,7 @@
 #include "calibrate_fit.hpp"
 #include "group_span.hpp"
 #include "jsonl_read.hpp"
-#include "live_backend.hpp"
+#include "meshloom/comm/transport.hpp"
 #include "meshloom/error.hpp"
 #include "meshloom/plan/plan.hpp"
 #include "text_format.hpp"
@@ -337,7 +337,7 @@ StepRecords read_step_records(const std::filesystem::path& path) {
 }
 
 RefineReport refine_calibration(const Calibration& base, const std::vector<StepRecords>& records,
-                                std::int64_t min_steps, bool any_level) {
+                                std::int64_t min_steps, bool any_level, bool any_transport) {
   if (base.groups.empty()) {
     raise(ErrorKind::ValueError, "refine: the calibration holds per-axis fits only (no curves by group shape) and "
                                  "they have nothing to correct; calibrate again with this version");
@@ -350,15 +350,38 @@ RefineReport refine_calibration(const Calibration& base, const std::vector<StepR
       raise(ErrorKind::ValueError, "refine: \"" + r.source + "\" ran on backend \"" + r.backend +
                                        "\" and the calibration measured \"" + base.backend + "\"");
     }
-    check_calibration_transport(base, "refine: the calibration", r.transport, "\"" + r.source + "\"");
     if (!r.timing.empty() && !base.timing.empty() && r.timing != base.timing) {
       raise(ErrorKind::ValueError, "refine: \"" + r.source + "\" timed its steps \"" + r.timing +
                                        "\" and the calibration's curves are \"" + base.timing +
                                        "\": calibrate with --timing " + r.timing);
     }
   }
+  // One transport: the calibration's and every records file's that say theirs (older ones do not), for the
+  // collectives of the calibration's backend.
+  std::optional<comm::TransportSettings> transport = base.transport;
+  std::string transport_of = "the calibration";
+  for (const StepRecords& r : records) {
+    if (any_transport || !r.transport) continue;
+    const std::string where = "\"" + r.source + "\"";
+    if (!transport) {
+      transport = r.transport;
+      transport_of = where;
+      continue;
+    }
+    const std::string difference =
+        comm::transport_difference(comm::settings_of_backend(*transport, base.backend), transport_of,
+                                   comm::settings_of_backend(*r.transport, base.backend), where);
+    if (!difference.empty()) {
+      raise(ErrorKind::ValueError, "refine: " + where + " was measured under other transport settings than " +
+                                       transport_of + " (" + difference + "): its steps cost what " +
+                                       (base.transport ? "the calibration never measured" : "the others did not") +
+                                       "; refine by records made under one transport, the calibration's, or "
+                                       "--any-transport");
+    }
+  }
   RefineReport report;
   report.calibration = base;
+  if (!any_transport) report.calibration.transport = transport;
   for (const StepRecords& r : records) {
     RecordsLevel level = level_of(base, r);
     level.used = any_level || !level.level || (*level.level <= kLevelBand && *level.level >= 1.0 / kLevelBand);

@@ -150,9 +150,13 @@ inline constexpr double kLevelBand = 1.15;
 
 // The base calibration with every curve's as-run correction fitted from `records` (replacing any it had; a curve no
 // step measured has none). ValueError when the base holds no curves (per-axis fits only), when min_steps < 1, or when
-// a records file's backend or timing is not the calibration's (naming both).
+// a records file's backend or timing is not the calibration's (naming both). Unless any_transport, also when a records
+// file was measured under other transport settings (comm/transport.hpp, those of the calibration's backend) than the
+// calibration or an earlier records file (naming each setting that differs); where the base does not record its
+// settings, the result takes those of the records that do.
 [[nodiscard]] RefineReport refine_calibration(const Calibration& base, const std::vector<StepRecords>& records,
-                                              std::int64_t min_steps = kDefaultMinSteps, bool any_level = false);
+                                              std::int64_t min_steps = kDefaultMinSteps, bool any_level = false,
+                                              bool any_transport = false);
 
 // The report for people: one row per corrected curve (collective, n, hosts, ranks per host, sizes, steps, factor
 // range), each records file's level, the error figures, and what was left out; comment lines start with `#`.

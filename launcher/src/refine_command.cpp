@@ -24,6 +24,7 @@ struct RefineOptions {
   std::vector<std::string> records;
   std::int64_t min_steps = kDefaultMinSteps;
   bool any_level = false;
+  bool any_transport = false;
 };
 
 int run(const RefineOptions& o) {
@@ -32,7 +33,7 @@ int run(const RefineOptions& o) {
     std::vector<StepRecords> records;
     records.reserve(o.records.size());
     for (const auto& path : o.records) records.push_back(read_step_records(path));
-    const RefineReport report = refine_calibration(base, records, o.min_steps, o.any_level);
+    const RefineReport report = refine_calibration(base, records, o.min_steps, o.any_level, o.any_transport);
     std::cout << "# meshloom-launch refine " << o.calibration << ": backend " << base.backend << ", "
               << base.groups.size() << " curves\n"
               << refine_table(report);
@@ -91,6 +92,9 @@ void add_refine_command(CLI::App& root, int& exit_code) {
   cmd->add_flag("--any-level", o->any_level,
                 "Use validate records whose drift anchors sit outside 1/1.15-1.15x the calibration's curves too (the "
                 "machine ran faster or slower then than when calibrated; left out by default)");
+  cmd->add_flag("--any-transport", o->any_transport,
+                "Use records made under other transport settings than the calibration's, or than each other's "
+                "(refused by default: their steps cost what the calibration never measured)");
   cmd->callback([o, &exit_code] { exit_code = run(*o); });
 }
 

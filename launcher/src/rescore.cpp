@@ -248,7 +248,15 @@ void check_calibration(const ValidateRecords& records, const NamedCalibration& c
   }
   // As validate refuses it: another backend than the records', or the pipelined protocol.
   check_calibration_fits_run(cal, "rescore: " + who, records.backend);
-  check_calibration_transport(cal, "rescore: " + who, records.transport, "\"" + records.source + "\"");
+  if (!options.any_transport) {
+    const std::string where = "\"" + records.source + "\"";
+    const std::string difference = transport_mismatch(cal, records.transport, where);
+    if (!difference.empty()) {
+      raise(ErrorKind::ValueError, "rescore: " + who + ": measured under other transport settings than " + where +
+                                       " (" + difference + "): its prices are of another transport; judge it on " +
+                                       "records made under its settings, or --any-transport");
+    }
+  }
   if (options.no_axis_corrections || cal.axis_corrections.empty()) return;
   const bool on_its_mesh = std::any_of(records.requests.begin(), records.requests.end(), [&](const MeasuredRequest& r) {
     return r.setup.request.mesh_shape == cal.mesh_shape;
@@ -587,7 +595,8 @@ std::string rescore_jsonl(const std::vector<RescoreReport>& reports, const Resco
                           {"tie_floor", kTieFloor},
                           {"priced_alike", kPricedAlike},
                           {"extrapolate", options.extrapolate},
-                          {"no_axis_corrections", options.no_axis_corrections}}
+                          {"no_axis_corrections", options.no_axis_corrections},
+                          {"any_transport", options.any_transport}}
                         .dump() +
                     "\n";
   const auto rows = [&out](const RescoreReport& r, const ojson& records) {

@@ -105,6 +105,7 @@ struct NamedCalibration {
 struct RescoreOptions {
   bool extrapolate = false;          // price group shapes the calibration never measured from the nearest one
   bool no_axis_corrections = false;  // price the calibrated mesh's axes by their curves alone
+  bool any_transport = false;        // judge calibrations on records made under other transport settings too
 };
 
 // The verdicts for one records file: scores[0] the validated model, then one per calibration, then step times (and

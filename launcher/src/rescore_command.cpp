@@ -76,6 +76,9 @@ void add_rescore_command(CLI::App& root, int& exit_code) {
   cmd->add_flag("--no-axis-corrections", o->options.no_axis_corrections,
                 "Price the calibrated mesh's axes by their group shape's curve alone, without the calibrations' axis "
                 "corrections (which hold for records whose ranks sat on the calibrated job's CPUs)");
+  cmd->add_flag("--any-transport", o->options.any_transport,
+                "Judge calibrations on records made under other transport settings too (refused by default: their "
+                "steps cost what the calibration never measured)");
   cmd->add_option("--jsonl", o->jsonl,
                   "Also write the report as JSON Lines to FILE (validate's report records, per file and all together), "
                   "atomically")

@@ -116,7 +116,7 @@ Prepared prepare(const RunCliOptions& o, const CLI::App& cmd, std::int64_t world
   if (s.calibration) {
     const std::string source = "--calibration \"" + o.plan.calibration + "\"";
     check_calibration_fits_run(*s.calibration, source, o.backend);
-    check_calibration_transport(*s.calibration, source, job_transport(), "this job");
+    check_calibration_transport(*s.calibration, source);
     // Axis corrections price the calibrated mesh's own axes as its bound ranks ran them.
     if (o.no_axis_corrections) {
       s.calibration->axis_corrections.clear();

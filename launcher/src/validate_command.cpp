@@ -182,7 +182,7 @@ Prepared prepare(const ValidateOptions& o, const CLI::App& cmd, std::int64_t wor
   p.calibration_path = o.calibration;
   p.calibration = load_calibration(o.calibration);
   check_calibration_fits_run(p.calibration, "--calibration \"" + o.calibration + "\"", o.backend);
-  check_calibration_transport(p.calibration, "--calibration \"" + o.calibration + "\"", job_transport(), "this job");
+  check_calibration_transport(p.calibration, "--calibration \"" + o.calibration + "\"");
   const std::int64_t k = parse_int(o.k, "--k");
   if (k < 1 || k > 16) raise(ErrorKind::ValueError, "--k \"" + o.k + "\": must be in [1, 16]");
   p.k = static_cast<std::size_t>(k);

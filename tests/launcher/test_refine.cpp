@@ -433,30 +433,69 @@ TEST(Refine, BadRecordsAndMismatchesAreClearErrors) {
                                    "shape) and they have nothing to correct; calibrate again with this version");
   EXPECT_EQ(refine(base(), ok, 0), "ValueError: refine: --min-steps 0: must be >= 1");
 
-  // Records measured under other transport settings than the calibration (both recorded) are refused, naming the
-  // setting and both values; where either side did not record them (older files), the records are used.
-  std::string head = kValidateHead;
-  head.replace(head.find(R"("hosts")"), 7, R"("transport":{},"hosts")");
-  const StepRecords with_cma = parse_step_records(head + records(1, 1, 1).substr(kValidateHead.size()), "v.jsonl");
+}
+
+TEST(Refine, RecordsOfAnotherTransportThanTheCalibrationOrEachOtherAreRefused) {
+  const auto with_transport = [](const std::string& transport) {
+    std::string head = kValidateHead;
+    head.replace(head.find(R"("hosts")"), 7, R"("transport":)" + transport + R"(,"hosts")");
+    return head + records(1, 1, 1).substr(kValidateHead.size());
+  };
+  const auto refine = [](const Calibration& c, const std::vector<StepRecords>& r, bool any_transport = false) {
+    return error_of([&] { (void)refine_calibration(c, r, kDefaultMinSteps, false, any_transport); });
+  };
+  const StepRecords older = parse_step_records(records(1, 1, 1), "old.jsonl");
+  const StepRecords with_cma = parse_step_records(with_transport("{}"), "cma.jsonl");
+  const StepRecords no_cma_records =
+      parse_step_records(with_transport(R"({"OMPI_MCA_btl_vader_single_copy_mechanism":"none"})"), "none.jsonl");
+  EXPECT_FALSE(older.transport.has_value());
   ASSERT_TRUE(with_cma.transport.has_value());
   EXPECT_TRUE(with_cma.transport->empty());
-  EXPECT_FALSE(ok.transport.has_value());
+  const comm::TransportSettings none{{"OMPI_MCA_btl_vader_single_copy_mechanism", "none"}};
+  EXPECT_EQ(no_cma_records.transport, none);
   Calibration no_cma = base();
-  no_cma.transport = comm::TransportSettings{{"OMPI_MCA_btl_vader_single_copy_mechanism", "none"}};
-  EXPECT_EQ(refine(no_cma, with_cma),
-            "ValueError: refine: the calibration: measured under other transport settings than \"v.jsonl\" "
-            "(OMPI_MCA_btl_vader_single_copy_mechanism is \"none\" in the calibration and unset in \"v.jsonl\"): its "
-            "prices are of another transport; calibrate under the same settings (the same mpirun --mca options, UCX_ "
-            "and NCCL_ variables)");
-  EXPECT_EQ(refine_calibration(no_cma, {ok}).files, 1);
-  StepRecords same = with_cma;
-  same.transport = no_cma.transport;
-  EXPECT_EQ(refine_calibration(no_cma, {same}).files, 1);
-  EXPECT_EQ(refine_calibration(base(), {with_cma}).files, 1);
-  std::string bad_head = kValidateHead;
-  bad_head.replace(bad_head.find(R"("hosts")"), 7, R"("transport":{"NCCL_ALGO":1},"hosts")");
-  EXPECT_EQ(parse(bad_head), "ValueError: \"v.jsonl\" line 1: field \"transport\" = {\"NCCL_ALGO\":1}: expected an "
-                             "object of strings");
+  no_cma.transport = none;
+  // Against the calibration: refused, naming the setting and both values; equal, or not recorded: used.
+  EXPECT_EQ(refine(no_cma, {with_cma}),
+            "ValueError: refine: \"cma.jsonl\" was measured under other transport settings than the calibration "
+            "(OMPI_MCA_btl_vader_single_copy_mechanism is \"none\" in the calibration and unset in \"cma.jsonl\"): its "
+            "steps cost what the calibration never measured; refine by records made under one transport, the "
+            "calibration's, or --any-transport");
+  EXPECT_EQ(refine_calibration(no_cma, {older, no_cma_records}).files, 2);
+  EXPECT_EQ(refine_calibration(no_cma, {older, no_cma_records}).calibration.transport, none);
+  // --any-transport uses them, and the result keeps the calibration's own.
+  const RefineReport any = refine_calibration(no_cma, {with_cma}, kDefaultMinSteps, false, true);
+  EXPECT_EQ(any.files, 1);
+  EXPECT_EQ(any.calibration.transport, none);
+  // A calibration that does not say: the records must agree with each other, and the result says theirs.
+  EXPECT_EQ(refine(base(), {older, no_cma_records, with_cma}),
+            "ValueError: refine: \"cma.jsonl\" was measured under other transport settings than \"none.jsonl\" "
+            "(OMPI_MCA_btl_vader_single_copy_mechanism is \"none\" in \"none.jsonl\" and unset in \"cma.jsonl\"): "
+            "its steps cost what the others did not; refine by records made under one transport, the calibration's, "
+            "or --any-transport");
+  EXPECT_EQ(refine_calibration(base(), {older, no_cma_records}).calibration.transport, none);
+  EXPECT_FALSE(refine_calibration(base(), {older}).calibration.transport.has_value());
+  EXPECT_FALSE(refine_calibration(base(), {no_cma_records, with_cma}, kDefaultMinSteps, false, true)
+                   .calibration.transport.has_value());
+  // Only the settings of the calibration's backend's collectives count: NCCL's do not move an mpi calibration.
+  const StepRecords nccl_set = parse_step_records(with_transport(R"({"NCCL_PROTO":"LL"})"), "nccl.jsonl");
+  EXPECT_EQ(refine_calibration(base(), {with_cma, nccl_set}).files, 2);
+
+  // What the records hold is what a calibration file can hold.
+  const auto parse = [](const std::string& text) {
+    return error_of([&] { (void)parse_step_records(text, "v.jsonl"); });
+  };
+  EXPECT_EQ(parse(with_transport(R"({"NCCL_ALGO":1})")),
+            "ValueError: \"v.jsonl\" line 1: field \"transport\" has \"NCCL_ALGO\" = 1: expected a string of at most "
+            "1024 bytes on one line");
+  EXPECT_EQ(parse(with_transport(R"({"NCCL_ALGO":"a\nb"})")),
+            "ValueError: \"v.jsonl\" line 1: field \"transport\" has \"NCCL_ALGO\" = \"a\\nb\": expected a string of "
+            "at most 1024 bytes on one line");
+  EXPECT_EQ(parse(with_transport(R"({"HOME":"/root"})")),
+            "ValueError: \"v.jsonl\" line 1: field \"transport\" has \"HOME\": not a setting that shapes a "
+            "collective's cost (meshloom/comm/transport.hpp lists them)");
+  EXPECT_EQ(parse(with_transport("[]")),
+            "ValueError: \"v.jsonl\" line 1: field \"transport\" = []: expected an object of strings");
 }
 
 TEST(Refine, TheTableNamesEveryCorrectedCurveAndBothErrors) {

@@ -233,7 +233,8 @@ TEST(Rescore, AxisCorrectionsHoldOnlyForRanksOnTheCalibratedCpus) {
             std::string::npos);
   // --no-axis-corrections: priced by the curves alone, as the calibration without corrections prices.
   const RescoreReport unbound =
-      rescore_records(other, {{.name = "a.json", .calibration = a}}, {.extrapolate = false, .no_axis_corrections = true});
+      rescore_records(other, {{.name = "a.json", .calibration = a}},
+                      {.extrapolate = false, .no_axis_corrections = true, .any_transport = false});
   const RescoreReport plain_report = rescore_records(other, {{.name = "plain.json", .calibration = plain}});
   EXPECT_EQ(unbound.scores[1].right, plain_report.scores[1].right);
   EXPECT_DOUBLE_EQ(unbound.scores[1].step_error->median, plain_report.scores[1].step_error->median);
@@ -266,8 +267,12 @@ TEST(Rescore, RefusesWhatItCannotJudge) {
   EXPECT_EQ(error_of([&] { (void)rescore_records(with_cma, {{.name = "c.json", .calibration = no_cma}}); }),
             "ValueError: rescore: --calibration \"c.json\": measured under other transport settings than \"v.jsonl\" "
             "(OMPI_MCA_btl_vader_single_copy_mechanism is \"none\" in the calibration and unset in \"v.jsonl\"): its "
-            "prices are of another transport; calibrate under the same settings (the same mpirun --mca options, UCX_ "
-            "and NCCL_ variables)");
+            "prices are of another transport; judge it on records made under its settings, or --any-transport");
+  EXPECT_EQ(error_of([&] {
+              (void)rescore_records(with_cma, {{.name = "c.json", .calibration = no_cma}},
+                                    {.extrapolate = false, .no_axis_corrections = false, .any_transport = true});
+            }),
+            "no error");
   with_cma.transport = no_cma.transport;
   EXPECT_EQ(error_of([&] { (void)rescore_records(with_cma, {{.name = "c.json", .calibration = no_cma}}); }), "no error");
   // A collective never measured costs +infinity, as validate prices it: the planner goes around it, and the measured
@@ -290,7 +295,7 @@ TEST(Rescore, RefusesWhatItCannotJudge) {
   EXPECT_NE(e.find("; the calibration cannot price: all_reduce on axis 0: 2 ranks on 1 host (2 per host) never measured"),
             std::string::npos)
       << e;
-  EXPECT_EQ(judge(fours, {.extrapolate = true, .no_axis_corrections = false}), "no error");
+  EXPECT_EQ(judge(fours, {.extrapolate = true, .no_axis_corrections = false, .any_transport = false}), "no error");
 }
 
 TEST(Rescore, ReadsTheTransportSettingsOfTheRecords) {
@@ -495,7 +500,7 @@ TEST(Rescore, TheJsonLinesCarryEveryRowOfEveryFile) {
                                      rescore_records(parse_validate_records(records(a, a, true), "v2.jsonl"), cals)};
   add_hindsight(reports);
   std::vector<json> lines;
-  std::istringstream in(rescore_jsonl(reports, {.extrapolate = false, .no_axis_corrections = true}));
+  std::istringstream in(rescore_jsonl(reports, {.extrapolate = false, .no_axis_corrections = true, .any_transport = false}));
   for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
   // config, then per file a records record and 4 rows (validated, a.json, step times, hindsight), the 4 rows of all, end
   ASSERT_EQ(lines.size(), 1U + 2 * 5 + 4 + 1);

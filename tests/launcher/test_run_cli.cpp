@@ -112,8 +112,7 @@ TEST(RunCli, ACalibrationOfOtherCollectivesIsAUsageError) {
   EXPECT_EQ(ok.status, 0) << ok.out << ok.err;
   nlohmann::json doc = nlohmann::json::parse(slurp(fixture));
   doc["timing"] = "pipelined";
-  const auto path = temp_dir() / "pipelined.calibration.json";
-  std::ofstream(path) << doc.dump();
+  const auto path = scratch.write("pipelined.calibration.json", doc.dump());
   const Launched r = mpirun(4, "--mesh 2,2 --names dp,tp --tensor 8,8 --src 'S(0)R' --dst RR --iterations 1 "
                                "--calibration '" + path.string() + "'");
   EXPECT_EQ(r.status, 2) << r.out << r.err;
@@ -128,8 +127,7 @@ TEST(RunCli, AxisCorrectionsNeedRanksBoundAsTheCalibratedJobsWereOrTheOptOut) {
   nlohmann::json doc = nlohmann::json::parse(slurp(fixture));
   doc["rank_cpus"] = {"4095", "4095"};
   doc["axis_corrections"] = {{{"axes", {0}}, {"collective", "all_gather"}, {"factors", {{1024, 0.9, 15}}}}};
-  const auto path = temp_dir() / "bound.calibration.json";
-  std::ofstream(path) << doc.dump();
+  const auto path = scratch.write("bound.calibration.json", doc.dump());
   const std::string args = "--mesh 2 --tensor 8,8 --src 'S(0)' --dst R --iterations 1 --calibration '" + path.string() + "'";
   const Launched r = mpirun(2, args);
   EXPECT_EQ(r.status, 2) << r.out << r.err;
@@ -149,6 +147,32 @@ TEST(RunCli, AxisCorrectionsNeedRanksBoundAsTheCalibratedJobsWereOrTheOptOut) {
   const Launched other = mpirun(2, "--mesh 1,2 --tensor 8,8 --src 'RS(0)' --dst RR --iterations 1 --calibration '" +
                                        path.string() + "'");
   EXPECT_EQ(other.status, 0) << other.out << other.err;
+}
+
+TEST(RunCli, TheJobsTransportSettingsAreRecordedAndACalibrationOfOthersIsRefused) {
+  // The bundled 2-rank calibration, as if calibrate had run with Open MPI's single-copy path off.
+  const std::string fixture = std::string(MESHLOOM_SOURCE_DIR) + "/resources/calibration/vm-2.calibration.json";
+  nlohmann::json doc = nlohmann::json::parse(slurp(fixture));
+  doc["transport"] = {{"OMPI_MCA_btl_vader_single_copy_mechanism", "none"}};
+  const auto path = scratch.write("no-cma.calibration.json", doc.dump());
+  const std::string args = "--mesh 2 --tensor 8,8 --src 'S(0)' --dst R --iterations 1 --calibration '" + path.string() + "'";
+  const Launched r = mpirun(2, args);
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--calibration \"" + path.string() + "\": measured under other transport settings than this "
+                       "job (OMPI_MCA_btl_vader_single_copy_mechanism is \"none\" in the calibration and unset in this "
+                       "job): its prices are of another transport; calibrate under this job's settings"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out, "");
+  // Under the same settings (mpirun passes OMPI_MCA_ variables to every rank) it runs, and the config says them;
+  // NCCL's do not concern the mpi backend's collectives.
+  const auto jsonl = temp_dir() / "no-cma.jsonl";
+  const Launched same = mpirun(2, args + " --jsonl '" + jsonl.string() + "'",
+                               "OMPI_MCA_btl_vader_single_copy_mechanism=none NCCL_PROTO=Simple");
+  ASSERT_EQ(same.status, 0) << same.out << same.err;
+  const nlohmann::json config = nlohmann::json::parse(slurp(jsonl).substr(0, slurp(jsonl).find('\n')));
+  EXPECT_EQ(config.at("transport"),
+            (nlohmann::json{{"NCCL_PROTO", "Simple"}, {"OMPI_MCA_btl_vader_single_copy_mechanism", "none"}}));
 }
 
 TEST(RunCli, ABadTimeoutIsAUsageErrorNamingTheValue) {

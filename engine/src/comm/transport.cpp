@@ -8,18 +8,44 @@ namespace meshloom::comm {
 
 namespace {
 
-// `name` is `prefix` or `prefix` followed by '_' and more.
+// `name` is `prefix`, or `prefix` followed by '_' (and anything after it).
 bool is_or_under(std::string_view name, std::string_view prefix) noexcept {
   return name.starts_with(prefix) && (name.size() == prefix.size() || name[prefix.size()] == '_');
 }
 
-std::string shown(const TransportSettings& settings, const std::string& name) {
-  const auto it = settings.find(name);
-  return it == settings.end() ? std::string("unset") : "\"" + it->second + "\"";
+bool of_open_mpi(std::string_view name) noexcept {
+  constexpr std::array<std::string_view, 7> kOpenMpi{"OMPI_MCA_btl", "OMPI_MCA_pml", "OMPI_MCA_mtl",
+                                                     "OMPI_MCA_coll", "OMPI_MCA_osc", "OMPI_MCA_mpi_yield_when_idle",
+                                                     "OMPI_MCA_mpi_leave_pinned"};
+  if (name.ends_with("_verbose")) return false;
+  for (const std::string_view prefix : kOpenMpi) {
+    if (is_or_under(name, prefix)) return true;
+  }
+  return false;
 }
 
-// What a calibration file holds (calibration.cpp's reader): single-line UTF-8 of at most kMaxTransportChars bytes.
-bool recordable(const std::string& text) {
+bool of_ucx(std::string_view name) noexcept {
+  return name.starts_with("UCX_") && name.size() > 4 && !name.starts_with("UCX_LOG_");
+}
+
+bool of_nccl(std::string_view name) noexcept {
+  constexpr std::array<std::string_view, 4> kNotCost{"NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE",
+                                                     "NCCL_COMM_ID"};
+  if (!name.starts_with("NCCL_") || name.size() == 5) return false;
+  for (const std::string_view other : kNotCost) {
+    if (name == other) return false;
+  }
+  return true;
+}
+
+std::string shown(const TransportSettings& settings, const std::string& name) {
+  const auto it = settings.find(name);
+  return it == settings.end() ? std::string("unset") : detail::str(it->second);
+}
+
+}  // namespace
+
+bool recordable_setting(std::string_view text) noexcept {
   if (text.size() > kMaxTransportChars || !detail::valid_utf8(text)) return false;
   for (const char c : text) {
     const auto u = static_cast<unsigned char>(c);
@@ -28,26 +54,7 @@ bool recordable(const std::string& text) {
   return true;
 }
 
-}  // namespace
-
-bool shapes_collective_cost(std::string_view name) noexcept {
-  constexpr std::array<std::string_view, 7> kOpenMpi{"OMPI_MCA_btl", "OMPI_MCA_pml", "OMPI_MCA_mtl",
-                                                     "OMPI_MCA_coll", "OMPI_MCA_osc", "OMPI_MCA_mpi_yield_when_idle",
-                                                     "OMPI_MCA_mpi_leave_pinned"};
-  for (const std::string_view prefix : kOpenMpi) {
-    if (is_or_under(name, prefix)) return true;
-  }
-  if (name.starts_with("UCX_") && name.size() > 4) return !name.starts_with("UCX_LOG_");
-  if (name.starts_with("NCCL_") && name.size() > 5) {
-    constexpr std::array<std::string_view, 4> kNotCost{"NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE",
-                                                       "NCCL_COMM_ID"};
-    for (const std::string_view other : kNotCost) {
-      if (name == other) return false;
-    }
-    return true;
-  }
-  return false;
-}
+bool shapes_collective_cost(std::string_view name) noexcept { return of_open_mpi(name) || of_ucx(name) || of_nccl(name); }
 
 TransportSettings transport_settings(const std::vector<std::string>& environment) {
   TransportSettings out;
@@ -55,9 +62,20 @@ TransportSettings transport_settings(const std::vector<std::string>& environment
     const std::size_t eq = entry.find('=');
     if (eq == std::string::npos) continue;
     const std::string name = entry.substr(0, eq);
+    if (!shapes_collective_cost(name) || !recordable_setting(name)) continue;
     std::string value = entry.substr(eq + 1);
-    if (!shapes_collective_cost(name) || !recordable(name) || !recordable(value)) continue;
-    out[name] = std::move(value);
+    out.emplace(name, recordable_setting(value) ? std::move(value) : std::string("?"));
+  }
+  return out;
+}
+
+TransportSettings settings_of_backend(const TransportSettings& settings, std::string_view backend) {
+  TransportSettings out;
+  for (const auto& [name, value] : settings) {
+    const bool used = backend == "mpi"    ? of_open_mpi(name) || of_ucx(name)
+                      : backend == "nccl" ? of_nccl(name)
+                                          : true;
+    if (used) out.emplace(name, value);
   }
   return out;
 }

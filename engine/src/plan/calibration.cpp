@@ -239,8 +239,7 @@ Calibration calibration_from_json(const json& root) {
       const std::string path = field("transport", name);
       if (!comm::shapes_collective_cost(name)) {
         bad_value("transport", render_text(name),
-                  "not a setting that shapes a collective's cost (OMPI_MCA_btl*, _pml*, _mtl*, _coll*, _osc*, "
-                  "UCX_*, NCCL_*: comm/transport.hpp)");
+                  "not a setting that shapes a collective's cost (meshloom/comm/transport.hpp lists them)");
       }
       settings[name] = get_string(value, path);
       detail::check_text(settings[name], path, 0, kMaxTransportChars, true);

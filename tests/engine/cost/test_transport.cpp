@@ -21,6 +21,7 @@ TEST(Transport, WhichVariablesShapeACollectivesCost) {
   // mpirun's own bookkeeping (different in every job), logging, a rendezvous, and names that only look alike.
   for (const char* name : {"OMPI_MCA_ess_base_jobid", "OMPI_MCA_orte_hnp_uri", "OMPI_MCA_rmaps_base_oversubscribe",
                            "OMPI_MCA_mpi_oversubscribe", "OMPI_MCA_btlx", "OMPI_MCA_collective", "OMPI_MCA_",
+                           "OMPI_MCA_btl_base_verbose", "OMPI_MCA_coll_base_verbose",
                            "UCX_LOG_LEVEL", "UCX_", "NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE",
                            "NCCL_COMM_ID", "NCCL_", "HOME", "", "ompi_mca_btl"}) {
     EXPECT_FALSE(shapes_collective_cost(name)) << name;
@@ -32,13 +33,42 @@ TEST(Transport, AnEnvironmentsSettings) {
   EXPECT_EQ(transport_settings({"OMPI_MCA_btl_vader_single_copy_mechanism=none", "OMPI_MCA_ess_base_jobid=1",
                                 "NCCL_DEBUG=INFO", "HOME=/root"}),
             (TransportSettings{{"OMPI_MCA_btl_vader_single_copy_mechanism", "none"}}));
-  // Values keep their '=' and may be empty; entries without '=' or that a record cannot hold are left out.
+  // Values keep their '=' and may be empty; a value a record cannot hold is "?"; entries without '=' are left out,
+  // and the first of a name counts (as getenv reads it).
   EXPECT_EQ(transport_settings({"NCCL_ALGO=Ring", "UCX_TLS=", "OMPI_MCA_btl=^vader=x", "NCCL_PROTO",
                                 "NCCL_NET=a\tb", "NCCL_IB_HCA=" + std::string(kMaxTransportChars + 1, 'm'),
-                                "NCCL_SOCKET_IFNAME=\xff"}),
-            (TransportSettings{{"NCCL_ALGO", "Ring"}, {"OMPI_MCA_btl", "^vader=x"}, {"UCX_TLS", ""}}));
-  EXPECT_EQ(transport_settings({"NCCL_IB_HCA=" + std::string(kMaxTransportChars, 'm')}).size(), 1U);
+                                "NCCL_SOCKET_IFNAME=\xff", "NCCL_ALGO=Tree"}),
+            (TransportSettings{{"NCCL_ALGO", "Ring"},
+                               {"NCCL_IB_HCA", "?"},
+                               {"NCCL_NET", "?"},
+                               {"NCCL_SOCKET_IFNAME", "?"},
+                               {"OMPI_MCA_btl", "^vader=x"},
+                               {"UCX_TLS", ""}}));
+  const std::string longest(kMaxTransportChars, 'm');
+  EXPECT_EQ(transport_settings({"NCCL_IB_HCA=" + longest}).at("NCCL_IB_HCA"), longest);
   EXPECT_TRUE(transport_settings({}).empty());
+}
+
+TEST(Transport, WhatARecordHolds) {
+  EXPECT_TRUE(recordable_setting("none"));
+  EXPECT_TRUE(recordable_setting(""));
+  EXPECT_TRUE(recordable_setting("\u00e9t\u00e9"));
+  EXPECT_TRUE(recordable_setting(std::string(kMaxTransportChars, 'x')));
+  EXPECT_FALSE(recordable_setting(std::string(kMaxTransportChars + 1, 'x')));
+  EXPECT_FALSE(recordable_setting("a\nb"));
+  EXPECT_FALSE(recordable_setting("a\x7f"));
+  EXPECT_FALSE(recordable_setting("\xff"));
+}
+
+TEST(Transport, TheSettingsABackendsCollectivesRunOn) {
+  // The header's example.
+  EXPECT_EQ(settings_of_backend({{"NCCL_PROTO", "LL"}, {"OMPI_MCA_btl", "^vader"}}, "mpi"),
+            (TransportSettings{{"OMPI_MCA_btl", "^vader"}}));
+  const TransportSettings all{{"NCCL_PROTO", "LL"}, {"OMPI_MCA_pml", "ucx"}, {"UCX_TLS", "sm"}};
+  EXPECT_EQ(settings_of_backend(all, "mpi"), (TransportSettings{{"OMPI_MCA_pml", "ucx"}, {"UCX_TLS", "sm"}}));
+  EXPECT_EQ(settings_of_backend(all, "nccl"), (TransportSettings{{"NCCL_PROTO", "LL"}}));
+  EXPECT_EQ(settings_of_backend(all, "gloo"), all);
+  EXPECT_TRUE(settings_of_backend({}, "mpi").empty());
 }
 
 TEST(Transport, HowTwoRecordsDiffer) {
@@ -54,8 +84,10 @@ TEST(Transport, HowTwoRecordsDiffer) {
             "NCCL_ALGO is \"Ring\" in the calibration and unset in \"v3.jsonl\"; NCCL_PROTO is \"LL\" in the "
             "calibration and \"Simple\" in \"v3.jsonl\"; OMPI_MCA_btl_vader_single_copy_mechanism is unset in the "
             "calibration and \"none\" in \"v3.jsonl\"");
-  // An empty value is a setting, not unset.
+  // An empty value is a setting, not unset; values are quoted as JSON strings.
   EXPECT_EQ(transport_difference({{"UCX_TLS", ""}}, "a", {}, "b"), "UCX_TLS is \"\" in a and unset in b");
+  EXPECT_EQ(transport_difference({{"UCX_TLS", "say \"sm\""}}, "a", {}, "b"),
+            "UCX_TLS is \"say \\\"sm\\\"\" in a and unset in b");
 }
 
 }  // namespace

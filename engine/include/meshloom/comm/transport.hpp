@@ -1,13 +1,14 @@
 #pragma once
 
 // The transport settings a collective's cost depends on, beyond the machine: the environment variables that choose
-// and tune how a communication library moves the bytes. The same all_gather on the same two ranks can cost twice as
-// much with Open MPI's single-copy path (CMA) as without it, or under another NCCL protocol, so a calibration records
-// the settings it was measured under, and the commands that set its prices against measurements (validate, refine,
-// rescore) refuse measurements made under other ones.
+// and tune how a communication library moves the bytes. The same all_gather on the same two ranks can cost a quarter
+// more without Open MPI's single-copy path (CMA) than with it, or another NCCL protocol, so a calibration records the
+// settings it was measured under, and the commands that set its prices against measurements (run, validate,
+// advise --measure, refine, rescore) refuse measurements made under other ones.
 //
 //   Open MPI  OMPI_MCA_btl*, OMPI_MCA_pml*, OMPI_MCA_mtl*, OMPI_MCA_coll*, OMPI_MCA_osc*,
-//             OMPI_MCA_mpi_yield_when_idle, OMPI_MCA_mpi_leave_pinned (what `mpirun --mca NAME VALUE` sets)
+//             OMPI_MCA_mpi_yield_when_idle, OMPI_MCA_mpi_leave_pinned (what `mpirun --mca NAME VALUE` sets),
+//             but those ending in _verbose (logging)
 //   UCX       UCX_* but UCX_LOG_*
 //   NCCL      NCCL_* but NCCL_DEBUG, NCCL_DEBUG_SUBSYS, NCCL_DEBUG_FILE and NCCL_COMM_ID (a job's rendezvous)
 //
@@ -26,17 +27,28 @@ namespace meshloom::comm {
 // Name -> value, sorted by name.
 using TransportSettings = std::map<std::string, std::string>;
 
-// Whether an environment variable of this name shapes a collective's cost (the list above).
-[[nodiscard]] bool shapes_collective_cost(std::string_view name) noexcept;
-
 // The most bytes of a setting's name or of its value a record holds.
 inline constexpr std::size_t kMaxTransportChars = 1024;
 
-// The transport settings of an environment given as "NAME=VALUE" entries (as `environ` holds them). An entry
-// without '=', or whose name or value is not single-line UTF-8 of at most kMaxTransportChars bytes, is skipped.
+// What a record holds of a name or value: single-line UTF-8 (no control characters) of at most kMaxTransportChars
+// bytes. Example: "none" and "" yes; "a\nb", "\xff" and 1025 bytes no.
+[[nodiscard]] bool recordable_setting(std::string_view text) noexcept;
+
+// Whether an environment variable of this name shapes a collective's cost (the list above).
+[[nodiscard]] bool shapes_collective_cost(std::string_view name) noexcept;
+
+// The transport settings of an environment given as "NAME=VALUE" entries (as `environ` holds them; the first of a
+// name counts, as getenv reads it). A value a record cannot hold is recorded as "?" (it then matches only another such
+// value); an entry without '=', or whose name a record cannot hold, is skipped.
 [[nodiscard]] TransportSettings transport_settings(const std::vector<std::string>& environment);
 
-// The settings that differ between two records of them, in name order, as people read it, or "" when none does:
+// The settings of `settings` that the collectives of `backend` run on: "mpi": Open MPI's and UCX's; "nccl": NCCL's
+// (MPI carries only control traffic there); any other backend: all of them. Example: {"NCCL_PROTO": "LL",
+// "OMPI_MCA_btl": "^vader"} on "mpi" gives {"OMPI_MCA_btl": "^vader"}.
+[[nodiscard]] TransportSettings settings_of_backend(const TransportSettings& settings, std::string_view backend);
+
+// The settings that differ between two records of them, in name order, as people read it (values quoted as JSON
+// strings), or "" when none does:
 //   transport_difference({{"OMPI_MCA_btl", "^vader"}}, "the calibration", {}, "this job")
 //     == "OMPI_MCA_btl is \"^vader\" in the calibration and unset in this job"
 // (several joined by "; ").
