@@ -93,8 +93,7 @@ void check_calibration_fits_run(const Calibration& calibration, const std::strin
 std::string transport_mismatch(const Calibration& calibration, const std::optional<comm::TransportSettings>& measured,
                                const std::string& where) {
   if (!calibration.transport || !measured) return {};
-  return comm::transport_difference(comm::settings_of_backend(*calibration.transport, calibration.backend),
-                                    "the calibration", comm::settings_of_backend(*measured, calibration.backend), where);
+  return comm::transport_difference(calibration.backend, *calibration.transport, "the calibration", *measured, where);
 }
 
 void check_calibration_transport(const Calibration& calibration, const std::string& source) {

@@ -359,21 +359,20 @@ RefineReport refine_calibration(const Calibration& base, const std::vector<StepR
   // One transport: the calibration's and every records file's that say theirs (older ones do not), for the
   // collectives of the calibration's backend.
   std::optional<comm::TransportSettings> transport = base.transport;
-  std::string transport_of = "the calibration";
+  std::string transport_source = "the calibration";
   for (const StepRecords& r : records) {
     if (any_transport || !r.transport) continue;
     const std::string where = "\"" + r.source + "\"";
     if (!transport) {
       transport = r.transport;
-      transport_of = where;
+      transport_source = where;
       continue;
     }
     const std::string difference =
-        comm::transport_difference(comm::settings_of_backend(*transport, base.backend), transport_of,
-                                   comm::settings_of_backend(*r.transport, base.backend), where);
+        comm::transport_difference(base.backend, *transport, transport_source, *r.transport, where);
     if (!difference.empty()) {
       raise(ErrorKind::ValueError, "refine: " + where + " was measured under other transport settings than " +
-                                       transport_of + " (" + difference + "): its steps cost what " +
+                                       transport_source + " (" + difference + "): its steps cost what " +
                                        (base.transport ? "the calibration never measured" : "the others did not") +
                                        "; refine by records made under one transport, the calibration's, or "
                                        "--any-transport");

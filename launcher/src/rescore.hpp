@@ -142,7 +142,7 @@ void add_hindsight(std::vector<RescoreReport>& reports);
 [[nodiscard]] RescoreReport rescore_all_files(const std::vector<RescoreReport>& reports);
 
 // The same as JSON Lines (rescore --jsonl): a config record (command "rescore", records, calibrations, tie_floor,
-// priced_alike, extrapolate, no_axis_corrections), per records file a "records" record (source, its calibration,
+// priced_alike, extrapolate, no_axis_corrections, any_transport), per records file a "records" record (source, its calibration,
 // requests, left out, measured plans, requests of that file only), then per row a "report" record (validate's report
 // fields, score_json, with "records": the file, and "unmeasured_picks": null for rows without a pick of their own);
 // with two files or more the same for all of them ("records": "all"); an "end" record last.

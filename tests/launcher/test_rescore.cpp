@@ -508,6 +508,7 @@ TEST(Rescore, TheJsonLinesCarryEveryRowOfEveryFile) {
   EXPECT_EQ(lines[0]["command"], "rescore");
   EXPECT_EQ(lines[0]["calibrations"], json::array({"a.json"}));
   EXPECT_EQ(lines[0]["no_axis_corrections"], true);
+  EXPECT_EQ(lines[0]["any_transport"], false);
   EXPECT_EQ(lines[1]["type"], "records");
   EXPECT_EQ(lines[1]["records"], "v1.jsonl");
   EXPECT_EQ(lines[1]["calibration"], "v.json");

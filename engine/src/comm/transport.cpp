@@ -97,4 +97,9 @@ std::string transport_difference(const TransportSettings& a, std::string_view a_
   return out;
 }
 
+std::string transport_difference(std::string_view backend, const TransportSettings& a, std::string_view a_name,
+                                 const TransportSettings& b, std::string_view b_name) {
+  return transport_difference(settings_of_backend(a, backend), a_name, settings_of_backend(b, backend), b_name);
+}
+
 }  // namespace meshloom::comm

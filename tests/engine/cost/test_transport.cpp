@@ -69,6 +69,10 @@ TEST(Transport, TheSettingsABackendsCollectivesRunOn) {
   EXPECT_EQ(settings_of_backend(all, "nccl"), (TransportSettings{{"NCCL_PROTO", "LL"}}));
   EXPECT_EQ(settings_of_backend(all, "gloo"), all);
   EXPECT_TRUE(settings_of_backend({}, "mpi").empty());
+  // What a calibration of a backend and a measurement disagree on: only those settings (the header's example).
+  EXPECT_EQ(transport_difference("mpi", {{"NCCL_PROTO", "LL"}}, "a", {}, "b"), "");
+  EXPECT_EQ(transport_difference("nccl", {{"NCCL_PROTO", "LL"}}, "a", {}, "b"),
+            "NCCL_PROTO is \"LL\" in a and unset in b");
 }
 
 TEST(Transport, HowTwoRecordsDiffer) {

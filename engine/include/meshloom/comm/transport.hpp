@@ -54,5 +54,10 @@ inline constexpr std::size_t kMaxTransportChars = 1024;
 // (several joined by "; ").
 [[nodiscard]] std::string transport_difference(const TransportSettings& a, std::string_view a_name,
                                                const TransportSettings& b, std::string_view b_name);
+// The same over the settings `backend`'s collectives run on (settings_of_backend): what a calibration of that backend
+// and a measurement disagree on. Example: on "mpi", {{"NCCL_PROTO", "LL"}} against {} gives "".
+[[nodiscard]] std::string transport_difference(std::string_view backend, const TransportSettings& a,
+                                               std::string_view a_name, const TransportSettings& b,
+                                               std::string_view b_name);
 
 }  // namespace meshloom::comm
