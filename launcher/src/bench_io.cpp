@@ -160,10 +160,35 @@ std::string cpu_binding() {
   return cpu_list(cpus);
 }
 
+std::string scheduler_setting(int policy, int priority) {
+  switch (policy & ~SCHED_RESET_ON_FORK) {
+    case SCHED_OTHER:
+      return "";
+    case SCHED_FIFO:
+      return "SCHED_FIFO priority " + std::to_string(priority);
+    case SCHED_RR:
+      return "SCHED_RR priority " + std::to_string(priority);
+    case SCHED_BATCH:
+      return "SCHED_BATCH";
+    case SCHED_IDLE:
+      return "SCHED_IDLE";
+    default:
+      return "policy " + std::to_string(policy & ~SCHED_RESET_ON_FORK);
+  }
+}
+
 comm::TransportSettings job_transport() {
   std::vector<std::string> environment;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) environment.emplace_back(*e);
-  return comm::transport_settings(environment);
+  comm::TransportSettings settings = comm::transport_settings(environment);
+  const int policy = ::sched_getscheduler(0);
+  sched_param param{};
+  if (policy < 0 || ::sched_getparam(0, &param) != 0) {
+    settings[std::string(comm::kSchedulerSetting)] = "?";
+  } else if (std::string scheduler = scheduler_setting(policy, param.sched_priority); !scheduler.empty()) {
+    settings[std::string(comm::kSchedulerSetting)] = std::move(scheduler);
+  }
+  return settings;
 }
 
 bool ranks_bound(const std::vector<std::string>& cpus, const std::vector<std::string>& hosts) {

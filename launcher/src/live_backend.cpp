@@ -102,7 +102,7 @@ void check_calibration_transport(const Calibration& calibration, const std::stri
   raise(ErrorKind::ValueError,
         source + ": measured under other transport settings than this job (" + difference +
             "): its prices are of another transport; calibrate under this job's settings (the same mpirun --mca "
-            "options, UCX_ and NCCL_ variables)");
+            "options, UCX_ and NCCL_ variables, and scheduling policy)");
 }
 
 void check_axis_binding(const Calibration& calibration, const std::string& source, int rank) {

@@ -1,10 +1,13 @@
 // calibrate without communication: the weighted alpha-beta fit on synthetic timings, reading bench JSON Lines,
 // and the calibration it gives (accepted by parse_calibration and priced by CalibratedCostModel).
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <random>
 #include <string>
@@ -521,6 +524,30 @@ TEST(CpuList, RanksAreBoundWhenEachHasFewerCpusThanItsHostsRanksTogether) {
   EXPECT_FALSE(ranks_bound({"?", "1"}, {"a", "a"}));
   EXPECT_FALSE(ranks_bound({"0", "1"}, {"a"}));
   EXPECT_FALSE(ranks_bound({}, {}));
+}
+
+TEST(JobTransport, TheSchedulingPolicyAsARecordHoldsIt) {
+  EXPECT_EQ(scheduler_setting(SCHED_OTHER, 0), "");
+  EXPECT_EQ(scheduler_setting(SCHED_OTHER | SCHED_RESET_ON_FORK, 0), "");
+  EXPECT_EQ(scheduler_setting(SCHED_RR, 1), "SCHED_RR priority 1");
+  EXPECT_EQ(scheduler_setting(SCHED_FIFO | SCHED_RESET_ON_FORK, 99), "SCHED_FIFO priority 99");
+  EXPECT_EQ(scheduler_setting(SCHED_BATCH, 0), "SCHED_BATCH");
+  EXPECT_EQ(scheduler_setting(SCHED_IDLE, 0), "SCHED_IDLE");
+  EXPECT_EQ(scheduler_setting(6, 0), "policy 6");
+}
+
+TEST(JobTransport, ThisProcesssSchedulingPolicyIsRecordedWhereItIsNotTheDefault) {
+  const int before = ::sched_getscheduler(0);
+  sched_param param{};
+  ASSERT_EQ(::sched_getparam(0, &param), 0);
+  if (before != SCHED_OTHER) GTEST_SKIP() << "the tests run under policy " << before << ", not SCHED_OTHER";
+  EXPECT_EQ(job_transport().count(std::string(comm::kSchedulerSetting)), 0U);
+  // SCHED_BATCH needs no privilege, and SCHED_OTHER is restored after it.
+  ASSERT_EQ(::sched_setscheduler(0, SCHED_BATCH, &param), 0) << std::strerror(errno);
+  const comm::TransportSettings batch = job_transport();
+  ASSERT_EQ(::sched_setscheduler(0, SCHED_OTHER, &param), 0) << std::strerror(errno);
+  ASSERT_EQ(batch.count(std::string(comm::kSchedulerSetting)), 1U);
+  EXPECT_EQ(batch.at(std::string(comm::kSchedulerSetting)), "SCHED_BATCH");
 }
 
 }  // namespace

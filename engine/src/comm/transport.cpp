@@ -54,7 +54,9 @@ bool recordable_setting(std::string_view text) noexcept {
   return true;
 }
 
-bool shapes_collective_cost(std::string_view name) noexcept { return of_open_mpi(name) || of_ucx(name) || of_nccl(name); }
+bool shapes_collective_cost(std::string_view name) noexcept {
+  return name == kSchedulerSetting || of_open_mpi(name) || of_ucx(name) || of_nccl(name);
+}
 
 TransportSettings transport_settings(const std::vector<std::string>& environment) {
   TransportSettings out;
@@ -62,7 +64,7 @@ TransportSettings transport_settings(const std::vector<std::string>& environment
     const std::size_t eq = entry.find('=');
     if (eq == std::string::npos) continue;
     const std::string name = entry.substr(0, eq);
-    if (!shapes_collective_cost(name) || !recordable_setting(name)) continue;
+    if (name == kSchedulerSetting || !shapes_collective_cost(name) || !recordable_setting(name)) continue;
     std::string value = entry.substr(eq + 1);
     out.emplace(name, recordable_setting(value) ? std::move(value) : std::string("?"));
   }
@@ -72,9 +74,10 @@ TransportSettings transport_settings(const std::vector<std::string>& environment
 TransportSettings settings_of_backend(const TransportSettings& settings, std::string_view backend) {
   TransportSettings out;
   for (const auto& [name, value] : settings) {
-    const bool used = backend == "mpi"    ? of_open_mpi(name) || of_ucx(name)
-                      : backend == "nccl" ? of_nccl(name)
-                                          : true;
+    const bool of_backend = backend == "mpi"    ? of_open_mpi(name) || of_ucx(name)
+                            : backend == "nccl" ? of_nccl(name)
+                                                : true;
+    const bool used = name == kSchedulerSetting || of_backend;
     if (used) out.emplace(name, value);
   }
   return out;

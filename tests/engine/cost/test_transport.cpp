@@ -15,7 +15,7 @@ TEST(Transport, WhichVariablesShapeACollectivesCost) {
                            "OMPI_MCA_pml_ucx_tls", "OMPI_MCA_mtl", "OMPI_MCA_coll_tuned_use_dynamic_rules",
                            "OMPI_MCA_coll", "OMPI_MCA_osc", "OMPI_MCA_mpi_yield_when_idle", "OMPI_MCA_mpi_leave_pinned",
                            "UCX_TLS", "UCX_NET_DEVICES", "NCCL_PROTO", "NCCL_ALGO", "NCCL_SOCKET_IFNAME",
-                           "NCCL_DEBUG_X"}) {
+                           "NCCL_DEBUG_X", "scheduler"}) {
     EXPECT_TRUE(shapes_collective_cost(name)) << name;
   }
   // mpirun's own bookkeeping (different in every job), logging, a rendezvous, and names that only look alike.
@@ -23,7 +23,7 @@ TEST(Transport, WhichVariablesShapeACollectivesCost) {
                            "OMPI_MCA_mpi_oversubscribe", "OMPI_MCA_btlx", "OMPI_MCA_collective", "OMPI_MCA_",
                            "OMPI_MCA_btl_base_verbose", "OMPI_MCA_coll_base_verbose",
                            "UCX_LOG_LEVEL", "UCX_", "NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE",
-                           "NCCL_COMM_ID", "NCCL_", "HOME", "", "ompi_mca_btl"}) {
+                           "NCCL_COMM_ID", "NCCL_", "HOME", "", "ompi_mca_btl", "SCHEDULER", "schedulers"}) {
     EXPECT_FALSE(shapes_collective_cost(name)) << name;
   }
 }
@@ -47,6 +47,8 @@ TEST(Transport, AnEnvironmentsSettings) {
   const std::string longest(kMaxTransportChars, 'm');
   EXPECT_EQ(transport_settings({"NCCL_IB_HCA=" + longest}).at("NCCL_IB_HCA"), longest);
   EXPECT_TRUE(transport_settings({}).empty());
+  // The scheduling policy is read from the process: a variable of its name is not it.
+  EXPECT_TRUE(transport_settings({"scheduler=SCHED_RR priority 1"}).empty());
 }
 
 TEST(Transport, WhatARecordHolds) {
@@ -62,8 +64,18 @@ TEST(Transport, WhatARecordHolds) {
 
 TEST(Transport, TheSettingsABackendsCollectivesRunOn) {
   // The header's example.
-  EXPECT_EQ(settings_of_backend({{"NCCL_PROTO", "LL"}, {"OMPI_MCA_btl", "^vader"}}, "mpi"),
-            (TransportSettings{{"OMPI_MCA_btl", "^vader"}}));
+  EXPECT_EQ(settings_of_backend(
+                {{"NCCL_PROTO", "LL"}, {"OMPI_MCA_btl", "^vader"}, {"scheduler", "SCHED_RR priority 1"}}, "mpi"),
+            (TransportSettings{{"OMPI_MCA_btl", "^vader"}, {"scheduler", "SCHED_RR priority 1"}}));
+  // The scheduler counts on every backend.
+  for (const char* backend : {"mpi", "nccl", "gloo"}) {
+    EXPECT_EQ(settings_of_backend({{"scheduler", "SCHED_FIFO priority 2"}}, backend),
+              (TransportSettings{{"scheduler", "SCHED_FIFO priority 2"}}))
+        << backend;
+    EXPECT_EQ(transport_difference(backend, {{"scheduler", "SCHED_RR priority 1"}}, "the calibration", {}, "this job"),
+              "scheduler is \"SCHED_RR priority 1\" in the calibration and unset in this job")
+        << backend;
+  }
   const TransportSettings all{{"NCCL_PROTO", "LL"}, {"OMPI_MCA_pml", "ucx"}, {"UCX_TLS", "sm"}};
   EXPECT_EQ(settings_of_backend(all, "mpi"), (TransportSettings{{"OMPI_MCA_pml", "ucx"}, {"UCX_TLS", "sm"}}));
   EXPECT_EQ(settings_of_backend(all, "nccl"), (TransportSettings{{"NCCL_PROTO", "LL"}}));

@@ -12,6 +12,11 @@
 //   UCX       UCX_* but UCX_LOG_*
 //   NCCL      NCCL_* but NCCL_DEBUG, NCCL_DEBUG_SUBSYS, NCCL_DEBUG_FILE and NCCL_COMM_ID (a job's rendezvous)
 //
+//   scheduler the CPU scheduling policy the ranks ran under, where it is not Linux's default (SCHED_OTHER), as
+//             "SCHED_RR priority 1" (`chrt -r 1 mpirun ...`): where ranks outnumber cores it decides who runs when
+//             a rank waits. Read from the process (the launcher's job_transport), never from the environment; it
+//             counts for every backend
+//
 // Example: the environment {"OMPI_MCA_btl_vader_single_copy_mechanism=none", "OMPI_MCA_ess_base_jobid=1",
 // "NCCL_DEBUG=INFO", "HOME=/root"} gives {"OMPI_MCA_btl_vader_single_copy_mechanism": "none"}.
 // Settings read from files (Open MPI's mca-params.conf, /etc/nccl.conf) are not seen: pass them in the environment.
@@ -27,6 +32,9 @@ namespace meshloom::comm {
 // Name -> value, sorted by name.
 using TransportSettings = std::map<std::string, std::string>;
 
+// The name of the scheduling policy's setting (above).
+inline constexpr std::string_view kSchedulerSetting = "scheduler";
+
 // The most bytes of a setting's name or of its value a record holds.
 inline constexpr std::size_t kMaxTransportChars = 1024;
 
@@ -34,17 +42,19 @@ inline constexpr std::size_t kMaxTransportChars = 1024;
 // bytes. Example: "none" and "" yes; "a\nb", "\xff" and 1025 bytes no.
 [[nodiscard]] bool recordable_setting(std::string_view text) noexcept;
 
-// Whether an environment variable of this name shapes a collective's cost (the list above).
+// Whether a setting of this name shapes a collective's cost (the list above: an environment variable's name, or
+// kSchedulerSetting).
 [[nodiscard]] bool shapes_collective_cost(std::string_view name) noexcept;
 
 // The transport settings of an environment given as "NAME=VALUE" entries (as `environ` holds them; the first of a
-// name counts, as getenv reads it). A value a record cannot hold is recorded as "?" (it then matches only another such
+// name counts, as getenv reads it; a variable named kSchedulerSetting is not the policy, and is left out). A value a record cannot hold is recorded as "?" (it then matches only another such
 // value); an entry without '=', or whose name a record cannot hold, is skipped.
 [[nodiscard]] TransportSettings transport_settings(const std::vector<std::string>& environment);
 
 // The settings of `settings` that the collectives of `backend` run on: "mpi": Open MPI's and UCX's; "nccl": NCCL's
-// (MPI carries only control traffic there); any other backend: all of them. Example: {"NCCL_PROTO": "LL",
-// "OMPI_MCA_btl": "^vader"} on "mpi" gives {"OMPI_MCA_btl": "^vader"}.
+// (MPI carries only control traffic there); any other backend: all of them; the scheduler on every backend. Example:
+// {"NCCL_PROTO": "LL", "OMPI_MCA_btl": "^vader", "scheduler": "SCHED_RR priority 1"} on "mpi" gives
+// {"OMPI_MCA_btl": "^vader", "scheduler": "SCHED_RR priority 1"}.
 [[nodiscard]] TransportSettings settings_of_backend(const TransportSettings& settings, std::string_view backend);
 
 // The settings that differ between two records of them, in name order, as people read it (values quoted as JSON
