@@ -161,6 +161,7 @@ std::string cpu_binding() {
 }
 
 std::string scheduler_setting(int policy, int priority) {
+  constexpr int kSchedDeadline = 6;  // Linux's SCHED_DEADLINE (linux/sched.h; not every libc names it)
   switch (policy & ~SCHED_RESET_ON_FORK) {
     case SCHED_OTHER:
       return "";
@@ -172,6 +173,8 @@ std::string scheduler_setting(int policy, int priority) {
       return "SCHED_BATCH";
     case SCHED_IDLE:
       return "SCHED_IDLE";
+    case kSchedDeadline:
+      return "SCHED_DEADLINE";
     default:
       return "policy " + std::to_string(policy & ~SCHED_RESET_ON_FORK);
   }

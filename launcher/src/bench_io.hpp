@@ -97,12 +97,15 @@ void report_rank_error(int rank, const std::string& what, JsonlSink& sink,
 [[nodiscard]] bool ranks_bound(const std::vector<std::string>& cpus, const std::vector<std::string>& hosts);
 // A scheduling policy (sched_getscheduler's, with SCHED_RESET_ON_FORK or not) and static priority as the "scheduler"
 // transport setting (comm/transport.hpp) records it: "" for Linux's default, SCHED_OTHER (not recorded);
-// "SCHED_RR priority 1", "SCHED_FIFO priority 99", "SCHED_BATCH", "SCHED_IDLE"; another number: "policy 6".
+// "SCHED_RR priority 1", "SCHED_FIFO priority 99", "SCHED_BATCH", "SCHED_IDLE", "SCHED_DEADLINE"; another number:
+// "policy 7".
 [[nodiscard]] std::string scheduler_setting(int policy, int priority);
-// This process's transport settings (comm/transport.hpp): those of its environment, and its scheduling policy where it
-// is not the default ("?" where it cannot be read). mpirun passes every rank the same environment (`--mca NAME VALUE`
-// reaches them as OMPI_MCA_NAME), and its ranks inherit its policy (`chrt -r 1 mpirun ...`), so rank 0's stand for
-// the job.
+// This process's transport settings (comm/transport.hpp): those of its environment, and the calling thread's
+// scheduling policy where it is not the default ("?" where it cannot be read; called from the main thread, whose
+// policy every thread it starts inherits). mpirun passes every rank the same environment (`--mca NAME VALUE` reaches
+// them as OMPI_MCA_NAME), and the ranks it starts on its own host inherit its policy (`chrt -r 1 mpirun ...`, not
+// `chrt -R`, which resets it in children), so rank 0's stand for the job in its records; run, validate and advise
+// --measure check every rank's own against the calibration.
 [[nodiscard]] comm::TransportSettings job_transport();
 // The list of `cpus` (ascending CPU numbers, no repeats) as Linux writes it (/sys/devices/system/cpu/online):
 // consecutive runs as "a-b". Example: {0, 1, 2, 4, 6, 7} -> "0-2,4,6-7".

@@ -533,7 +533,8 @@ TEST(JobTransport, TheSchedulingPolicyAsARecordHoldsIt) {
   EXPECT_EQ(scheduler_setting(SCHED_FIFO | SCHED_RESET_ON_FORK, 99), "SCHED_FIFO priority 99");
   EXPECT_EQ(scheduler_setting(SCHED_BATCH, 0), "SCHED_BATCH");
   EXPECT_EQ(scheduler_setting(SCHED_IDLE, 0), "SCHED_IDLE");
-  EXPECT_EQ(scheduler_setting(6, 0), "policy 6");
+  EXPECT_EQ(scheduler_setting(6, 0), "SCHED_DEADLINE");
+  EXPECT_EQ(scheduler_setting(7, 0), "policy 7");
 }
 
 TEST(JobTransport, ThisProcesssSchedulingPolicyIsRecordedWhereItIsNotTheDefault) {

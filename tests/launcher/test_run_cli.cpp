@@ -4,6 +4,7 @@
 // every rank before any collective (exit 2); a rank that dies or hangs mid-run (MESHLOOM_TEST_FAULT,
 // test_fault.hpp) ends the job non-zero within the timeout and leaves a valid JSON Lines stream.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 
 #include <chrono>
@@ -150,6 +151,7 @@ TEST(RunCli, AxisCorrectionsNeedRanksBoundAsTheCalibratedJobsWereOrTheOptOut) {
 }
 
 TEST(RunCli, TheJobsTransportSettingsAreRecordedAndACalibrationOfOthersIsRefused) {
+  if (::sched_getscheduler(0) != SCHED_OTHER) GTEST_SKIP() << "the tests run under another scheduling policy";
   // The bundled 2-rank calibration, as if calibrate had run with Open MPI's single-copy path off.
   const std::string fixture = std::string(MESHLOOM_SOURCE_DIR) + "/resources/calibration/vm-2.calibration.json";
   nlohmann::json doc = nlohmann::json::parse(slurp(fixture));
@@ -173,6 +175,36 @@ TEST(RunCli, TheJobsTransportSettingsAreRecordedAndACalibrationOfOthersIsRefused
   const nlohmann::json config = nlohmann::json::parse(slurp(jsonl).substr(0, slurp(jsonl).find('\n')));
   EXPECT_EQ(config.at("transport"),
             (nlohmann::json{{"NCCL_PROTO", "Simple"}, {"OMPI_MCA_btl_vader_single_copy_mechanism", "none"}}));
+}
+
+TEST(RunCli, TheRanksSchedulingPolicyIsRecordedAndACalibrationOfAnotherIsRefused) {
+  if (::sched_getscheduler(0) != SCHED_OTHER) GTEST_SKIP() << "the tests run under another scheduling policy";
+  // mpirun started under SCHED_BATCH (`chrt -b 0`, no privilege needed; its ranks inherit it) against the bundled
+  // calibration, measured under the default policy: refused, the policy named.
+  const std::string fixture = std::string(MESHLOOM_SOURCE_DIR) + "/resources/calibration/vm-2.calibration.json";
+  nlohmann::json doc = nlohmann::json::parse(slurp(fixture));
+  doc["transport"] = nlohmann::json::object();
+  const auto plain = scratch.write("default-policy.calibration.json", doc.dump());
+  const std::string args = "--mesh 2 --tensor 8,8 --src 'S(0)' --dst R --iterations 1 --calibration ";
+  const Launched r = mpirun(2, args + "'" + plain.string() + "'", "chrt -b 0");
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--calibration \"" + plain.string() + "\": measured under other transport settings than this "
+                       "job (scheduler is unset in the calibration and \"SCHED_BATCH\" in this job)"),
+            std::string::npos)
+      << r.err;
+  // A calibration measured under SCHED_BATCH runs under it, and the config says so.
+  doc["transport"] = {{"scheduler", "SCHED_BATCH"}};
+  const auto batch = scratch.write("batch.calibration.json", doc.dump());
+  const auto jsonl = temp_dir() / "batch.jsonl";
+  const Launched same = mpirun(2, args + "'" + batch.string() + "' --jsonl '" + jsonl.string() + "'", "chrt -b 0");
+  ASSERT_EQ(same.status, 0) << same.out << same.err;
+  const nlohmann::json config = nlohmann::json::parse(slurp(jsonl).substr(0, slurp(jsonl).find('\n')));
+  EXPECT_EQ(config.at("transport").at("scheduler"), "SCHED_BATCH");
+  // And a job under the default policy refuses it.
+  const Launched other = mpirun(2, args + "'" + batch.string() + "'");
+  EXPECT_EQ(other.status, 2) << other.out << other.err;
+  EXPECT_NE(other.err.find("scheduler is \"SCHED_BATCH\" in the calibration and unset in this job"), std::string::npos)
+      << other.err;
 }
 
 TEST(RunCli, ABadTimeoutIsAUsageErrorNamingTheValue) {

@@ -1,10 +1,11 @@
 #pragma once
 
 // The transport settings a collective's cost depends on, beyond the machine: the environment variables that choose
-// and tune how a communication library moves the bytes. The same all_gather on the same two ranks can cost a quarter
-// more without Open MPI's single-copy path (CMA) than with it, or another NCCL protocol, so a calibration records the
-// settings it was measured under, and the commands that set its prices against measurements (run, validate,
-// advise --measure, refine, rescore) refuse measurements made under other ones.
+// and tune how a communication library moves the bytes, and the ranks' CPU scheduling policy. The same all_gather on
+// the same two ranks can cost a quarter more without Open MPI's single-copy path (CMA) than with it, or another NCCL
+// protocol, so a calibration records the settings it was measured under, and the commands that set its prices against measurements (run, validate,
+// advise --measure, refine, rescore) refuse measurements made under other ones. Values are compared as they are
+// ("SCHED_RR priority 1" is not "SCHED_RR priority 2").
 //
 //   Open MPI  OMPI_MCA_btl*, OMPI_MCA_pml*, OMPI_MCA_mtl*, OMPI_MCA_coll*, OMPI_MCA_osc*,
 //             OMPI_MCA_mpi_yield_when_idle, OMPI_MCA_mpi_leave_pinned (what `mpirun --mca NAME VALUE` sets),
@@ -15,7 +16,8 @@
 //   scheduler the CPU scheduling policy the ranks ran under, where it is not Linux's default (SCHED_OTHER), as
 //             "SCHED_RR priority 1" (`chrt -r 1 mpirun ...`): where ranks outnumber cores it decides who runs when
 //             a rank waits. Read from the process (the launcher's job_transport), never from the environment; it
-//             counts for every backend
+//             counts for every backend. Files written before it was recorded hold none: their policy reads as
+//             the default
 //
 // Example: the environment {"OMPI_MCA_btl_vader_single_copy_mechanism=none", "OMPI_MCA_ess_base_jobid=1",
 // "NCCL_DEBUG=INFO", "HOME=/root"} gives {"OMPI_MCA_btl_vader_single_copy_mechanism": "none"}.
@@ -47,8 +49,9 @@ inline constexpr std::size_t kMaxTransportChars = 1024;
 [[nodiscard]] bool shapes_collective_cost(std::string_view name) noexcept;
 
 // The transport settings of an environment given as "NAME=VALUE" entries (as `environ` holds them; the first of a
-// name counts, as getenv reads it; a variable named kSchedulerSetting is not the policy, and is left out). A value a record cannot hold is recorded as "?" (it then matches only another such
-// value); an entry without '=', or whose name a record cannot hold, is skipped.
+// name counts, as getenv reads it; a variable named kSchedulerSetting is not the policy, and is left out). A value a
+// record cannot hold is recorded as "?" (it then matches only another such value); an entry without '=', or whose
+// name a record cannot hold, is skipped.
 [[nodiscard]] TransportSettings transport_settings(const std::vector<std::string>& environment);
 
 // The settings of `settings` that the collectives of `backend` run on: "mpi": Open MPI's and UCX's; "nccl": NCCL's
