@@ -3,9 +3,9 @@
 // The transport settings a collective's cost depends on, beyond the machine: the environment variables that choose
 // and tune how a communication library moves the bytes, and the ranks' CPU scheduling policy. The same all_gather on
 // the same two ranks can cost a quarter more without Open MPI's single-copy path (CMA) than with it, or another NCCL
-// protocol, so a calibration records the settings it was measured under, and the commands that set its prices against measurements (run, validate,
-// advise --measure, refine, rescore) refuse measurements made under other ones. Values are compared as they are
-// ("SCHED_RR priority 1" is not "SCHED_RR priority 2").
+// protocol, so a calibration records the settings it was measured under, and the commands that set its prices
+// against measurements (run, validate, advise --measure, refine, rescore) refuse measurements made under other ones.
+// Values are compared as they are ("SCHED_RR priority 1" is not "SCHED_RR priority 2").
 //
 //   Open MPI  OMPI_MCA_btl*, OMPI_MCA_pml*, OMPI_MCA_mtl*, OMPI_MCA_coll*, OMPI_MCA_osc*,
 //             OMPI_MCA_mpi_yield_when_idle, OMPI_MCA_mpi_leave_pinned (what `mpirun --mca NAME VALUE` sets),

@@ -282,8 +282,9 @@ struct AxisCorrection {
 // "axis_corrections" ([{"axes": [0], "collective": "all_gather", "factors": [[bytes, factor, steps], ...]}, ...],
 // AxisCorrection) are optional: calibrate writes the corrections only when every rank was bound.
 // "transport" ({"OMPI_MCA_btl_vader_single_copy_mechanism": "none", ...}, comm/transport.hpp: the settings of the
-// environment, and the ranks' scheduling policy, that shape a collective's cost; {} when none was set) is optional: files written before it have none,
-// and are not checked against the settings of the measurements they are set against.
+// environment, and the ranks' scheduling policy, that shape a collective's cost; {} when none was set) is optional:
+// files written before it have none, and are not checked against the settings of the measurements they are set
+// against.
 struct Calibration {
   std::string backend;
   std::string timing;  // "pipelined", "single_shot", or empty (not recorded)
