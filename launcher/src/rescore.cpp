@@ -396,9 +396,16 @@ RescoreReport rescore_records(const ValidateRecords& records, const std::vector<
   report.calibrations = calibrations.size();
   for (const MeasuredRequest& r : records.requests) {
     report.request_keys.push_back(request_key(r));
+    report.request_numbers.push_back(r.index);
+    report.request_labels.push_back(r.label);
     std::vector<std::string> plans;
-    for (const MeasuredPlan& p : r.plans) plans.push_back(plan_key(p));
+    std::vector<std::string> traces;
+    for (const MeasuredPlan& p : r.plans) {
+      plans.push_back(plan_key(p));
+      traces.push_back(p.trace);
+    }
     report.plan_keys.push_back(std::move(plans));
+    report.traces.push_back(std::move(traces));
   }
   std::vector<std::string> names{"validated"};
   for (const NamedCalibration& c : calibrations) names.push_back(c.name);
@@ -466,11 +473,16 @@ RescoreReport rescore_records(const ValidateRecords& records, const std::vector<
         cm.predicted_total.push_back(std::accumulate(steps.begin(), steps.end(), 0.0));
       }
     }
+    std::vector<bool> stand_in(models, false);
     for (std::size_t k = 1; k < models; ++k) {
-      if (k + 1 < models && !planned[k]) ++report.unmeasured_picks[k];
+      if (k + 1 < models && !planned[k]) {
+        ++report.unmeasured_picks[k];
+        stand_in[k] = true;
+      }
       m.pick[k] = planned[k] ? *planned[k] : cheapest(m.candidates, k);
     }
     report.requests.push_back(std::move(m));
+    report.stand_ins.push_back(std::move(stand_in));
   }
   report.scores = score_models(names, std::vector<bool>(models, true), report.requests);
   return report;
@@ -534,6 +546,7 @@ void add_hindsight(std::vector<RescoreReport>& reports) {
         if (best != nullptr && r.plan_keys[q][c] == *best) pick = c;
       }
       m.pick.push_back(pick);
+      if (q < r.stand_ins.size()) r.stand_ins[q].push_back(best == nullptr);
       if (best == nullptr) ++r.unmeasured_picks.back();
       if (where.size() == 1) ++r.single_run_requests;
     }
@@ -578,6 +591,33 @@ bool picks_own(const RescoreReport& r, std::size_t m) {
   return (m >= 1 && m <= r.calibrations) || (r.hindsight && m + 1 == r.scores.size());
 }
 
+// Request q of a report as a "request" record: which plan each row picked, and what that cost.
+nlohmann::ordered_json request_record(const RescoreReport& r, std::size_t q) {
+  using ojson = nlohmann::ordered_json;
+  const RequestMeasurement& m = r.requests.at(q);
+  const RequestVerdict verdict = judge(m);
+  ojson plans = ojson::array();
+  for (std::size_t c = 0; c < m.candidates.size(); ++c) {
+    plans.push_back({{"trace", r.traces.at(q).at(c)}, {"measured_us", measured_total_us(m.candidates[c])}});
+  }
+  ojson picks = ojson::array();
+  for (std::size_t s = 0; s < r.scores.size(); ++s) {
+    picks.push_back({{"model", r.scores[s].model},
+                     {"plan", m.pick.at(s)},
+                     {"right", static_cast<bool>(verdict.right.at(s))},
+                     {"exact", static_cast<bool>(verdict.exact.at(s))},
+                     {"time_lost", time_lost(m, verdict, s)},
+                     {"stand_in", picks_own(r, s) ? ojson(static_cast<bool>(r.stand_ins.at(q).at(s))) : ojson(nullptr)}});
+  }
+  return {{"type", "request"},
+          {"records", r.source},
+          {"request", r.request_numbers.at(q)},
+          {"label", r.request_labels.at(q)},
+          {"fastest", verdict.fastest},
+          {"plans", std::move(plans)},
+          {"picks", std::move(picks)}};
+}
+
 }  // namespace
 
 std::string rescore_jsonl(const std::vector<RescoreReport>& reports, const RescoreOptions& options) {
@@ -618,6 +658,9 @@ std::string rescore_jsonl(const std::vector<RescoreReport>& reports, const Resco
                .dump() +
            "\n";
     rows(r, r.source);
+    if (r.request_numbers.size() == r.requests.size()) {
+      for (std::size_t q = 0; q < r.requests.size(); ++q) out += request_record(r, q).dump() + "\n";
+    }
   }
   if (reports.size() >= 2) rows(rescore_all_files(reports), "all");
   return out + ojson{{"type", "end"}, {"ok", true}, {"files", reports.size()}}.dump() + "\n";

@@ -123,6 +123,12 @@ struct RescoreReport {
   // What names a request and each of its plans alike in every file (hindsight matches them across files).
   std::vector<std::string> request_keys;             // [request]
   std::vector<std::vector<std::string>> plan_keys;   // [request][candidate]
+  // What names a request in its file, for rescore_jsonl's request records (rescore_records fills them; a report
+  // built otherwise, or all files together, has none and writes none).
+  std::vector<std::size_t> request_numbers;          // [request]: its number in the records file
+  std::vector<std::string> request_labels;           // [request]
+  std::vector<std::vector<std::string>> traces;      // [request][candidate]: the plan's trace
+  std::vector<std::vector<bool>> stand_ins;          // [request][score]: its own pick did not run (see above)
 };
 
 // ValueError when a calibration holds per-axis fits only, measured another backend than the records ran on or the
@@ -144,8 +150,11 @@ void add_hindsight(std::vector<RescoreReport>& reports);
 // The same as JSON Lines (rescore --jsonl): a config record (command "rescore", records, calibrations, tie_floor,
 // priced_alike, extrapolate, no_axis_corrections, any_transport), per records file a "records" record (source, its calibration,
 // requests, left out, measured plans, requests of that file only), then per row a "report" record (validate's report
-// fields, score_json, with "records": the file, and "unmeasured_picks": null for rows without a pick of their own);
-// with two files or more the same for all of them ("records": "all"); an "end" record last.
+// fields, score_json, with "records": the file, and "unmeasured_picks": null for rows without a pick of their own)
+// and per request a "request" record (its number and label in the file, the index of the measured fastest plan, every
+// plan's trace and measured total, and per row its pick: the plan, right, exact, time lost, and stand_in: whether its
+// own pick did not run and its cheapest measured plan stood in, null for rows without a pick of their own); with two
+// files or more the report rows for all of them ("records": "all"); an "end" record last.
 [[nodiscard]] std::string rescore_jsonl(const std::vector<RescoreReport>& reports, const RescoreOptions& options);
 
 // The table: per records file, one row per model (right picks, exact, time lost, step and plan error, rank

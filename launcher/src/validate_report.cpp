@@ -97,6 +97,11 @@ std::optional<double> spearman(const std::vector<double>& a, const std::vector<d
   return sab / std::sqrt(saa * sbb);
 }
 
+double time_lost(const RequestMeasurement& request, const RequestVerdict& verdict, std::size_t m) {
+  const double fastest = measured_total_us(request.candidates.at(verdict.fastest));
+  return fastest > 0 ? measured_total_us(request.candidates.at(request.pick.at(m))) / fastest - 1 : 0.0;
+}
+
 bool priced_alike(const RequestMeasurement& request, const RequestVerdict& verdict, std::size_t m) {
   const double mine = request.candidates.at(request.pick.at(m)).predicted_total.at(m);
   const double best = request.candidates.at(verdict.fastest).predicted_total.at(m);
@@ -132,9 +137,7 @@ std::vector<ModelScore> score_models(const std::vector<std::string>& models, con
       ++s.requests;
       s.right += v.right[m] ? 1 : 0;
       s.exact += v.exact[m] ? 1 : 0;
-      // A fastest plan that measured 0 moved nothing (local steps only): no ratio to take, the request counts 0.
-      const double fastest = measured[v.fastest];
-      const double lost = fastest > 0 ? measured[request.pick[m]] / fastest - 1 : 0.0;
+      const double lost = time_lost(request, v, m);
       s.time_lost_mean += lost;  // a sum until the end
       s.time_lost_max = std::max(s.time_lost_max, lost);
       if (!v.right[m] && priced_alike(request, v, m)) ++s.misses_priced_alike;

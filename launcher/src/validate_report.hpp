@@ -76,6 +76,10 @@ struct RequestVerdict {
 // ValueError for a request without candidates or a pick out of range.
 [[nodiscard]] RequestVerdict judge(const RequestMeasurement& request);
 
+// What following model m's pick cost: T(pick) / T(fastest) - 1 in measured totals; 0 where the fastest measured 0
+// (local steps only: nothing moved, no ratio to take).
+[[nodiscard]] double time_lost(const RequestMeasurement& request, const RequestVerdict& verdict, std::size_t m);
+
 // Whether model m priced its pick and the measured fastest alike (the "alike" above; either not finite: no).
 [[nodiscard]] bool priced_alike(const RequestMeasurement& request, const RequestVerdict& verdict, std::size_t m);
 

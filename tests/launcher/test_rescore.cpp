@@ -502,8 +502,10 @@ TEST(Rescore, TheJsonLinesCarryEveryRowOfEveryFile) {
   std::vector<json> lines;
   std::istringstream in(rescore_jsonl(reports, {.extrapolate = false, .no_axis_corrections = true, .any_transport = false}));
   for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
-  // config, then per file a records record and 4 rows (validated, a.json, step times, hindsight), the 4 rows of all, end
-  ASSERT_EQ(lines.size(), 1U + 2 * 5 + 4 + 1);
+  // config, then per file a records record, 4 rows (validated, a.json, step times, hindsight) and a request record per
+  // request, the 4 rows of all, end
+  const std::size_t per_file = 5 + kRequests.size();
+  ASSERT_EQ(lines.size(), 1 + 2 * per_file + 4 + 1);
   EXPECT_EQ(lines[0]["type"], "config");
   EXPECT_EQ(lines[0]["command"], "rescore");
   EXPECT_EQ(lines[0]["calibrations"], json::array({"a.json"}));
@@ -517,7 +519,7 @@ TEST(Rescore, TheJsonLinesCarryEveryRowOfEveryFile) {
   for (std::size_t f = 0; f < 3; ++f) {
     const RescoreReport& r = f < 2 ? reports[f] : all;
     for (std::size_t m = 0; m < 4; ++m) {
-      const json& row = lines[1 + f * 5 + (f < 2 ? 1 : 0) + m];
+      const json& row = lines[1 + f * per_file + (f < 2 ? 1 : 0) + m];
       ASSERT_EQ(row["type"], "report") << row;
       EXPECT_EQ(row["records"], f < 2 ? r.source : "all");
       EXPECT_EQ(row["model"], r.scores[m].model);
@@ -537,6 +539,65 @@ TEST(Rescore, TheJsonLinesCarryEveryRowOfEveryFile) {
   EXPECT_GT(all.unmeasured_picks[1], 0);  // the second file did not run a.json's picks
   EXPECT_EQ(lines.back()["type"], "end");
   EXPECT_EQ(lines.back()["files"], 2);
+}
+
+// --jsonl's request records: per file and request, every row's pick, whether it was right, what it cost, and whether
+// it stood in for a pick that did not run.
+TEST(Rescore, TheRequestRecordsSayWhatEveryRowPickedAndWhatItCost) {
+  const Calibration a = calibration();
+  const std::vector<NamedCalibration> cals{{.name = "a.json", .calibration = a}};
+  // v1: validated with a itself, measured as a 3x dearer 4-rank all_reduce prices it; v2: a's picks left out.
+  std::vector<RescoreReport> reports{rescore_records(parse_validate_records(records(a, calibration(3.0)), "v1.jsonl"), cals),
+                                     rescore_records(parse_validate_records(records(a, a, true), "v2.jsonl"), cals)};
+  add_hindsight(reports);
+  std::vector<json> requests;
+  std::istringstream in(rescore_jsonl(reports, {}));
+  for (std::string line; std::getline(in, line);) {
+    json j = json::parse(line);
+    if (j["type"] == "request") requests.push_back(std::move(j));
+  }
+  ASSERT_EQ(requests.size(), 2 * kRequests.size());
+  for (std::size_t f = 0; f < 2; ++f) {
+    for (std::size_t q = 0; q < kRequests.size(); ++q) {
+      const json& j = requests[f * kRequests.size() + q];
+      const RequestMeasurement& m = reports[f].requests[q];
+      const RequestVerdict verdict = judge(m);
+      EXPECT_EQ(j["records"], f == 0 ? "v1.jsonl" : "v2.jsonl");
+      EXPECT_EQ(j["request"], q);
+      EXPECT_EQ(j["label"], kRequests[q].src + " -> " + kRequests[q].dst);
+      EXPECT_EQ(j["fastest"], verdict.fastest);
+      ASSERT_EQ(j["plans"].size(), m.candidates.size());
+      for (std::size_t c = 0; c < m.candidates.size(); ++c) {
+        EXPECT_EQ(j["plans"][c]["trace"], reports[f].traces[q][c]);
+        EXPECT_FALSE(j["plans"][c]["trace"].get<std::string>().empty());
+        EXPECT_DOUBLE_EQ(j["plans"][c]["measured_us"].get<double>(), measured_total_us(m.candidates[c]));
+      }
+      ASSERT_EQ(j["picks"].size(), 4U);
+      for (std::size_t s = 0; s < 4; ++s) {
+        const json& pick = j["picks"][s];
+        EXPECT_EQ(pick["model"], reports[f].scores[s].model);
+        EXPECT_EQ(pick["plan"], m.pick[s]);
+        EXPECT_EQ(pick["right"], static_cast<bool>(verdict.right[s]));
+        EXPECT_EQ(pick["exact"], m.pick[s] == verdict.fastest);
+        const double lost = measured_total_us(m.candidates[m.pick[s]]) / measured_total_us(m.candidates[verdict.fastest]) - 1;
+        EXPECT_NEAR(pick["time_lost"].get<double>(), lost, 1e-12);
+      }
+      EXPECT_TRUE(j["picks"][0]["stand_in"].is_null());  // validated: the run's own pick
+      EXPECT_EQ(j["picks"][1]["stand_in"], f == 1);      // a.json's picks did not run in v2
+      EXPECT_TRUE(j["picks"][2]["stand_in"].is_null());  // step times
+      EXPECT_TRUE(j["picks"][3]["stand_in"].is_boolean());
+    }
+  }
+  // The request validate got wrong in v1: its calibration's pick (a's, the same) lost time; the step times did not.
+  const json& missed = requests[0];
+  EXPECT_EQ(missed["picks"][0]["right"], false);
+  EXPECT_GT(missed["picks"][0]["time_lost"].get<double>(), 0.0);
+  EXPECT_EQ(missed["picks"][1]["plan"], missed["picks"][0]["plan"]);
+  EXPECT_EQ(missed["picks"][2]["right"], true);
+  // A report built otherwise (no request names) writes its rows and no request records.
+  const std::string hand = rescore_jsonl({one_request("q", {"A", "B"}, {10, 5})}, {});
+  EXPECT_EQ(hand.find("\"type\":\"request\""), std::string::npos) << hand;
+  EXPECT_NE(hand.find("\"type\":\"report\""), std::string::npos) << hand;
 }
 
 TEST(Rescore, TheTableShowsEveryFileThenAllTogether) {
