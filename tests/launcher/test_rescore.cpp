@@ -492,13 +492,20 @@ TEST(Rescore, HindsightKeepsThePlanRightInTheMostRunsOfThoseEveryRunMeasured) {
             std::string::npos);
 }
 
-// --jsonl: what the table shows, as validate's report records, per file and all together.
-TEST(Rescore, TheJsonLinesCarryEveryRowOfEveryFile) {
+// Two files judged under a.json (calibration()), with hindsight: v1 validated with a itself and measured as a 3x
+// dearer 4-rank all_reduce prices it; v2 validated and measured with a, a's picks left out.
+std::vector<RescoreReport> two_files() {
   const Calibration a = calibration();
   const std::vector<NamedCalibration> cals{{.name = "a.json", .calibration = a}};
   std::vector<RescoreReport> reports{rescore_records(parse_validate_records(records(a, calibration(3.0)), "v1.jsonl"), cals),
                                      rescore_records(parse_validate_records(records(a, a, true), "v2.jsonl"), cals)};
   add_hindsight(reports);
+  return reports;
+}
+
+// --jsonl: what the table shows, as validate's report records, per file and all together.
+TEST(Rescore, TheJsonLinesCarryEveryRowOfEveryFile) {
+  const std::vector<RescoreReport> reports = two_files();
   std::vector<json> lines;
   std::istringstream in(rescore_jsonl(reports, {.extrapolate = false, .no_axis_corrections = true, .any_transport = false}));
   for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
@@ -544,12 +551,7 @@ TEST(Rescore, TheJsonLinesCarryEveryRowOfEveryFile) {
 // --jsonl's request records: per file and request, every row's pick, whether it was right, what it cost, and whether
 // it stood in for a pick that did not run.
 TEST(Rescore, TheRequestRecordsSayWhatEveryRowPickedAndWhatItCost) {
-  const Calibration a = calibration();
-  const std::vector<NamedCalibration> cals{{.name = "a.json", .calibration = a}};
-  // v1: validated with a itself, measured as a 3x dearer 4-rank all_reduce prices it; v2: a's picks left out.
-  std::vector<RescoreReport> reports{rescore_records(parse_validate_records(records(a, calibration(3.0)), "v1.jsonl"), cals),
-                                     rescore_records(parse_validate_records(records(a, a, true), "v2.jsonl"), cals)};
-  add_hindsight(reports);
+  const std::vector<RescoreReport> reports = two_files();
   std::vector<json> requests;
   std::istringstream in(rescore_jsonl(reports, {}));
   for (std::string line; std::getline(in, line);) {
