@@ -31,6 +31,12 @@ const meshloom::test::ScratchDir scratch("meshloom_run_cli_");
 
 std::filesystem::path temp_dir() { return scratch.path(); }
 
+// The first record of a JSON Lines file: run's config.
+nlohmann::json config_record(const std::filesystem::path& jsonl) {
+  const std::string text = slurp(jsonl);
+  return nlohmann::json::parse(text.substr(0, text.find('\n')));
+}
+
 // `mpirun -np <np> meshloom-launch run <args>`.
 Launched mpirun(int np, const std::string& args, const std::string& env = "") {
   return meshloom::test::mpirun_launch(scratch, np, "run " + args, env);
@@ -142,7 +148,7 @@ TEST(RunCli, AxisCorrectionsNeedRanksBoundAsTheCalibratedJobsWereOrTheOptOut) {
   const auto jsonl = temp_dir() / "unbound.jsonl";
   const Launched out = mpirun(2, args + " --no-axis-corrections --jsonl '" + jsonl.string() + "'");
   EXPECT_EQ(out.status, 0) << out.out << out.err;
-  const nlohmann::json config = nlohmann::json::parse(slurp(jsonl).substr(0, slurp(jsonl).find('\n')));
+  const nlohmann::json config = config_record(jsonl);
   EXPECT_EQ(config.at("axis_corrections"), 0);
   // Another mesh than the calibrated one never uses them: no binding asked for.
   const Launched other = mpirun(2, "--mesh 1,2 --tensor 8,8 --src 'RS(0)' --dst RR --iterations 1 --calibration '" +
@@ -172,7 +178,7 @@ TEST(RunCli, TheJobsTransportSettingsAreRecordedAndACalibrationOfOthersIsRefused
   const Launched same = mpirun(2, args + " --jsonl '" + jsonl.string() + "'",
                                "OMPI_MCA_btl_vader_single_copy_mechanism=none NCCL_PROTO=Simple");
   ASSERT_EQ(same.status, 0) << same.out << same.err;
-  const nlohmann::json config = nlohmann::json::parse(slurp(jsonl).substr(0, slurp(jsonl).find('\n')));
+  const nlohmann::json config = config_record(jsonl);
   EXPECT_EQ(config.at("transport"),
             (nlohmann::json{{"NCCL_PROTO", "Simple"}, {"OMPI_MCA_btl_vader_single_copy_mechanism", "none"}}));
 }
@@ -198,7 +204,7 @@ TEST(RunCli, TheRanksSchedulingPolicyIsRecordedAndACalibrationOfAnotherIsRefused
   const auto jsonl = temp_dir() / "batch.jsonl";
   const Launched same = mpirun(2, args + "'" + batch.string() + "' --jsonl '" + jsonl.string() + "'", "chrt -b 0");
   ASSERT_EQ(same.status, 0) << same.out << same.err;
-  const nlohmann::json config = nlohmann::json::parse(slurp(jsonl).substr(0, slurp(jsonl).find('\n')));
+  const nlohmann::json config = config_record(jsonl);
   EXPECT_EQ(config.at("transport").at("scheduler"), "SCHED_BATCH");
   // And a job under the default policy refuses it.
   const Launched other = mpirun(2, args + "'" + batch.string() + "'");
