@@ -77,8 +77,9 @@ using Ratios = std::map<CurveKey, RatiosBySize>;
 using AxisKey = std::pair<std::string, std::vector<std::size_t>>;
 using AxisRatios = std::map<AxisKey, RatiosBySize>;
 
-// The as-run points of one curve: per size with at least min_steps steps, the median over the records files of each
-// file's median ratio (so that a file measured during a spell of the machine moves it no more than any other file).
+// The as-run points of one curve: per size with at least min_steps steps, the mean over the records files of each
+// file's median ratio (refine.hpp: each file weighs the same, whatever its number of steps, and a size whose
+// collectives run slow in some jobs and fast in others is priced at what it costs on average over jobs).
 std::vector<AsRunPoint> fit_points(const RatiosBySize& by_size, std::int64_t min_steps, std::int64_t* dropped) {
   std::vector<AsRunPoint> points;
   for (const auto& [bytes, files] : by_size) {
@@ -92,7 +93,9 @@ std::vector<AsRunPoint> fit_points(const RatiosBySize& by_size, std::int64_t min
       if (dropped != nullptr) ++*dropped;
       continue;
     }
-    points.push_back({.bytes = bytes, .factor = median(per_file), .steps = steps});
+    double sum = 0;
+    for (const double f : per_file) sum += f;
+    points.push_back({.bytes = bytes, .factor = sum / static_cast<double>(per_file.size()), .steps = steps});
   }
   return points;
 }
@@ -462,8 +465,8 @@ std::string factor_cells(const std::vector<AsRunPoint>& points, std::int64_t ste
 std::string refine_table(const RefineReport& report) {
   std::ostringstream out;
   out << "# as-run corrections from " << report.files << (report.files == 1 ? " records file, " : " records files, ")
-      << report.steps_used << " measured collectives: per curve and size (of its points, the nearest), the median "
-      << "over the files of measured / benchmark where --min-steps were measured\n";
+      << report.steps_used << " measured collectives: per curve and size (of its points, the nearest), the mean "
+      << "over the files of each file's median measured / benchmark where --min-steps were measured\n";
   char line[256];
   std::snprintf(line, sizeof line, "# %-15s %4s %6s %9s %6s %6s %7s %7s\n", "collective", "n", "hosts", "per host",
                 "sizes", "steps", "min", "max");

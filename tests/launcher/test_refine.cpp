@@ -252,11 +252,12 @@ TEST(Refine, ARunDuringASpellIsLeftOutAndWhenKeptMovesTheFactorNoMoreThanAnyRun)
                    "machine stood elsewhere than when calibrated (--any-level keeps it)\n"),
             std::string::npos) << t;
   EXPECT_NE(t.find("# a.jsonl: no drift anchors (run's records): used as measured\n"), std::string::npos) << t;
-  // Kept (any_level), its 10 steps would be the pooled median; per file the factor is the median of 1.5, 3 and 1.5.
+  // Kept (any_level), its 10 steps of 16 would make the pooled median 3; per file it weighs as one run of three: the
+  // factor is the mean of 1.5, 3 and 1.5.
   const RefineReport kept = refine_calibration(c, {a, spell, b}, kDefaultMinSteps, true);
   EXPECT_TRUE(kept.levels[1].used);
   EXPECT_EQ(kept.files, 3);
-  EXPECT_NEAR(kept.calibration.groups[1].as_run[0].factor, 1.5, 1e-6);
+  EXPECT_NEAR(kept.calibration.groups[1].as_run[0].factor, 2.0, 1e-6);
   EXPECT_EQ(kept.calibration.groups[1].as_run[0].steps, 16);
   // The band: anchors at 1.1x or 1/1.1x keep a file, at 0.8x (under 1/1.15) leave it out.
   for (const auto& [level, used] : std::vector<std::pair<double, bool>>{{1.1, true}, {1 / 1.1, true}, {0.8, false}}) {
@@ -273,6 +274,27 @@ TEST(Refine, ARunDuringASpellIsLeftOutAndWhenKeptMovesTheFactorNoMoreThanAnyRun)
   EXPECT_EQ(u.levels[0].unpriced_anchors, 1);
   EXPECT_NE(refine_table(u).find("# unpriced.jsonl: no drift anchor of a curve of the calibration: used as measured\n"),
             std::string::npos) << refine_table(u);
+}
+
+// The defining property of the factor over files: each file's median ratio, then their mean. A job whose collectives
+// of a size ran slow (here one of three, at 2x) raises the price by its share of the jobs, where a median over the
+// files would price only the usual job (1x) and a pooled figure would weigh each file by its number of steps.
+TEST(Refine, TheFactorIsTheMeanOverTheFilesOfEachFilesMedian) {
+  const Calibration c = base();
+  const double bench = benchmark_time_us(c.groups[1], 4096);
+  const auto file = [&](const std::vector<double>& factors, const std::string& name) {
+    std::string text = kValidateHead;
+    for (const double f : factors) text += step("all_reduce", "[1]", 4096, bench * f);
+    return parse_step_records(text, name);
+  };
+  // a: median 1.0 (its stray 9x does not count); b: 1.0; c: 2.0, over six steps.
+  const RefineReport r = refine_calibration(
+      c, {file({1.0, 9.0, 1.0}, "a.jsonl"), file({1.0, 1.0, 1.0}, "b.jsonl"), file({2, 2, 2, 2, 2, 2}, "c.jsonl")});
+  ASSERT_EQ(r.calibration.groups[1].as_run.size(), 1U);
+  EXPECT_NEAR(r.calibration.groups[1].as_run[0].factor, 4.0 / 3.0, 1e-9);
+  EXPECT_EQ(r.calibration.groups[1].as_run[0].steps, 12);
+  EXPECT_NEAR(*CalibratedCostModel(r.calibration, {}).predict_us("all_reduce", {2, 1, 2}, 4096), bench * 4.0 / 3.0,
+              1e-6);
 }
 
 TEST(Refine, HeldOutFiguresPriceEachFileByTheOthersAndCountOnlyFilesThatGaveSteps) {
@@ -310,7 +332,7 @@ TEST(Refine, StepsCountAtTheCurvesNearestSize) {
   EXPECT_EQ(r.calibration.groups[1].as_run[0].steps, 3);
 }
 
-TEST(Refine, TheFactorIsTheMedianAndSizesOfTooFewStepsAreLeftOut) {
+TEST(Refine, WithinAFileTheFactorIsTheMedianAndSizesOfTooFewStepsAreLeftOut) {
   const Calibration c = base();
   std::string text = kValidateHead;
   const double bench = benchmark_time_us(c.groups[1], 65536);

@@ -194,7 +194,7 @@ struct HoldoutError {
 
 // One point of a curve's as-run correction (meshloom-launch refine): at one of the curve's sizes `bytes`, how plans
 // run for real (the step records of meshloom-launch run and validate) measured its collectives against the curve's
-// benchmark time, `factor` = measured / benchmark (refine: the median over the records files of each file's median),
+// benchmark time, `factor` = measured / benchmark (refine: the mean over the records files of each file's median),
 // over `steps` collectives. A benchmark times a collective back to back on buffers it keeps; a plan's step meets it
 // after packing fresh ones, and the two differ by size (on the 2-core VM of docs/benchmarks.md 1.4-1.7x the curves
 // at 512 KiB-1 MiB and 0.7-0.9x at 32-64 MiB, run after run).
