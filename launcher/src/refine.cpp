@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <numeric>
 #include <sstream>
 #include <utility>
 
@@ -93,9 +94,8 @@ std::vector<AsRunPoint> fit_points(const RatiosBySize& by_size, std::int64_t min
       if (dropped != nullptr) ++*dropped;
       continue;
     }
-    double sum = 0;
-    for (const double f : per_file) sum += f;
-    points.push_back({.bytes = bytes, .factor = sum / static_cast<double>(per_file.size()), .steps = steps});
+    const double mean = std::accumulate(per_file.begin(), per_file.end(), 0.0) / static_cast<double>(per_file.size());
+    points.push_back({.bytes = bytes, .factor = mean, .steps = steps});
   }
   return points;
 }
