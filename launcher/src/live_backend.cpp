@@ -6,6 +6,7 @@
 
 #include "bench_io.hpp"
 #include "meshloom/backends/mpi_runtime.hpp"
+#include "meshloom/comm/host_memory.hpp"
 #include "meshloom/error.hpp"
 
 namespace meshloom::launcher {
@@ -18,6 +19,8 @@ namespace meshloom::launcher {
 
 namespace {
 
+// Page-aligned, as the executor's buffers are (meshloom/comm/host_memory.hpp): bench and calibrate time a collective
+// on buffers placed as the plans' collectives will be.
 class HostBuffer final : public BackendBuffer {
 public:
   explicit HostBuffer(std::size_t bytes) : bytes_(bytes) {}
@@ -33,7 +36,7 @@ private:
     }
     return n;
   }
-  std::vector<std::byte> bytes_;
+  comm::HostVector<std::byte> bytes_;
 };
 
 class MpiBackend final : public LiveBackend {
