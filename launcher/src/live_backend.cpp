@@ -6,7 +6,6 @@
 
 #include "bench_io.hpp"
 #include "meshloom/backends/mpi_runtime.hpp"
-#include "meshloom/comm/host_memory.hpp"
 #include "meshloom/error.hpp"
 
 namespace meshloom::launcher {
@@ -19,8 +18,6 @@ namespace meshloom::launcher {
 
 namespace {
 
-// Page-aligned, as the executor's buffers are (meshloom/comm/host_memory.hpp): bench and calibrate time a collective
-// on buffers placed as the plans' collectives will be.
 class HostBuffer final : public BackendBuffer {
 public:
   explicit HostBuffer(std::size_t bytes) : bytes_(bytes) {}
@@ -36,7 +33,7 @@ private:
     }
     return n;
   }
-  comm::HostVector<std::byte> bytes_;
+  std::vector<std::byte> bytes_;
 };
 
 class MpiBackend final : public LiveBackend {

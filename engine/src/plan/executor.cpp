@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "local_ops.hpp"
-#include "meshloom/comm/host_memory.hpp"
 #include "meshloom/error.hpp"
 
 namespace meshloom {
@@ -37,29 +36,26 @@ using detail::Split;
 
 constexpr std::int64_t kMaxExactDouble = std::int64_t{1} << 53;
 
-// The buffers a collective reads and writes, page-aligned (comm/host_memory.hpp): where the heap puts them must not
-// change what the collective costs. Filling and reading them is the step's packing, outside the collective's time.
 struct Wire {
   DType dtype = DType::Float64;
-  comm::HostVector<std::int64_t> ints;
-  comm::HostVector<double> doubles;
+  std::vector<std::int64_t> ints;
+  std::vector<double> doubles;
 
   // The values on the wire. A value float64 cannot hold exactly is a ValueError, or, with `problem`, the first
   // such is described there and the value travels rounded (verification keeps every rank in the collective).
-  Wire(DType t, const std::vector<std::int64_t>& values, std::string* problem = nullptr) : dtype(t) {
-    if (dtype == DType::Int64) {
-      ints.assign(values.begin(), values.end());
-      return;
-    }
-    doubles.reserve(values.size());
-    for (const auto v : values) {
-      if (v > kMaxExactDouble || v < -kMaxExactDouble) {
-        const std::string what = "executor: the value " + std::to_string(v) +
-                                 " cannot travel as float64 exactly (|v| > 2^53); use int64";
-        if (problem == nullptr) raise(ErrorKind::ValueError, what);
-        if (problem->empty()) *problem = "ValueError: " + what;
+  Wire(DType t, std::vector<std::int64_t> values, std::string* problem = nullptr) : dtype(t), ints(std::move(values)) {
+    if (dtype == DType::Float64) {
+      doubles.reserve(ints.size());
+      for (const auto v : ints) {
+        if (v > kMaxExactDouble || v < -kMaxExactDouble) {
+          const std::string what = "executor: the value " + std::to_string(v) +
+                                   " cannot travel as float64 exactly (|v| > 2^53); use int64";
+          if (problem == nullptr) raise(ErrorKind::ValueError, what);
+          if (problem->empty()) *problem = "ValueError: " + what;
+        }
+        doubles.push_back(static_cast<double>(v));
       }
-      doubles.push_back(static_cast<double>(v));
+      ints.clear();
     }
   }
   Wire(DType t, std::size_t count) : dtype(t) {
@@ -82,7 +78,7 @@ struct Wire {
   [[nodiscard]] std::vector<std::int64_t> values(std::int64_t divisor, bool& exact) const {
     exact = true;
     if (dtype == DType::Int64) {
-      if (divisor == 1) return {ints.begin(), ints.end()};
+      if (divisor == 1) return ints;
       std::vector<std::int64_t> out(ints.size());
       for (std::size_t i = 0; i < ints.size(); ++i) {
         exact = exact && ints[i] % divisor == 0;
