@@ -36,6 +36,10 @@ using detail::Split;
 
 constexpr std::int64_t kMaxExactDouble = std::int64_t{1} << 53;
 
+// A collective's buffers come from the heap, input first, then output, as bench's do (launcher collectives/
+// collective.hpp, CollectiveData): keep the two alike. Where a buffer sits modulo the page changes what copies
+// through it cost (4K aliasing), and page-aligning these alone put the steps at 0.35-0.6x the curves
+// (docs/benchmarks.md, "What did not help").
 struct Wire {
   DType dtype = DType::Float64;
   std::vector<std::int64_t> ints;

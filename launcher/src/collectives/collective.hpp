@@ -24,7 +24,9 @@
 
 namespace meshloom::launcher {
 
-// One rank's host buffers of one collective at one size: filled before the run, checked after it.
+// One rank's host buffers of one collective at one size: filled before the run, checked after it. Heap vectors, as
+// the executor's (engine/src/plan/executor.cpp, Wire): a curve and a plan's step must time the same call on
+// buffers placed alike (docs/benchmarks.md, "What did not help": page-aligned buffers).
 struct CollectiveData {
   std::vector<std::byte> in;
   std::vector<std::byte> out;  // empty for an in-place collective (broadcast)
