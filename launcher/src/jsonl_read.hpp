@@ -72,15 +72,18 @@ struct LineContext {
 
 // Every record of `text` in order: `visit(ctx, record, type)` for each line that is not blank, `ctx` naming `source`
 // and the line, `record` the line read as a JSON object, `type` its "type" field (a line without one is a ValueError).
-// A line may end in "\r\n".
+// A line may end in "\r\n". A last line without its newline that is not JSON is a record cut off mid-write (the
+// writer killed, the disk full): it ends the file, as if the run had stopped before it.
 template <typename Visit>
 void for_each_record(const std::string& text, const std::string& source, Visit&& visit) {
   std::istringstream in(text);
   std::size_t number = 0;
+  const bool unterminated = !text.empty() && text.back() != '\n';
   for (std::string line; std::getline(in, line);) {
     ++number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    if (unterminated && in.peek() == std::char_traits<char>::eof() && !nlohmann::json::accept(line)) return;
     const LineContext ctx{source, number};
     const nlohmann::json record = ctx.record(line);
     visit(ctx, record, ctx.text(record, "type"));

@@ -11,7 +11,8 @@
 // Two candidates tie when |T_a - T_b| <= max(kTieFloor * min(T_a, T_b), 2 * sqrt(se_a^2 + se_b^2)): within twice the
 // standard error of their difference, and never closer than 3% (below that no layout decision matters).
 //
-// Per model m (its pick: the cheapest plan under m, plan_k_cheapest's first):
+// Per model m (its pick: the cheapest plan under m; where merged steps are priced as they run, the cheapest of the
+// as-run pool as it runs, validate_suite.hpp model_plans):
 //   right        the pick is the measured fastest, or ties with it
 //   step error   |predicted - measured| / measured over every communicating step of every candidate (time models only:
 //                fixed's weights are unitless); median and p90 (nearest rank)

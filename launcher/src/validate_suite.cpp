@@ -109,6 +109,10 @@ std::vector<SuiteRequest> parse_suite(const std::string& text, const std::string
                                          "\": validate prices every request with every model; a suite names requests only");
       }
     }
+    if (r.setup.request.planner != PlannerKind::Graph) {
+      raise(ErrorKind::ValueError, where + "planner = \"" + std::string(to_string(r.setup.request.planner)) +
+                                       "\": validate runs the graph planner's k cheapest plans of every model");
+    }
     if (doc.contains("itemsize") && r.setup.request.itemsize != 8) {
       raise(ErrorKind::ValueError, where + "itemsize = " + std::to_string(r.setup.request.itemsize) +
                                        ": validate moves float64 (itemsize 8), and the models must price what moves");

@@ -332,6 +332,11 @@ TEST(Rescore, ReadsOnlyValidateRecordsAndNamesWhatIsWrong) {
   text.erase(text.rfind('\n', last) + 1);
   const ValidateRecords r = parse_validate_records(text, "cut.jsonl");
   EXPECT_EQ(r.requests.size(), kRequests.size() - 1);
+  // Cut off in the middle of a record (no newline after it): the same; a broken line elsewhere is still an error.
+  const std::string torn = text + R"({"type":"summary","requ)";
+  EXPECT_EQ(parse_validate_records(torn, "torn.jsonl").requests.size(), kRequests.size() - 1);
+  EXPECT_NE(error_of([&] { (void)parse_validate_records(torn + "\n", "broken.jsonl"); }).find("broken.jsonl"),
+            std::string::npos);
   const auto replaced = [&](const std::string& from, const std::string& to, const std::string& source) {
     std::string edited = records(a, a);
     const std::size_t at = edited.find(from);

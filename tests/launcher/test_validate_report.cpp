@@ -291,6 +291,13 @@ TEST(ValidateSuite, FilesInPlanBatchFormNamingTheLine) {
   EXPECT_EQ(error_of("{\"mesh\": [2], \"tensor_shape\": [8], \"src\": \"R\", \"dst\": \"R\", \"itemsize\": 4}\n"),
             "ValueError: \"s.jsonl\" line 1: itemsize = 4: validate moves float64 (itemsize 8), and the models must "
             "price what moves");
+  EXPECT_EQ(error_of("{\"mesh\": [2], \"tensor_shape\": [8], \"src\": \"S(0)\", \"dst\": \"R\", \"planner\": \"greedy\"}\n"),
+            "ValueError: \"s.jsonl\" line 1: planner = \"greedy\": validate runs the graph planner's k cheapest plans "
+            "of every model");
+  EXPECT_EQ(parse_suite("{\"mesh\": [2], \"tensor_shape\": [8], \"src\": \"S(0)\", \"dst\": \"R\", \"planner\": \"graph\"}\n",
+                        "s.jsonl", 2)
+                .size(),
+            1U);
 }
 
 }  // namespace
