@@ -461,6 +461,7 @@ int run_measured(const AdviseOptions& o, const CLI::App& cmd) {
   LiveCommand live;
   if (cmd.count("--jsonl") > 0) live.jsonl = o.jsonl;
   live.backend = o.backend;
+  live.inputs = {{"--design", o.design}, {"--calibration", o.calibration}};
   live.prepare = [&](mpi::MpiCommunicator& world) {
     prepared = prepare_measured(o, cmd, world.size(), world.rank());
     return prepared->timeout_s;

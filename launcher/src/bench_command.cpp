@@ -256,6 +256,8 @@ int run_live(const BenchCliOptions& o, const CLI::App& cmd, const std::string& c
   LiveCommand live;
   if (cmd.count("--jsonl") > 0) live.jsonl = o.jsonl;
   live.backend = o.backend;
+  live.inputs = {{"--design", o.design}};
+  if (command == "calibrate" && cmd.count("--out") > 0) live.outputs = {{"--out", o.out}};
   live.prepare = [&](mpi::MpiCommunicator& world) {
     const int rank = world.rank();
     if (command == "calibrate") {
@@ -351,6 +353,8 @@ int run_from_file(const BenchCliOptions& o, const CLI::App& cmd) {
       }
     }
     if (cmd.count("--out") == 0) raise(ErrorKind::ValueError, "calibrate needs --out FILE (the calibration to write)");
+    check_files_apart({{"--from", o.from}}, {{"--out", o.out}});
+    check_output_target({"--out", o.out});
     const BenchSweep sweep = read_bench_jsonl(o.from);
     std::cout << "# meshloom-launch calibrate --from " << o.from << ": backend " << sweep.backend << ", world "
               << sweep.world << ", " << sweep.results.size() << " results\n";

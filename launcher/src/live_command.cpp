@@ -31,17 +31,30 @@ int run_live_command(const LiveCommand& command) {
   mpi::MpiSession session;
   auto world = mpi::MpiCommunicator::world();
   const int rank = world->rank();
+  // The files first: a --jsonl or --out that is one of the inputs is refused before the stream creates it (which
+  // would empty the input), and an --out that cannot be written before the collectives measure anything.
+  std::string files_error;
+  try {
+    std::vector<FileArg> outputs = command.outputs;
+    if (command.jsonl) outputs.insert(outputs.begin(), FileArg{"--jsonl", *command.jsonl});
+    check_files_apart(command.inputs, outputs);
+    for (const FileArg& out : command.outputs) check_output_target(out);
+  } catch (const std::exception& e) {
+    files_error = what_of(e);
+  }
   // Rank 0 creates the file before the first exchange; other ranks append to it only after (JsonlStream).
-  JsonlStream records(rank, command.jsonl);
+  JsonlStream records(rank, files_error.empty() ? command.jsonl : std::nullopt);
 
   std::optional<double> timeout_s;
-  std::string local_error;
-  try {
-    if (rank == 0 && command.jsonl) test_fault_delay_jsonl(rank);
-    records.open();
-    timeout_s = command.prepare(*world);
-  } catch (const std::exception& e) {
-    local_error = what_of(e);
+  std::string local_error = files_error;
+  if (local_error.empty()) {
+    try {
+      if (rank == 0 && command.jsonl) test_fault_delay_jsonl(rank);
+      records.open();
+      timeout_s = command.prepare(*world);
+    } catch (const std::exception& e) {
+      local_error = what_of(e);
+    }
   }
   // Every rank learns whether any rank failed before the first collective; the command's timeout once every setting
   // is valid, the default otherwise.

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "bench_io.hpp"
+#include "file_args.hpp"
 #include "live_backend.hpp"
 #include "meshloom/backends/mpi_communicator.hpp"
 
@@ -25,6 +26,9 @@ namespace meshloom::launcher {
 struct LiveCommand {
   std::optional<std::filesystem::path> jsonl;  // --jsonl
   std::string backend = "mpi";                 // --backend
+  // The files the command reads (--design, --calibration, --suite) and writes atomically (--out): checked before
+  // anything is opened (file_args.hpp), with --jsonl among the outputs.
+  std::vector<FileArg> inputs, outputs;
   // Step 2. Returns the per-operation timeout in seconds (the command's --timeout); throws on a usage error.
   std::function<double(mpi::MpiCommunicator& world)> prepare;
   // Step 4. Returns the exit status (0, 1 for wrong elements or an unverified plan, 2 for a reported error).

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "file_args.hpp"
 #include "meshloom/io/atomic_file.hpp"
 #include "meshloom/plan/cost_model.hpp"
 #include "mpi_command.hpp"
@@ -29,6 +30,11 @@ struct RefineOptions {
 
 int run(const RefineOptions& o) {
   try {
+    std::vector<FileArg> inputs{{"--calibration", o.calibration}};
+    for (const auto& path : o.records) inputs.push_back({"--records", path});
+    check_inputs_distinct(inputs);
+    check_files_apart(inputs, {{"--out", o.out}});
+    check_output_target({"--out", o.out});
     const Calibration base = load_calibration(o.calibration);
     std::vector<StepRecords> records;
     records.reserve(o.records.size());

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "file_args.hpp"
 #include "meshloom/io/atomic_file.hpp"
 #include "mpi_command.hpp"
 #include "rescore.hpp"
@@ -28,6 +29,13 @@ struct RescoreCliOptions {
 
 int run(const RescoreCliOptions& o) {
   try {
+    std::vector<FileArg> records, inputs;
+    for (const std::string& path : o.records) records.push_back({"--records", path});
+    check_inputs_distinct(records);  // two copies of one run are not two runs (hindsight would see them agree)
+    inputs = records;
+    for (const std::string& path : o.calibrations) inputs.push_back({"--calibration", path});
+    check_files_apart(inputs, {{"--jsonl", o.jsonl}});
+    if (!o.jsonl.empty()) check_output_target({"--jsonl", o.jsonl});
     std::vector<NamedCalibration> calibrations;
     for (const std::string& path : o.calibrations) calibrations.push_back({.name = path, .calibration = load_calibration(path)});
     std::vector<RescoreReport> reports;

@@ -409,6 +409,7 @@ int run_live(const RunCliOptions& o, const CLI::App& cmd) {
   LiveCommand live;
   if (cmd.count("--jsonl") > 0) live.jsonl = o.jsonl;
   live.backend = o.backend;
+  live.inputs = {{"--calibration", o.plan.calibration}};
   live.prepare = [&](mpi::MpiCommunicator& world) {
     prepared = prepare(o, cmd, world.size(), world.rank());
     if (prepared->settings.fault) prepared->settings.fault->maybe_fail_setup(world.rank());

@@ -128,6 +128,19 @@ TEST(RunCli, ACalibrationOfOtherCollectivesIsAUsageError) {
   EXPECT_EQ(r.out, "");
 }
 
+TEST(RunCli, AJsonlStreamOntoTheCalibrationIsRefusedBeforeTheFileIsTouched) {
+  const std::string fixture = slurp(std::string(MESHLOOM_SOURCE_DIR) + "/resources/calibration/local-2x2.calibration.json");
+  const auto path = scratch.write("both.calibration.json", fixture);
+  const Launched r = mpirun(4, "--mesh 2,2 --names dp,tp --tensor 8,8 --src 'S(0)R' --dst RR --iterations 1 "
+                               "--calibration '" + path.string() + "' --jsonl '" + path.string() + "'");
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--jsonl \"" + path.string() + "\" is the same file as --calibration \"" + path.string() +
+                       "\": it would overwrite what the command reads"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(slurp(path), fixture);
+}
+
 TEST(RunCli, AxisCorrectionsNeedRanksBoundAsTheCalibratedJobsWereOrTheOptOut) {
   // The bundled 2-rank calibration, as if calibrate had measured it with its ranks bound to CPUs no rank here has.
   const std::string fixture = std::string(MESHLOOM_SOURCE_DIR) + "/resources/calibration/vm-2.calibration.json";
