@@ -59,6 +59,7 @@ TEST(FileArgs, AnOutputThatIsAnInputIsRefusedNamingBoth) {
 }
 
 TEST(FileArgs, AnOutputMustBeARegularFileInAWritableDirectory) {
+  fs::create_directories(scratch.path());
   EXPECT_EQ(error_of([] { check_output_target({"--out", scratch.path() / "fresh.json"}); }), "no error");
   EXPECT_EQ(error_of([] { check_output_target({"--out", scratch.write("old.json", "x")}); }), "no error");
   EXPECT_EQ(error_of([] { check_output_target({"--out", scratch.path()}); }),
