@@ -1,5 +1,7 @@
 #include "run_exec.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -8,6 +10,7 @@
 #include <utility>
 
 #include "bench_io.hpp"
+#include "sizes.hpp"
 #include "meshloom/error.hpp"
 #include "meshloom/plan/executor.hpp"
 #include "meshloom/plan/simulator.hpp"
@@ -36,6 +39,32 @@ comm::Communicator* step_group(const comm::MeshGroups& groups, const std::vector
   std::string name;
   for (std::size_t k = 0; k < axes.size(); ++k) name += (k > 0 ? "_" : "") + names.at(axes[k]);
   return groups.get(name);
+}
+
+void check_fits_in_memory(const PlanRequest& request, const std::string& what, std::int64_t memory_bytes) {
+  if (memory_bytes <= 0) {
+    const long pages = ::sysconf(_SC_PHYS_PAGES);
+    const long page = ::sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return;  // unknown: the allocation will say
+    memory_bytes = static_cast<std::int64_t>(pages) * static_cast<std::int64_t>(page);
+  }
+  constexpr std::int64_t kValueBytes = 8;  // int64 values, float64 on the wire
+  constexpr std::int64_t kCopies = 4;
+  std::int64_t bytes = kValueBytes;
+  std::string shape;
+  bool overflow = false;
+  for (const auto d : request.tensor_shape) {
+    shape += (shape.empty() ? "" : "x") + std::to_string(d);
+    overflow = overflow || __builtin_mul_overflow(bytes, d, &bytes);
+  }
+  std::int64_t peak = 0;
+  overflow = overflow || __builtin_mul_overflow(bytes, kCopies, &peak);
+  if (!overflow && peak <= memory_bytes) return;
+  raise(ErrorKind::ValueError,
+        what + ": tensor " + shape + " is " + (overflow ? std::string("more than 8 EiB") : format_size(bytes)) +
+            " as int64 values, and a rank may hold it whole four times over in a step (" +
+            (overflow ? std::string("more than 8 EiB") : format_size(peak)) + "); this host has " +
+            format_size(memory_bytes) + " of memory");
 }
 
 RankBuffers rank_buffers(const PlanRequest& request, int rank) {

@@ -70,7 +70,16 @@ struct RankBuffers {
   LocalTensor expected;
 };
 
-// The buffers of world rank `rank` for `request`. ValueError as initial_local and expected_local.
+// A rank may come to hold the whole tensor (a replicated state), and a step keeps its buffer four times over (the
+// buffer, the iteration's copy, the collective's input and output), as the int64 values the executor carries:
+// ValueError before any collective when that cannot fit in `memory_bytes` (this host's physical memory by default),
+// naming `what`, the tensor and both sizes:
+//   `run: tensor 1048576x1048576 is 8 TiB as int64 values, and a rank may hold it whole four times over in a step
+//   (32 TiB); this host has 62.8 GiB of memory`
+void check_fits_in_memory(const PlanRequest& request, const std::string& what, std::int64_t memory_bytes = 0);
+
+// The buffers of world rank `rank` for `request` (check_fits_in_memory first). ValueError as initial_local and
+// expected_local.
 [[nodiscard]] RankBuffers rank_buffers(const PlanRequest& request, int rank);
 
 // The communicator of a step on `axes` (ascending): the own axis for one, the flattened group named by joining the

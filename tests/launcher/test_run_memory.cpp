@@ -1,0 +1,50 @@
+// check_fits_in_memory (run_exec.hpp): a tensor a rank could not hold four times over is refused before any
+// collective, naming the tensor, its size and the memory; one that fits passes.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+
+#include "meshloom/error.hpp"
+#include "meshloom/plan/state.hpp"
+#include "run_exec.hpp"
+
+namespace meshloom::launcher {
+namespace {
+
+PlanRequest request(std::vector<std::int64_t> tensor) {
+  PlanRequest r;
+  r.mesh_shape = {2};
+  r.tensor_shape = std::move(tensor);
+  r.src = parse_state("S(0)");
+  r.dst = parse_state("R");
+  return r;
+}
+
+std::string error_of(const PlanRequest& r, std::int64_t memory) {
+  try {
+    check_fits_in_memory(r, "run", memory);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(RunMemory, ATensorARankCannotHoldFourTimesOverIsRefusedNamingIt) {
+  constexpr std::int64_t kGiB = std::int64_t{1} << 30;
+  // 1024 x 1024 int64 values: 8 MiB, 32 MiB four times over.
+  EXPECT_EQ(error_of(request({1024, 1024}), 32 << 20), "no error");
+  EXPECT_EQ(error_of(request({1024, 1024}), (32 << 20) - 1),
+            "ValueError: run: tensor 1024x1024 is 8 MiB as int64 values, and a rank may hold it whole four times over "
+            "in a step (32 MiB); this host has 32 MiB of memory");
+  EXPECT_EQ(error_of(request({1048576, 1048576}), 64 * kGiB),
+            "ValueError: run: tensor 1048576x1048576 is 8 TiB as int64 values, and a rank may hold it whole four times "
+            "over in a step (32 TiB); this host has 64 GiB of memory");
+  EXPECT_NE(error_of(request({std::int64_t{1} << 40, std::int64_t{1} << 40}), 64 * kGiB).find("more than 8 EiB"),
+            std::string::npos);
+  // This host's own memory: a small tensor always fits.
+  EXPECT_NO_THROW(check_fits_in_memory(request({16, 32}), "run"));
+}
+
+}  // namespace
+}  // namespace meshloom::launcher
