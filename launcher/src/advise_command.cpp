@@ -606,6 +606,16 @@ int run(const AdviseOptions& o, const CLI::App& cmd) {
     }
     const AdviseSetup s = parse_options(o, cmd);
     const AdvisorResult result = advise(s.design, make_factory(s), s.options);
+    // Cheapest first: when the first cannot be priced, none can, and there is no ranking to give.
+    if (!result.ranked.empty() && !std::isfinite(result.ranked.front().cost)) {
+      const CandidateCost& first = result.ranked.front();
+      raise(ErrorKind::ValueError, "no layout can be priced: " + layout_text(first.mesh) + ": " +
+                                       (first.unpriced.empty() ? std::string("its cost is not finite") : first.unpriced) +
+                                       (s.model == CostModelKind::Calibrated
+                                            ? "; calibrate those group shapes, or --extrapolate to price them from the "
+                                              "nearest measured ones"
+                                            : ""));
+    }
     if (o.json) {
       print_json(std::cout, s, result);
       return 0;

@@ -218,24 +218,24 @@ TEST(AdviseCli, TheModelFollowsTheCalibration) {
   EXPECT_EQ(json::parse(lines_of(r.out).back())["model"], "calibrated");
 }
 
-TEST(AdviseCli, CandidatesTheCalibrationCannotPriceRankLast) {
-  // Curves within a host only: the order that puts tp across hosts has no all_reduce curve.
+TEST(AdviseCli, ACalibrationThatPricesNoLayoutIsAnErrorUnlessExtrapolating) {
+  // Curves within a host only: every order puts an axis across hosts, whose curves were never measured. With no
+  // layout priced there is no ranking to give (nor ties to claim): exit 2, naming the first layout and the gap.
   const std::string cal = path_of("within.json", calibration(false));
   const std::string design = path_of("within.meshloom.json", tensors_design());
-  Launched r = launch("advise --design '" + design + "' --calibration '" + cal + "' --json");
-  ASSERT_EQ(r.status, 0) << r.out;
-  const auto lines = lines_of(r.out);
-  ASSERT_EQ(lines.size(), 3U) << r.out;
-  const json last = json::parse(lines[1]);
-  EXPECT_EQ(last["layout"], "(tp 2, dp 2)");
-  EXPECT_TRUE(last["cost"].is_null());
-  EXPECT_EQ(last["unpriced"].get<std::string>().rfind("act: no plan: ", 0), 0U) << lines[1];
-  r = launch("advise --design '" + design + "' --calibration '" + cal + "'");
-  EXPECT_NE(r.out.find("   2  (tp 2, dp 2)  cannot price"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("\ncannot price (tp 2, dp 2): act: no plan: "), std::string::npos) << r.out;
-  // Extrapolating from the shapes measured, it is priced.
+  Launched r = launch("advise --design '" + design + "' --calibration '" + cal + "' 2>&1");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_TRUE(r.out.starts_with("error: ValueError: no layout can be priced: (dp 2, tp 2): ")) << r.out;
+  EXPECT_NE(r.out.find("; the calibration cannot price: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("; calibrate those group shapes, or --extrapolate to price them from the nearest measured ones\n"),
+            std::string::npos)
+      << r.out;
+  r = launch("advise --design '" + design + "' --calibration '" + cal + "' --json 2>&1");
+  EXPECT_EQ(r.status, 2) << r.out;
+  // Extrapolating from the shapes measured, they are priced.
   r = launch("advise --design '" + design + "' --calibration '" + cal + "' --extrapolate --json");
   ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(json::parse(lines_of(r.out)[0])["cost"].is_number());
   EXPECT_TRUE(json::parse(lines_of(r.out)[1])["cost"].is_number());
 }
 

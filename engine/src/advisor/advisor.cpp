@@ -349,7 +349,7 @@ CandidateCost price(const Design& design, const MeshSpec& mesh, const CostModel&
       if (const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(&model)) {
         const std::vector<std::string> gaps = calibrated->gaps(mesh.shape);
         if (!gaps.empty()) {
-          c.unpriced += "; the calibration lacks " + gaps.front() +
+          c.unpriced += "; the calibration cannot price: " + gaps.front() +
                         (gaps.size() > 1 ? " (and " + std::to_string(gaps.size() - 1) + " more)" : std::string());
         }
       }

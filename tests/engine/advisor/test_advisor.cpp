@@ -564,7 +564,7 @@ TEST(Advise, UnpricedCandidatesRankLastAndSayWhy) {
   EXPECT_EQ(r.ranked[1].cost, kInf);
   EXPECT_EQ(r.ranked[1].unpriced,
             "act: no plan: no redistribution path from P(sum)R to RR (newest transitions; Partial changes its reduce op "
-            "only through Replicate); the calibration lacks all_reduce on axis 0: 4 ranks on 2 hosts (2 per host) "
+            "only through Replicate); the calibration cannot price: all_reduce on axis 0: 4 ranks on 2 hosts (2 per host) "
             "never measured (and 7 more)");
   EXPECT_TRUE(r.ranked[1].by_category.empty());
   EXPECT_NE(r.reason.find("; (tp 4, dp 2) cannot be priced (act: no plan: no redistribution path from P(sum)R"),
