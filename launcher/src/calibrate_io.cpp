@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -45,7 +46,11 @@ BenchSweep parse_bench_jsonl(const std::string& text, const std::string& source)
           ctx.fail("field \"timing\" = \"" + sweep.timing + "\": expected \"pipelined\" or \"single_shot\"");
         }
       }
+      if (sweep.backend != "mpi" && sweep.backend != "nccl") {
+        ctx.fail("field \"backend\" = \"" + sweep.backend + "\": expected \"mpi\" or \"nccl\"");
+      }
       sweep.world = ctx.integer(j, "world");
+      if (sweep.world < 1) ctx.fail("field \"world\" = " + std::to_string(sweep.world) + ": must be >= 1");
       if (j.contains("hosts")) sweep.hosts = jsonl::hosts_of(ctx, j);
       if (j.contains("transport")) sweep.transport = jsonl::transport_of(ctx, j);
       if (j.contains("cpus")) {
@@ -131,7 +136,19 @@ BenchSweep parse_bench_jsonl(const std::string& text, const std::string& source)
       } else {
         sweep.spans = false;
       }
-      if (r.group_size < 1) ctx.fail("field \"group_size\" = " + std::to_string(r.group_size) + ": must be >= 1");
+      if (r.group_size < 1 || r.group_size > sweep.world) {
+        ctx.fail("field \"group_size\" = " + std::to_string(r.group_size) + ": must be in 1..world = " +
+                 std::to_string(sweep.world));
+      }
+      const bool axis_known =
+          std::find(sweep.mesh_names.begin(), sweep.mesh_names.end(), r.axis) != sweep.mesh_names.end() ||
+          sweep.flattened.contains(r.axis);
+      if (!axis_known) {
+        ctx.fail("field \"axis\" = \"" + r.axis + "\": not an axis or flattened axis of the config's mesh");
+      }
+      if (!std::isfinite(r.time_us) || r.time_us < 0) {
+        ctx.fail("field \"time_us\" = " + jsonl::show(j["time_us"]) + ": expected a finite time >= 0");
+      }
       if (r.bytes < 0) ctx.fail("field \"bytes\" = " + std::to_string(r.bytes) + ": must be >= 0");
       sweep.results.push_back(std::move(r));
     } else if (type == "summary") {

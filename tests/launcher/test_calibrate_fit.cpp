@@ -189,6 +189,25 @@ TEST(CalibrateIo, RejectsBadFilesNamingTheLine) {
     EXPECT_NE(error_of(hosts).find("line 1: field \"hosts\" = "), std::string::npos) << error_of(hosts);
     EXPECT_NE(error_of(hosts).find(": expected a list of hosts (strings)"), std::string::npos) << error_of(hosts);
   }
+  // Records no bench run could write: refused before anything is fitted, naming the line and the value.
+  const auto edited = [](const std::string& from, const std::string& to) {
+    std::string t = bench_jsonl(1, 1);
+    const auto at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? t : t.replace(at, from.size(), to);
+  };
+  EXPECT_EQ(error_of(edited("\"axis\":\"tp\"", "\"axis\":\"zz\"")),
+            "ValueError: \"x.jsonl\" line 2: field \"axis\" = \"zz\": not an axis or flattened axis of the config's mesh");
+  EXPECT_EQ(error_of(edited("\"group_size\":2", "\"group_size\":64")),
+            "ValueError: \"x.jsonl\" line 2: field \"group_size\" = 64: must be in 1..world = 4");
+  EXPECT_EQ(error_of(edited("\"backend\":\"mpi\"", "\"backend\":\"gloo\"")),
+            "ValueError: \"x.jsonl\" line 1: field \"backend\" = \"gloo\": expected \"mpi\" or \"nccl\"");
+  EXPECT_EQ(error_of(edited("\"world\":4", "\"world\":0")),
+            "ValueError: \"x.jsonl\" line 1: field \"world\" = 0: must be >= 1");
+  std::string negative = bench_jsonl(1, 1);
+  const auto t = negative.find("\"time_us\":");
+  negative.replace(t, 10, "\"time_us\":-12.0,\"old\":");
+  EXPECT_EQ(error_of(negative), "ValueError: \"x.jsonl\" line 2: field \"time_us\" = -12.0: expected a finite time >= 0");
   EXPECT_THROW((void)calibrate_sweep(parse_bench_jsonl(bench_jsonl(1, 1).substr(0, bench_jsonl(1, 1).find('\n') + 1),
                                                        "c.jsonl")),
                Error);
