@@ -66,16 +66,24 @@ bool measured_tie(const CandidateMeasurement& a, const CandidateMeasurement& b) 
 RequestVerdict judge(const RequestMeasurement& request) {
   if (request.candidates.empty()) raise(ErrorKind::ValueError, "a request without candidate plans cannot be judged");
   RequestVerdict v;
-  for (std::size_t k = 1; k < request.candidates.size(); ++k) {
-    if (measured_total_us(request.candidates[k]) < measured_total_us(request.candidates[v.fastest])) v.fastest = k;
+  // A plan that moved the wrong data is no plan to be fastest with: the fastest among the verified ones.
+  const bool any_verified = std::any_of(request.candidates.begin(), request.candidates.end(),
+                                        [](const CandidateMeasurement& c) { return c.verified; });
+  const auto counts = [&](std::size_t k) { return !any_verified || request.candidates[k].verified; };
+  while (!counts(v.fastest)) ++v.fastest;
+  for (std::size_t k = v.fastest + 1; k < request.candidates.size(); ++k) {
+    if (counts(k) && measured_total_us(request.candidates[k]) < measured_total_us(request.candidates[v.fastest])) {
+      v.fastest = k;
+    }
   }
   for (const std::size_t pick : request.pick) {
     if (pick >= request.candidates.size()) {
       raise(ErrorKind::ValueError, "pick " + std::to_string(pick) + " is not one of the " +
                                        std::to_string(request.candidates.size()) + " candidates");
     }
-    v.exact.push_back(pick == v.fastest);
-    v.right.push_back(pick == v.fastest || measured_tie(request.candidates[pick], request.candidates[v.fastest]));
+    const bool ok = counts(pick);
+    v.exact.push_back(ok && pick == v.fastest);
+    v.right.push_back(ok && (pick == v.fastest || measured_tie(request.candidates[pick], request.candidates[v.fastest])));
   }
   return v;
 }

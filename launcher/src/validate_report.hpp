@@ -70,9 +70,10 @@ struct RequestMeasurement {
 [[nodiscard]] bool measured_tie(const CandidateMeasurement& a, const CandidateMeasurement& b);
 
 struct RequestVerdict {
-  std::size_t fastest = 0;   // the candidate of the least measured total
-  std::vector<bool> right;   // [model]: its pick is the fastest or ties with it
-  std::vector<bool> exact;   // [model]: its pick is the fastest itself
+  std::size_t fastest = 0;   // the candidate of the least measured total among those verified (among all when none
+                             // was: the run then exits 1 anyway, naming the mismatch)
+  std::vector<bool> right;   // [model]: its pick is verified and the fastest or ties with it
+  std::vector<bool> exact;   // [model]: its pick is verified and the fastest itself
 };
 // ValueError for a request without candidates or a pick out of range.
 [[nodiscard]] RequestVerdict judge(const RequestMeasurement& request);

@@ -55,6 +55,14 @@ TEST(ValidateReport, TheFastestPlanAndTiesWithinTheNoise) {
   const CandidateMeasurement noisy = candidate(120, 40, 0, 0);
   EXPECT_FALSE(measured_tie(quiet, candidate(120, 1, 0, 0)));
   EXPECT_TRUE(measured_tie(quiet, noisy));
+  // A candidate that failed verification is neither the fastest nor a right pick, however fast it ran.
+  r.candidates = {candidate(100, 0, 1, 90), candidate(60, 0, 2, 110), candidate(150, 0, 2, 80)};
+  r.candidates[1].verified = false;
+  r.pick = {1, 0};
+  v = judge(r);
+  EXPECT_EQ(v.fastest, 0U);
+  EXPECT_EQ(v.right, (std::vector<bool>{false, true}));
+  EXPECT_EQ(v.exact, (std::vector<bool>{false, true}));
   r.pick = {7, 0};
   EXPECT_THROW((void)judge(r), Error);
   EXPECT_THROW((void)judge(RequestMeasurement{}), Error);
