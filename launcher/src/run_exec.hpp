@@ -78,8 +78,8 @@ struct RankBuffers {
 //   (32 TiB); this host has 62.8 GiB of memory`
 void check_fits_in_memory(const PlanRequest& request, const std::string& what, std::int64_t memory_bytes = 0);
 
-// The buffers of world rank `rank` for `request` (check_fits_in_memory first). ValueError as initial_local and
-// expected_local.
+// The buffers of world rank `rank` for `request`. ValueError as initial_local and expected_local. It does not check
+// the memory: callers run check_fits_in_memory in their prepare step, before any collective.
 [[nodiscard]] RankBuffers rank_buffers(const PlanRequest& request, int rank);
 
 // The communicator of a step on `axes` (ascending): the own axis for one, the flattened group named by joining the
