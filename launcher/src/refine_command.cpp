@@ -15,6 +15,7 @@
 #include "meshloom/plan/cost_model.hpp"
 #include "mpi_command.hpp"
 #include "refine.hpp"
+#include "text_format.hpp"
 
 namespace meshloom::launcher {
 
@@ -23,13 +24,15 @@ namespace {
 struct RefineOptions {
   std::string calibration, out;
   std::vector<std::string> records;
-  std::int64_t min_steps = kDefaultMinSteps;
+  std::string min_steps;  // parsed by parse_int: CLI11 would saturate an out-of-range integer silently
   bool any_level = false;
   bool any_transport = false;
 };
 
 int run(const RefineOptions& o) {
   try {
+    const std::int64_t min_steps = o.min_steps.empty() ? kDefaultMinSteps : parse_int(o.min_steps, "--min-steps");
+    if (min_steps < 1) raise(ErrorKind::ValueError, "--min-steps " + std::to_string(min_steps) + ": must be >= 1");
     std::vector<FileArg> inputs{{"--calibration", o.calibration}};
     for (const auto& path : o.records) inputs.push_back({"--records", path});
     check_inputs_distinct(inputs);
@@ -39,7 +42,7 @@ int run(const RefineOptions& o) {
     std::vector<StepRecords> records;
     records.reserve(o.records.size());
     for (const auto& path : o.records) records.push_back(read_step_records(path));
-    const RefineReport report = refine_calibration(base, records, o.min_steps, o.any_level, o.any_transport);
+    const RefineReport report = refine_calibration(base, records, min_steps, o.any_level, o.any_transport);
     std::cout << "# meshloom-launch refine " << o.calibration << ": backend " << base.backend << ", "
               << base.groups.size() << " curves\n"
               << refine_table(report);
@@ -48,12 +51,12 @@ int run(const RefineOptions& o) {
     if (corrected == 0) {
       const bool all_left_out = std::none_of(report.levels.begin(), report.levels.end(),
                                              [](const RecordsLevel& l) { return l.used; });
-      const char* why = all_left_out ? "every records file was measured at another level than the calibration "
+      const std::string why = all_left_out ? "every records file was measured at another level than the calibration "
                                        "(--any-level uses them)"
                         : report.steps_used == 0
                             ? "no measured collective of the records has a curve in the calibration"
-                            : "no size of a curve has --min-steps measured collectives";
-      raise(ErrorKind::ValueError, std::string(why) + "; " + o.out + " not written");
+                            : "no size of a curve has --min-steps " + std::to_string(min_steps) + " measured collectives";
+      raise(ErrorKind::ValueError, why + "; " + o.out + " not written");
     }
     write_file_atomically(o.out, to_json_text(report.calibration));
     std::size_t axes = 0;

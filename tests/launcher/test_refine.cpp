@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "launch_support.hpp"
 #include "meshloom/error.hpp"
 #include "refine.hpp"
 #include "support/calibration_curves.hpp"
@@ -529,6 +530,18 @@ TEST(Refine, TheTableNamesEveryCorrectedCurveAndBothErrors) {
   EXPECT_NE(t.find("  all_reduce         4      1         4      1      6   2.00x   2.00x\n"), std::string::npos) << t;
   EXPECT_NE(t.find("#   benchmark curves:             33.3% / 50.0%\n"), std::string::npos) << t;
   EXPECT_NE(t.find("#   as run, own file left out:    0.0% / 0.0%\n"), std::string::npos) << t;
+}
+
+// The command refuses a --min-steps it cannot use before it reads any file (here none exists), naming the value:
+// one past int64's range included, which the option parser alone would have saturated silently.
+TEST(RefineCli, AMinStepsOutOfRangeIsRefusedNamingTheValue) {
+  const std::string files = "--calibration /nonexistent/c.json --records /nonexistent/v.jsonl --out /nonexistent/o.json";
+  const auto r = meshloom::test::launch("refine " + files + " --min-steps 99999999999999999999 2>&1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "error: ValueError: --min-steps \"99999999999999999999\": not an integer\n");
+  const auto zero = meshloom::test::launch("refine " + files + " --min-steps 0 2>&1");
+  EXPECT_EQ(zero.status, 2);
+  EXPECT_EQ(zero.out, "error: ValueError: --min-steps 0: must be >= 1\n");
 }
 
 }  // namespace
