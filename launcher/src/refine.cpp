@@ -148,16 +148,16 @@ double nearest_point_bytes(const GroupCurve& curve, double bytes) {
   return best;
 }
 
-// A records file's level: the median over its priced anchors of anchor / benchmark (refine_calibration leaves a file
-// out when it lies outside the band).
+// A records file's level: the median over its priced anchors of anchor / the calibration's time for it, as validate's
+// drift line has it (refine_calibration leaves a file out when it lies outside the band).
 RecordsLevel level_of(const Calibration& base, const StepRecords& r) {
   RecordsLevel level;
   level.source = r.source;
   level.by_axis = !base.axis_corrections.empty() && ranks_sat_as_calibrated(base, r.cpus);
   std::vector<double> ratios;
   for (const StepSample& a : r.anchors) {
-    const double bench = benchmark_of(base, a, level.by_axis);
-    if (bench > 0) ratios.push_back(a.measured_us / bench);
+    const double reference = anchor_reference_us(base, a.collective, a.shape, a.bytes, a.mesh, a.axes, level.by_axis);
+    if (reference > 0) ratios.push_back(a.measured_us / reference);
   }
   level.anchors = static_cast<std::int64_t>(ratios.size());
   level.unpriced_anchors = static_cast<std::int64_t>(r.anchors.size()) - level.anchors;

@@ -31,8 +31,8 @@
 // in 1494 (docs/benchmarks.md). The machine's speed also moves between calibrating and running (validate's drift check
 // measures it: 0.6x-1.8x within minutes on that VM), and a factor must not take a spell for the protocol's gap: a
 // validate file is used only when its drift anchors (the calibration's own points re-timed by the benchmark during
-// that run) sit where the calibration's curves do, their median over the benchmark curves within [1/1.15, 1.15]
-// (validate's drift warning); others are listed and left out (`any_level` keeps them). run's records have no
+// that run) sit where the calibration's curves do, their median over the calibration's times for them (validate's drift
+// ratio: the measured point, anchor_reference_us) within [1/1.15, 1.15] (validate's drift warning); others are listed and left out (`any_level` keeps them). run's records have no
 // anchors and are used. Dividing each file's ratios by its anchors' level instead was measured and predicted
 // held-out runs worse (docs/benchmarks.md).
 //

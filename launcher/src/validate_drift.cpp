@@ -19,28 +19,22 @@ std::string ratio_text(double r) {
   return cell;
 }
 
-// The calibration's own time for an anchor of `collective` on `shape` at `bytes`, run on `axes` of a mesh of
-// `mesh_shape`: on the calibrated mesh, where the calibration corrects the axis, what that axis measured (the curve's
-// price times its correction); otherwise the curve's measured point there, else its benchmark time; 0 without a
-// curve of that key.
-double calibrated_time_us(const Calibration& calibration, const std::string& collective, const GroupShape& shape,
-                          std::int64_t bytes, const std::vector<std::int64_t>& mesh_shape,
-                          const std::vector<std::size_t>& axes) {
+}  // namespace
+
+double anchor_reference_us(const Calibration& calibration, const std::string& collective, const GroupShape& shape,
+                           double bytes, const std::vector<std::int64_t>& mesh_shape,
+                           const std::vector<std::size_t>& axes, bool by_axis) {
   const GroupCurve* curve = find_curve(calibration, collective, shape);
   if (curve == nullptr) return 0;
-  const AxisCorrection* correction =
-      mesh_shape == calibration.mesh_shape ? find_axis_correction(calibration, axes, collective) : nullptr;
-  if (correction != nullptr) {
-    const auto b = static_cast<double>(bytes);
-    return benchmark_time_us(*curve, b) * as_run_factor(correction->factors, b);
-  }
+  const AxisCorrection* correction = by_axis && mesh_shape == calibration.mesh_shape
+                                         ? find_axis_correction(calibration, axes, collective)
+                                         : nullptr;
+  if (correction != nullptr) return benchmark_time_us(*curve, bytes) * as_run_factor(correction->factors, bytes);
   for (const CurvePoint& p : curve->points) {
-    if (p.bytes == static_cast<double>(bytes)) return p.time_us;
+    if (p.bytes == bytes) return p.time_us;
   }
-  return benchmark_time_us(*curve, static_cast<double>(bytes));  // what the anchors re-time: no as-run factor
+  return benchmark_time_us(*curve, bytes);  // what the anchors re-time: no as-run factor
 }
-
-}  // namespace
 
 bool DriftCheck::drifted() const noexcept {
   return !anchors.empty() && (median_ratio > 1 + kDriftWarning || median_ratio < 1 / (1 + kDriftWarning));
@@ -125,7 +119,8 @@ std::optional<DriftCheck> DriftProbe::measure(std::string when) {
     // The mesh axis it ran on (the probe's mesh has its own axes only, no flattened ones).
     const auto axis = std::find(info_.mesh_names.begin(), info_.mesh_names.end(), r.axis);
     if (axis != info_.mesh_names.end()) a.axes = {static_cast<std::size_t>(axis - info_.mesh_names.begin())};
-    a.calibrated_us = calibrated_time_us(calibration_, a.collective, a.shape, a.bytes, info_.mesh_shape, a.axes);
+    a.calibrated_us =
+        anchor_reference_us(calibration_, a.collective, a.shape, static_cast<double>(a.bytes), info_.mesh_shape, a.axes);
     a.measured_us = r.time_us;
     if (a.calibrated_us > 0) anchors.push_back(std::move(a));
   }

@@ -59,6 +59,16 @@ struct DriftCheck {
   [[nodiscard]] bool drifted() const noexcept;
 };
 
+// The calibration's own time for an anchor of `collective` on `shape` at `bytes`, run on `axes` of a mesh of
+// `mesh_shape` (the ratio's denominator above): on the calibrated mesh, where the calibration corrects the axis and
+// `by_axis` holds, what that axis measured (the curve's price times its correction); otherwise the curve's measured
+// point at that size, else its benchmark time; 0 without a curve of that key. refine's level filter divides by the
+// same, so that a records file validate found level is level for refine too.
+[[nodiscard]] double anchor_reference_us(const Calibration& calibration, const std::string& collective,
+                                         const GroupShape& shape, double bytes,
+                                         const std::vector<std::int64_t>& mesh_shape,
+                                         const std::vector<std::size_t>& axes, bool by_axis = true);
+
 // The anchors' sizes (see above); empty for a calibration without curves.
 [[nodiscard]] std::vector<std::int64_t> drift_sizes(const Calibration& calibration);
 

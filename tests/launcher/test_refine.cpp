@@ -12,6 +12,7 @@
 #include "meshloom/error.hpp"
 #include "refine.hpp"
 #include "support/calibration_curves.hpp"
+#include "validate_drift.hpp"
 
 namespace meshloom::launcher {
 namespace {
@@ -275,6 +276,31 @@ TEST(Refine, ARunDuringASpellIsLeftOutAndWhenKeptMovesTheFactorNoMoreThanAnyRun)
   EXPECT_EQ(u.levels[0].unpriced_anchors, 1);
   EXPECT_NE(refine_table(u).find("# unpriced.jsonl: no drift anchor of a curve of the calibration: used as measured\n"),
             std::string::npos) << refine_table(u);
+}
+
+// A file's level is its anchors over the calibration's own times for them, as validate's drift line has it: the
+// measured point where the curve has one at the anchor's size, not the curve's alpha-beta fit there. Anchors that
+// re-timed the point exactly are level even where the fit sits 1.3x below the point (the band is 1.15x).
+TEST(Refine, TheLevelIsTheAnchorsOverTheCalibrationsPointsAsValidateHasIt) {
+  Calibration c = base();
+  GroupCurve& ar = c.groups[1];  // all_reduce on groups of 2
+  ar.model = CurveModel::AlphaBeta;
+  ar.fit = CollectiveFit{.alpha_us = 10, .busbw_gbps = 1};
+  for (CurvePoint& p : ar.points) p.time_us = benchmark_time_us(ar, p.bytes) * (p.bytes == 65536 ? 1.3 : 1.0);
+  const double point = ar.points[2].time_us;
+  ASSERT_EQ(ar.points[2].bytes, 65536);
+  EXPECT_NEAR(point / benchmark_time_us(ar, 65536), 1.3, 1e-9);
+  EXPECT_DOUBLE_EQ(anchor_reference_us(c, "all_reduce", {2, 1, 2}, 65536, {}, {}), point);
+  const std::string drift = R"({"type":"drift","when":"before","median_ratio":1.0,"anchors":[{"collective":"all_reduce",)"
+                            R"("n":2,"hosts":1,"ranks_per_host":2,"bytes":65536,"calibrated_us":1,"measured_us":)" +
+                            std::to_string(point) + R"(,"ratio":1.0}]})" "\n";
+  std::string text = kValidateHead + drift;
+  for (int i = 0; i < 3; ++i) text += step("all_reduce", "[1]", 4096, benchmark_time_us(ar, 4096) * 1.5);
+  const RefineReport r = refine_calibration(c, {parse_step_records(text, "level.jsonl")});
+  ASSERT_TRUE(r.levels[0].level);
+  EXPECT_NEAR(*r.levels[0].level, 1.0, 1e-6);
+  EXPECT_TRUE(r.levels[0].used);
+  EXPECT_NEAR(r.calibration.groups[1].as_run.at(0).factor, 1.5, 1e-6);
 }
 
 // The defining property of the factor over files: each file's median ratio, then their mean. A job whose collectives
