@@ -9,7 +9,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -137,22 +136,17 @@ inline comm::TransportSettings transport_of(const LineContext& ctx, const nlohma
   return out;
 }
 
-// The whole of a records file: RuntimeError when it cannot be read, ValueError when it holds more than `max_bytes`
-// ("\"v.jsonl\" is larger than 256 MiB; not a bench JSON Lines file", `what` naming the kind).
+// The whole of a records file: RuntimeError "cannot read records \"v.jsonl\": <strerror>" when it cannot be read (a
+// directory included), ValueError when it holds more than `max_bytes` ("\"v.jsonl\" is larger than 256 MiB; not a
+// bench JSON Lines file", `what` naming the kind).
 inline std::string read_records_file(const std::filesystem::path& path, std::size_t max_bytes, std::string_view what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) raise(ErrorKind::RuntimeError, "cannot read \"" + path.string() + "\"");
-  std::string text;
-  char buf[65536];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    text.append(buf, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > max_bytes) {
-      raise(ErrorKind::ValueError, "\"" + path.string() + "\" is larger than " + std::to_string(max_bytes >> 20) +
-                                       " MiB; not " + std::string(what));
-    }
+  try {
+    return detail::read_file(path, "records", max_bytes);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::ValueError) throw;
+    raise(ErrorKind::ValueError, detail::quote_path(path) + " is larger than " + std::to_string(max_bytes >> 20) +
+                                     " MiB; not " + std::string(what));
   }
-  if (in.bad()) raise(ErrorKind::RuntimeError, "cannot read \"" + path.string() + "\"");
-  return text;
 }
 
 }  // namespace meshloom::launcher::jsonl

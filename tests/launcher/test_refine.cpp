@@ -570,5 +570,17 @@ TEST(RefineCli, AMinStepsOutOfRangeIsRefusedNamingTheValue) {
   EXPECT_EQ(zero.out, "error: ValueError: --min-steps 0: must be >= 1\n");
 }
 
+// A records file that cannot be read is named with the reason, whether missing or a directory.
+TEST(RefineCli, ARecordsFileThatCannotBeReadIsNamedWithTheReason) {
+  const std::string calibration = std::string(MESHLOOM_SOURCE_DIR) + "/resources/calibration/vm-2.calibration.json";
+  const auto missing =
+      meshloom::test::launch("refine --calibration '" + calibration + "' --records /nonexistent/v.jsonl --out /tmp/o 2>&1");
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_EQ(missing.out, "error: RuntimeError: cannot read records \"/nonexistent/v.jsonl\": No such file or directory\n");
+  const auto directory = meshloom::test::launch("refine --calibration '" + calibration + "' --records / --out /tmp/o 2>&1");
+  EXPECT_EQ(directory.status, 2);
+  EXPECT_EQ(directory.out, "error: RuntimeError: cannot read records \"/\": Is a directory\n");
+}
+
 }  // namespace
 }  // namespace meshloom::launcher
