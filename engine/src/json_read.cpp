@@ -316,8 +316,15 @@ void io_error(const std::string& what, const std::filesystem::path& path, const 
 
 std::string read_file(const std::filesystem::path& path, std::string_view noun, std::size_t max_bytes) {
   const std::string what = "cannot read " + std::string(noun);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Opened without blocking, so that a FIFO nobody writes reads as empty instead of hanging; reads then block as usual
+  // (a pipe that has a writer, as `<(...)` gives, is read to its end).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) io_error(what, path, "", errno);
+  if (const int flags = ::fcntl(fd, F_GETFL); flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+    const int err = errno;
+    ::close(fd);
+    io_error(what, path, "", err);
+  }
   std::string text;
   std::array<char, 65536> buffer{};
   while (true) {

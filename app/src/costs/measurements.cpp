@@ -4,10 +4,8 @@
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <set>
 #include <type_traits>
 #include <utility>
@@ -24,6 +22,8 @@ namespace {
 using nlohmann::json;
 
 constexpr std::size_t kMaxLineBytes = std::size_t{1} << 20;
+// A records file is read whole before its lines are: the launcher's bound on a records file (refine, rescore).
+constexpr std::size_t kMaxFileBytes = std::size_t{256} << 20;
 constexpr std::array<std::string_view, 5> kCollectives{"all_reduce", "all_gather", "reduce_scatter", "all_to_all",
                                                        "broadcast"};
 
@@ -136,6 +136,11 @@ LineResult Measurements::add_line(std::string_view line) {
                               " characters");
     }
     return fail(result, "not a JSON record (syntax error at column " + std::to_string(e.byte) + "): " + excerpt(line));
+  } catch (const json::exception& e) {
+    // Valid syntax the parser still cannot hold: a number past a double's range (1e400). what() is
+    // "[json.exception.out_of_range.406] number overflow parsing '1e400'".
+    const std::string what = e.what();
+    return fail(result, "not a JSON record (" + what.substr(what.find("] ") + 2) + "): " + excerpt(line));
   }
   // The engine's JSON policy on top of the syntax: duplicate keys and overly deep values are refused.
   try {
@@ -203,16 +208,19 @@ void Measurements::add_point(const SeriesKey& key, MeasuredPoint point) {
 }
 
 std::string read_jsonl_lines(const std::filesystem::path& path, std::vector<std::string>& lines) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int err = errno;
-    return "cannot read \"" + path.string() + "\": " + (err != 0 ? std::strerror(err) : "cannot open");
+  std::string text;
+  try {
+    text = detail::read_file(path, "records", kMaxFileBytes);
+  } catch (const Error& e) {
+    return e.message();
   }
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return "cannot read \"" + path.string() + "\": is a directory";
   lines.clear();
-  for (std::string line; std::getline(in, line);) lines.push_back(std::move(line));
-  if (in.bad()) return "cannot read \"" + path.string() + "\": read error";
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    const std::size_t end = std::min(text.find('\n', begin), text.size());
+    lines.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
   return {};
 }
 

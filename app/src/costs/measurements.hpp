@@ -88,7 +88,7 @@ public:
   // Adds a point directly (tests, or a source that is not JSON Lines).
   void add_point(const SeriesKey& key, MeasuredPoint point);
   // Replaces everything but the calibration with the records of `path`. Line problems go to problems(); the return
-  // value is empty, or the reason the file could not be read at all ("cannot read \"path\": cause"), in which case
+  // value is empty, or the reason the file could not be read at all ("cannot read records \"path\": cause"), in which case
   // nothing changes.
   [[nodiscard]] std::string load_jsonl(const std::filesystem::path& path);
   // Forgets the records (not the calibration).
@@ -142,7 +142,8 @@ private:
 };
 
 // The lines of a JSON Lines file, read whole before anything is replaced: empty on success, else why it cannot be
-// read ("cannot read \"f\": is a directory"). Measurements and PredictionRecords load with it.
+// read ("cannot read records \"f\": Is a directory"; a file over 256 MiB is refused, naming its bound). Measurements
+// and PredictionRecords load with it.
 [[nodiscard]] std::string read_jsonl_lines(const std::filesystem::path& path, std::vector<std::string>& lines);
 
 }  // namespace meshloom::app

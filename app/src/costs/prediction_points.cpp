@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <limits>
 #include <numeric>
+#include <string>
+#include <utility>
 
 #include "json_read.hpp"
 #include "costs/measurements.hpp"
@@ -97,9 +99,14 @@ DriftRecord parse_drift(const json& j) {
   if (r.when != "before" && r.when != "after") {
     throw Bad{"field \"when\" = " + show(json(r.when)) + ": expected \"before\" or \"after\""};
   }
-  r.median_ratio = finite_number(j, "median_ratio");
-  r.min_ratio = finite_number(j, "min_ratio");
-  r.max_ratio = finite_number(j, "max_ratio");
+  for (const auto& [name, ratio] : {std::pair{"median_ratio", &r.median_ratio}, std::pair{"min_ratio", &r.min_ratio},
+                                     std::pair{"max_ratio", &r.max_ratio}}) {
+    *ratio = finite_number(j, name);
+    if (*ratio < 0) {
+      throw Bad{"field \"" + std::string(name) + "\" = " + show(j[name]) +
+                ": a ratio of two times is positive (0 without anchors)"};
+    }
+  }
   const json& drifted = field(j, "drifted");
   if (!drifted.is_boolean()) throw Bad{"field \"drifted\" = " + show(drifted) + ": expected true or false"};
   r.drifted = drifted.get<bool>();
@@ -253,6 +260,11 @@ std::string PredictionRecords::add_line(std::string_view line) {
                               " characters");
     }
     return fail(number, "not a JSON record (syntax error at column " + std::to_string(e.byte) + "): " + excerpt(line));
+  } catch (const json::exception& e) {
+    // Valid syntax the parser still cannot hold: a number past a double's range (1e400). what() is
+    // "[json.exception.out_of_range.406] number overflow parsing '1e400'".
+    const std::string what = e.what();
+    return fail(number, "not a JSON record (" + what.substr(what.find("] ") + 2) + "): " + excerpt(line));
   }
   // The engine's JSON policy on top of the syntax: duplicate keys and overly deep values are refused.
   try {
