@@ -5,10 +5,13 @@
 // before the first step).
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QFileInfo>
 #include <QImage>
 #include <QPixmap>
+#include <QSaveFile>
 #include <QSettings>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -16,10 +19,27 @@
 #include "advisor/advisor_panel.hpp"
 #include "mesh/axes_model.hpp"
 #include "document/design_document.hpp"
+#include "costs/cost_chart.hpp"
 #include "costs/costs_panel.hpp"
+#include "costs/measurements.hpp"
+#include "costs/prediction_chart.hpp"
+#include "costs/prediction_points.hpp"
 #include "shell/main_window.hpp"
 #include "plan/redistribution_panel.hpp"
 #include "shell/inline_message.hpp"
+
+namespace {
+
+// Writes `image` to `path` in the format its suffix names (PNG without one) through a temporary file renamed over
+// `path`: a failed write (a full disk, a file size limit) leaves any earlier file whole.
+bool save_image(const QImage& image, const QString& path) {
+  const QByteArray suffix = QFileInfo(path).suffix().toLower().toLatin1();
+  QSaveFile file(path);
+  return file.open(QIODevice::WriteOnly) && image.save(&file, suffix.isEmpty() ? "PNG" : suffix.constData()) &&
+         file.commit();
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
@@ -75,6 +95,10 @@ int main(int argc, char** argv) {
   parser.addPositionalArgument(QStringLiteral("design"), QStringLiteral("A *.meshloom.json design to open."));
   parser.process(app);
 
+  // "; line 3: ..." naming the first of a file's problems, or nothing.
+  const auto first_problem = [](const std::vector<std::string>& problems) {
+    return problems.empty() ? QString() : QStringLiteral("; %1").arg(QString::fromStdString(problems.front()));
+  };
   const auto fail = [](const QString& message) {
     std::fprintf(stderr, "meshloom: %s\n", qPrintable(message));
     return 2;
@@ -124,7 +148,11 @@ int main(int argc, char** argv) {
   if (opened && parser.isSet(slice)) {
     std::vector<std::string> axes;
     for (const QString& a : parser.value(slice).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
-      axes.push_back(a.trimmed().toStdString());
+      const std::string name = a.trimmed().toStdString();
+      if (std::find(axes.begin(), axes.end(), name) != axes.end()) {
+        return fail(QStringLiteral("--slice %1: names '%2' twice").arg(parser.value(slice), a.trimmed()));
+      }
+      axes.push_back(name);
       if (window.axes_model()->row_of(axes.back()) < 0) {
         return fail(QStringLiteral("--slice %1: the design has no axis or flattened axis named '%2'")
                         .arg(parser.value(slice), a.trimmed()));
@@ -163,6 +191,11 @@ int main(int argc, char** argv) {
   if (opened && parser.isSet(measurements)) {
     const QString error = window.costs_panel()->open_measurements(parser.value(measurements));
     if (!error.isEmpty()) return fail(QStringLiteral("--measurements: %1").arg(error));
+    const meshloom::app::Measurements& m = window.costs_panel()->chart()->measurements();
+    if (m.point_count() == 0) {
+      return fail(QStringLiteral("--measurements %1: no bench record to plot%2")
+                      .arg(parser.value(measurements), first_problem(m.problems())));
+    }
     window.show_costs();
   }
   if (opened && parser.isSet(fit)) {
@@ -173,6 +206,11 @@ int main(int argc, char** argv) {
   if (opened && parser.isSet(predictions)) {
     const QString error = window.costs_panel()->open_predictions(parser.value(predictions));
     if (!error.isEmpty()) return fail(QStringLiteral("--predictions: %1").arg(error));
+    const meshloom::app::PredictionRecords& r = window.costs_panel()->prediction_chart()->records();
+    if (r.steps().empty()) {
+      return fail(QStringLiteral("--predictions %1: no step record of meshloom-launch run or validate --jsonl%2")
+                      .arg(parser.value(predictions), first_problem(r.problems())));
+    }
     window.show_costs();
   }
   if (opened && parser.isSet(advise)) {
@@ -207,14 +245,14 @@ int main(int argc, char** argv) {
     const QImage image = window.handout_page(page, 1600);
     if (image.isNull()) return fail(QStringLiteral("--handout-page: %1").arg(window.last_error()));
     const QString out = parser.value(handout);
-    if (!image.save(out)) return fail(QStringLiteral("cannot write %1").arg(out));
+    if (!save_image(image, out)) return fail(QStringLiteral("cannot write %1").arg(out));
     return 0;
   }
   if (parser.isSet(screenshot)) {
     if (!opened) return fail(window.last_error());
     QApplication::processEvents();
     const QString out = parser.value(screenshot);
-    if (!window.grab().save(out)) return fail(QStringLiteral("cannot write screenshot %1").arg(out));
+    if (!save_image(window.grab().toImage(), out)) return fail(QStringLiteral("cannot write screenshot %1").arg(out));
     return 0;
   }
   if (!opened) std::fprintf(stderr, "meshloom: %s\n", qPrintable(window.last_error()));

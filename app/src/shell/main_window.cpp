@@ -614,7 +614,13 @@ bool MainWindow::recover(const Autosave::Recovery& recovery) {
       doc_->edit(tr("Recover autosaved changes"), [&copy](const Design&) { return copy; }, &why)) {
     // The recovered changes sit on top of the saved file, one undo away from it.
   } else {
-    doc_->reset(copy, recovery.origin, /*modified=*/true);
+    try {
+      doc_->reset(copy, recovery.origin, /*modified=*/true);
+    } catch (const std::exception& e) {
+      // A copy the loader accepts but no mesh can be built from: kept for the user, the design shown stays.
+      fail(tr("cannot recover %1: %2").arg(recovery.copy, error_text(e)));
+      return false;
+    }
   }
   // This session's copy first; the old one goes only once the changes are safe in it.
   if (!autosave_->write_now(&why)) {

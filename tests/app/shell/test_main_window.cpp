@@ -1,6 +1,11 @@
 // The main window over the bundled examples: every rank drawn once, at the right cell, and bad files refused
 // without losing what is shown; the current plan animated under the canvas (bar, captions, block overlay) and
 // --step screenshots. Runs on the offscreen platform.
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <csignal>
+
 #include <QDir>
 #include <QFile>
 #include <QImage>
@@ -328,6 +333,32 @@ private slots:
     QVERIFY(image.width() >= 640 && image.height() >= 480);
   }
 
+  // The screenshot is written to a new file and renamed over the old one: a write that fails midway (here the
+  // process may write no file past 4 KiB) leaves the old file whole.
+  void a_screenshot_that_cannot_be_written_leaves_the_old_file() {
+    QTemporaryDir tmp;
+    const QString out = tmp.filePath(QStringLiteral("shot.png"));
+    QFile old(out);
+    QVERIFY(old.open(QIODevice::WriteOnly));
+    old.write("the old image");
+    old.close();
+    QProcess p;
+    p.setChildProcessModifier([] {
+      std::signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails with EFBIG instead of killing the process
+      const rlimit limit{4096, 4096};
+      ::setrlimit(RLIMIT_FSIZE, &limit);
+    });
+    p.start(QStringLiteral(MESHLOOM_APP_PATH),
+            {QStringLiteral("--screenshot"), out, QStringLiteral(MESHLOOM_EXAMPLES_DIR "/hsdp-2d.meshloom.json")});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 2);
+    QVERIFY2(QString::fromUtf8(p.readAllStandardError()).contains(QLatin1String("cannot write screenshot")),
+             "expected the write to fail");
+    QFile again(out);
+    QVERIFY(again.open(QIODevice::ReadOnly));
+    QCOMPARE(again.readAll(), QByteArray("the old image"));
+  }
+
   void screenshot_options_name_what_they_refuse() {
     QTemporaryDir tmp;
     const QString design = QStringLiteral(MESHLOOM_EXAMPLES_DIR "/hsdp-2d.meshloom.json");
@@ -346,6 +377,31 @@ private slots:
     std::tie(code, err) = run({QStringLiteral("--theme"), QStringLiteral("purple")});
     QCOMPARE(code, 2);
     QVERIFY2(err.contains(QLatin1String("purple")), qPrintable(err));
+    std::tie(code, err) = run({QStringLiteral("--slice"), QStringLiteral("dp_shard,dp_shard")});
+    QCOMPARE(code, 2);
+    QVERIFY2(err.contains(QLatin1String("--slice dp_shard,dp_shard: names 'dp_shard' twice")), qPrintable(err));
+    // Records files: a number past a double's range is a bad line, not a crash; a file with no record to plot is
+    // refused naming its first problem; a FIFO nobody writes reads as empty instead of hanging.
+    const QString huge = tmp.filePath(QStringLiteral("huge.jsonl"));
+    QFile f(huge);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("{\"x\": 1e400}\n");
+    f.close();
+    std::tie(code, err) = run({QStringLiteral("--measurements"), huge});
+    QCOMPARE(code, 2);
+    QVERIFY2(err.contains(QLatin1String("no bench record to plot; line 1: not a JSON record (number overflow parsing "
+                                        "'1e400')")),
+             qPrintable(err));
+    std::tie(code, err) = run({QStringLiteral("--predictions"), huge});
+    QCOMPARE(code, 2);
+    QVERIFY2(err.contains(QLatin1String("no step record of meshloom-launch run or validate --jsonl; line 1: not a JSON "
+                                        "record (number overflow parsing '1e400')")),
+             qPrintable(err));
+    const QString fifo = tmp.filePath(QStringLiteral("fifo.jsonl"));
+    QCOMPARE(::mkfifo(fifo.toLocal8Bit().constData(), 0600), 0);
+    std::tie(code, err) = run({QStringLiteral("--measurements"), fifo});
+    QCOMPARE(code, 2);
+    QVERIFY2(err.contains(QLatin1String("no bench record to plot")), qPrintable(err));
     std::tie(code, err) = run({QStringLiteral("--slice"), QStringLiteral("dp"), QStringLiteral("--select"), QStringLiteral("5"),
                                QStringLiteral("--theme"), QStringLiteral("dark")});
     QCOMPARE(code, 0);
