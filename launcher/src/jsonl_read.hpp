@@ -51,7 +51,11 @@ struct LineContext {
     try {
       j = detail::parse_json(text, kMaxRecordDepth);
     } catch (const Error& e) {
-      if (e.message().starts_with("not valid JSON")) fail("not a JSON object");
+      // A syntax error reads as "not a JSON object"; valid syntax the reader cannot hold (a number past a double's
+      // range: "not valid JSON: number overflow parsing '1e400'") keeps the reader's words.
+      if (e.message().starts_with("not valid JSON") && e.message().find("overflow") == std::string::npos) {
+        fail("not a JSON object");
+      }
       fail(e.message());
     }
     if (!j.is_object()) fail("not a JSON object");

@@ -458,6 +458,8 @@ TEST(Refine, BadRecordsAndMismatchesAreClearErrors) {
                   step("all_reduce", "[0]", 4096, 10, false)),
             "ValueError: \"v.jsonl\" line 2: the step's mesh holds 4 ranks and the config's \"hosts\" place 2");
   EXPECT_EQ(parse("not json\n"), "ValueError: \"v.jsonl\" line 1: not a JSON object");
+  EXPECT_EQ(parse("{\"type\":\"config\",\"x\":1e400}\n"),
+            "ValueError: \"v.jsonl\" line 1: not valid JSON: number overflow parsing '1e400'");
   EXPECT_EQ(parse(R"({"type":"config","backend":"mpi","hosts":["a","a"]})" "\n" + step("all_reduce", "[0]", 4096, 10, false)),
             "ValueError: \"v.jsonl\" line 2: a step without a mesh (no \"request\", and the config names none)");
   EXPECT_EQ(parse(R"({"type":"config","backend":"mpi","hosts":["a"],"mesh":{"shape":[4294967296,4294967296]}})" "\n" +
