@@ -71,6 +71,25 @@ RunConfig parse_config(const json& j) {
   if (!mesh.contains("shape")) throw Bad{"missing field \"mesh.shape\""};
   c.mesh_shape = list_of<std::int64_t>(mesh, "shape", &json::is_number_integer, "integers");
   c.mesh_names = list_of<std::string>(mesh, "names", &json::is_string, "names");
+  if (c.world < 1) throw Bad{"field \"world\" = " + std::to_string(c.world) + ": must be >= 1"};
+  std::int64_t ranks = 1;
+  for (const std::int64_t size : c.mesh_shape) {
+    if (size < 1 || ranks > c.world / size) {
+      throw Bad{"field \"mesh.shape\" = " + show(mesh["shape"]) + ": expected axis sizes >= 1 whose product is at most " +
+                "the world, " + std::to_string(c.world)};
+    }
+    ranks *= size;
+  }
+  if (!c.mesh_names.empty() && c.mesh_names.size() != c.mesh_shape.size()) {
+    throw Bad{"field \"mesh.names\" = " + show(mesh["names"]) + ": expected one name per axis of " +
+              show(mesh["shape"])};
+  }
+  for (std::size_t i = 0; i < c.mesh_names.size(); ++i) {
+    if (std::find(c.mesh_names.begin(), c.mesh_names.begin() + static_cast<std::ptrdiff_t>(i), c.mesh_names[i]) !=
+        c.mesh_names.begin() + static_cast<std::ptrdiff_t>(i)) {
+      throw Bad{"field \"mesh.names\" = " + show(mesh["names"]) + ": \"" + c.mesh_names[i] + "\" names two axes"};
+    }
+  }
   c.sizes = list_of<std::int64_t>(j, "sizes", &json::is_number_integer, "integers");
   c.collectives = list_of<std::string>(j, "collectives", &json::is_string, "names");
   return c;

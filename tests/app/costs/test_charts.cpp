@@ -221,6 +221,29 @@ private slots:
     QCOMPARE(r.line, std::size_t{24});
   }
 
+  // A config record states a mesh a bench run could have run; each bad one is a problem naming the field, and a
+  // number past a double's range is a bad line (it aborted the app before).
+  void a_config_of_an_impossible_mesh_is_refused() {
+    const auto config = [](const std::string& world, const std::string& mesh) {
+      return R"({"type":"config","backend":"mpi","world":)" + world + R"(,"mesh":)" + mesh + "}";
+    };
+    const auto error_of = [](const std::string& line) {
+      Measurements m;
+      return QString::fromStdString(m.add_line(line).error);
+    };
+    QCOMPARE(error_of(config("4", R"({"shape":[2,2],"names":["dp","tp"]})")), QString());
+    QCOMPARE(error_of(config("0", R"({"shape":[1]})")), QStringLiteral("line 1: config record: field \"world\" = 0: must be >= 1"));
+    QCOMPARE(error_of(config("4", R"({"shape":[-2,-2]})")),
+             QStringLiteral("line 1: config record: field \"mesh.shape\" = [-2,-2]: expected axis sizes >= 1 whose "
+                            "product is at most the world, 4"));
+    QVERIFY(error_of(config("4", R"({"shape":[1000,1000]})")).contains(QLatin1String("at most the world, 4")));
+    QCOMPARE(error_of(config("4", R"({"shape":[2,2],"names":["dp","dp"]})")),
+             QStringLiteral("line 1: config record: field \"mesh.names\" = [\"dp\",\"dp\"]: \"dp\" names two axes"));
+    QVERIFY(error_of(config("4", R"({"shape":[2,2],"names":["dp"]})")).contains(QLatin1String("one name per axis")));
+    QVERIFY(error_of(R"({"type":"config","world":1e400})")
+                .startsWith(QLatin1String("line 1: not a JSON record (number overflow parsing '1e400'): ")));
+  }
+
   void fitted_model_is_the_engines_calibrated_cost() {
     Measurements m;
     QCOMPARE(QString::fromStdString(m.load_calibration("/nonexistent/cal.json")).contains(QStringLiteral("/nonexistent/cal.json")), true);

@@ -412,6 +412,14 @@ private slots:
     QCOMPARE(r.add_line(R"j({"type":"step","request":0,"plan":0,"step":0,"axes":[0],"collective":"all_gather",)j"
                         R"j("from":"S(0)","to":"R","bytes":64,"predicted":{"comm":1.5,"calibrated":2},"measured_us":2})j"),
              std::string());
+    // A ratio of two times below 0 is no drift record.
+    PredictionRecords negative;
+    (void)negative.add_line(R"({"type":"config","command":"validate","models":["comm","calibrated"]})");
+    QCOMPARE(negative.add_line(R"j({"type":"drift","when":"before","median_ratio":-5,"min_ratio":0.79,)j"
+                               R"j("max_ratio":1.15,"drifted":false,"anchors":[{}]})j"),
+             std::string("line 2: drift record: field \"median_ratio\" = -5: a ratio of two times is positive (0 "
+                         "without anchors)"));
+    QVERIFY(negative.drift().empty());
     QCOMPARE(r.drift().size(), std::size_t{1});
     QCOMPARE(r.drift()[0].line, std::size_t{2});
     QCOMPARE(r.drift()[0].when, std::string("before"));
