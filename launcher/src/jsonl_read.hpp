@@ -53,7 +53,7 @@ struct LineContext {
     } catch (const Error& e) {
       // A syntax error reads as "not a JSON object"; valid syntax the reader cannot hold (a number past a double's
       // range: "not valid JSON: number overflow parsing '1e400'") keeps the reader's words.
-      if (e.message().starts_with("not valid JSON") && e.message().find("overflow") == std::string::npos) {
+      if (e.message().starts_with("not valid JSON") && !e.message().starts_with("not valid JSON: number overflow")) {
         fail("not a JSON object");
       }
       fail(e.message());

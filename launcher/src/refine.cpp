@@ -156,6 +156,8 @@ RecordsLevel level_of(const Calibration& base, const StepRecords& r) {
   level.by_axis = !base.axis_corrections.empty() && ranks_sat_as_calibrated(base, r.cpus);
   std::vector<double> ratios;
   for (const StepSample& a : r.anchors) {
+    // As validate divided: by the axis' own time only where the file's ranks sat as the calibrated job's (validate
+    // refuses axis corrections otherwise, unless told to leave them out, when it divides by the point as here).
     const double reference = anchor_reference_us(base, a.collective, a.shape, a.bytes, a.mesh, a.axes, level.by_axis);
     if (reference > 0) ratios.push_back(a.measured_us / reference);
   }
@@ -495,7 +497,7 @@ std::string refine_table(const RefineReport& report) {
                                                     : "no drift anchors (run's records): used as measured";
     out << "# " << l.source << ": "
         << (l.level ? std::string("its ") + std::to_string(l.anchors) + " drift anchors re-timed " + level +
-                          " the calibration's benchmark"
+                          " the calibration's points"
                     : none)
         << (l.used ? "" : "; left out: the machine stood elsewhere than when calibrated (--any-level keeps it)")
         << (has_corrections && !l.by_axis ? "; its ranks did not sit on the calibrated job's CPUs (or it does not "

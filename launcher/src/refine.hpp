@@ -31,9 +31,9 @@
 // in 1494 (docs/benchmarks.md). The machine's speed also moves between calibrating and running (validate's drift check
 // measures it: 0.6x-1.8x within minutes on that VM), and a factor must not take a spell for the protocol's gap: a
 // validate file is used only when its drift anchors (the calibration's own points re-timed by the benchmark during
-// that run) sit where the calibration's curves do, their median over the calibration's times for them (validate's drift
-// ratio: the measured point, anchor_reference_us) within [1/1.15, 1.15] (validate's drift warning); others are listed and left out (`any_level` keeps them). run's records have no
-// anchors and are used. Dividing each file's ratios by its anchors' level instead was measured and predicted
+// that run) sit where the calibration's curves do, their median over the calibration's times for them (validate's
+// drift ratio: the measured point, anchor_reference_us) within [1/1.15, 1.15] (validate's drift warning); others are
+// listed and left out (`any_level` keeps them). run's records have no anchors and are used. Dividing each file's ratios by its anchors' level instead was measured and predicted
 // held-out runs worse (docs/benchmarks.md).
 //
 // A step refine cannot compare with one curve is counted, not used: one whose groups differ in shape (it takes its
@@ -106,8 +106,8 @@ struct AsRunAxis {
   std::int64_t sizes_dropped = 0;
 };
 
-// Where the machine stood during one records file against the calibration's benchmark curves: the median over
-// the file's drift anchors (validate's) of anchor / benchmark.
+// Where the machine stood during one records file against the calibration: the median over the file's drift anchors
+// (validate's) of anchor / the calibration's time for it (anchor_reference_us, validate's drift ratio).
 struct RecordsLevel {
   std::string source;
   std::optional<double> level;       // none without a priced anchor (run's records have none)

@@ -24,14 +24,14 @@ namespace {
 struct RefineOptions {
   std::string calibration, out;
   std::vector<std::string> records;
-  std::string min_steps;  // parsed by parse_int: CLI11 would saturate an out-of-range integer silently
+  std::string min_steps = std::to_string(kDefaultMinSteps);  // parse_int: CLI11 saturates out-of-range integers
   bool any_level = false;
   bool any_transport = false;
 };
 
 int run(const RefineOptions& o) {
   try {
-    const std::int64_t min_steps = o.min_steps.empty() ? kDefaultMinSteps : parse_int(o.min_steps, "--min-steps");
+    const std::int64_t min_steps = parse_int(o.min_steps, "--min-steps");
     if (min_steps < 1) raise(ErrorKind::ValueError, "--min-steps " + std::to_string(min_steps) + ": must be >= 1");
     std::vector<FileArg> inputs{{"--calibration", o.calibration}};
     for (const auto& path : o.records) inputs.push_back({"--records", path});

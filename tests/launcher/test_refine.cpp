@@ -250,7 +250,7 @@ TEST(Refine, ARunDuringASpellIsLeftOutAndWhenKeptMovesTheFactorNoMoreThanAnyRun)
   EXPECT_NEAR(r.calibration.groups[1].as_run[0].factor, 1.5, 1e-6);
   EXPECT_EQ(r.calibration.groups[1].as_run[0].steps, 6);
   const std::string t = refine_table(r);
-  EXPECT_NE(t.find("# spell.jsonl: its 1 drift anchors re-timed 2.00x the calibration's benchmark; left out: the "
+  EXPECT_NE(t.find("# spell.jsonl: its 1 drift anchors re-timed 2.00x the calibration's points; left out: the "
                    "machine stood elsewhere than when calibrated (--any-level keeps it)\n"),
             std::string::npos) << t;
   EXPECT_NE(t.find("# a.jsonl: no drift anchors (run's records): used as measured\n"), std::string::npos) << t;
@@ -574,12 +574,14 @@ TEST(RefineCli, AMinStepsOutOfRangeIsRefusedNamingTheValue) {
 
 // A records file that cannot be read is named with the reason, whether missing or a directory.
 TEST(RefineCli, ARecordsFileThatCannotBeReadIsNamedWithTheReason) {
+  const meshloom::test::ScratchDir scratch("meshloom_refine_cli_");
+  const std::string out = "'" + (scratch.write("keep", "").parent_path() / "o.json").string() + "'";
   const std::string calibration = std::string(MESHLOOM_SOURCE_DIR) + "/resources/calibration/vm-2.calibration.json";
   const auto missing =
-      meshloom::test::launch("refine --calibration '" + calibration + "' --records /nonexistent/v.jsonl --out /tmp/o 2>&1");
+      meshloom::test::launch("refine --calibration '" + calibration + "' --records /nonexistent/v.jsonl --out " + out + " 2>&1");
   EXPECT_EQ(missing.status, 2);
   EXPECT_EQ(missing.out, "error: RuntimeError: cannot read records \"/nonexistent/v.jsonl\": No such file or directory\n");
-  const auto directory = meshloom::test::launch("refine --calibration '" + calibration + "' --records / --out /tmp/o 2>&1");
+  const auto directory = meshloom::test::launch("refine --calibration '" + calibration + "' --records / --out " + out + " 2>&1");
   EXPECT_EQ(directory.status, 2);
   EXPECT_EQ(directory.out, "error: RuntimeError: cannot read records \"/\": Is a directory\n");
 }

@@ -104,7 +104,7 @@ DriftRecord parse_drift(const json& j) {
     *ratio = finite_number(j, name);
     if (*ratio < 0) {
       throw Bad{"field \"" + std::string(name) + "\" = " + show(j[name]) +
-                ": a ratio of two times is positive (0 without anchors)"};
+                ": must be >= 0 (a ratio of two times; 0 without anchors)"};
     }
   }
   const json& drifted = field(j, "drifted");

@@ -617,7 +617,7 @@ bool MainWindow::recover(const Autosave::Recovery& recovery) {
     try {
       doc_->reset(copy, recovery.origin, /*modified=*/true);
     } catch (const std::exception& e) {
-      // A copy the loader accepts but no mesh can be built from: kept for the user, the design shown stays.
+      // A copy the loader accepts but no mesh can be built from: reported, and the copy kept for the user.
       fail(tr("cannot recover %1: %2").arg(recovery.copy, error_text(e)));
       return false;
     }

@@ -417,7 +417,7 @@ private slots:
     (void)negative.add_line(R"({"type":"config","command":"validate","models":["comm","calibrated"]})");
     QCOMPARE(negative.add_line(R"j({"type":"drift","when":"before","median_ratio":-5,"min_ratio":0.79,)j"
                                R"j("max_ratio":1.15,"drifted":false,"anchors":[{}]})j"),
-             std::string("line 2: drift record: field \"median_ratio\" = -5: a ratio of two times is positive (0 "
+             std::string("line 2: drift record: field \"median_ratio\" = -5: must be >= 0 (a ratio of two times; 0 "
                          "without anchors)"));
     QVERIFY(negative.drift().empty());
     QCOMPARE(r.drift().size(), std::size_t{1});
