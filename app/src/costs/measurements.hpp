@@ -88,8 +88,8 @@ public:
   // Adds a point directly (tests, or a source that is not JSON Lines).
   void add_point(const SeriesKey& key, MeasuredPoint point);
   // Replaces everything but the calibration with the records of `path`. Line problems go to problems(); the return
-  // value is empty, or the reason the file could not be read at all ("cannot read records \"path\": cause"), in which case
-  // nothing changes.
+  // value is empty, or the reason the file could not be read at all ("cannot read records \"path\": cause"), in
+  // which case nothing changes.
   [[nodiscard]] std::string load_jsonl(const std::filesystem::path& path);
   // Forgets the records (not the calibration).
   void clear();

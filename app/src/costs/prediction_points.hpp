@@ -148,7 +148,8 @@ public:
   // problems()).
   std::string add_line(std::string_view line);
   // Replaces everything with the records of `path`. Line problems go to problems(); the return value is empty, or
-  // the reason the file could not be read at all ("cannot read records \"path\": cause"), in which case nothing changes.
+  // the reason the file could not be read at all ("cannot read records \"path\": cause"), in which case nothing
+  // changes.
   [[nodiscard]] std::string load_jsonl(const std::filesystem::path& path);
   void clear();
 
