@@ -24,7 +24,6 @@ namespace meshloom::launcher {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using Bytes = std::vector<std::byte>;
 
 std::size_t usize(std::int64_t v) { return static_cast<std::size_t>(v); }
 

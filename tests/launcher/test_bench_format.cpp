@@ -6,7 +6,6 @@
 
 #include <cmath>
 #include <filesystem>
-#include <functional>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -19,20 +18,14 @@
 #include "meshloom/error.hpp"
 #include "meshloom/io/atomic_file.hpp"
 #include "sizes.hpp"
+#include "support/expect_error.hpp"
 
 namespace meshloom::launcher {
 namespace {
 
 using nlohmann::json;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_of;
 
 TEST(BenchSizes, ParsesBytesAndSuffixes) {
   EXPECT_EQ(parse_size("8", "-b"), 8);

@@ -5,12 +5,12 @@
 
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <string>
 
 #include "file_args.hpp"
 #include "launch_support.hpp"
 #include "meshloom/error.hpp"
+#include "support/expect_error.hpp"
 
 namespace meshloom::launcher {
 namespace {
@@ -19,14 +19,7 @@ namespace fs = std::filesystem;
 
 const meshloom::test::ScratchDir scratch("meshloom_file_args_");
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using testing::error_of;
 
 TEST(FileArgs, OneFileByAnyPathIsTheSameFile) {
   const fs::path v = scratch.write("v.jsonl", "{}\n");

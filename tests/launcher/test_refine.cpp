@@ -13,18 +13,12 @@
 #include "refine.hpp"
 #include "support/calibration_curves.hpp"
 #include "validate_drift.hpp"
+#include "support/expect_error.hpp"
 
 namespace meshloom::launcher {
 namespace {
 
-std::string error_of(const auto& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using testing::error_of;
 
 // Four ranks on one host: curves for groups of 2 and the flattened group of 4.
 Calibration base() {

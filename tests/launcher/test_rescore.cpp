@@ -20,20 +20,14 @@
 #include "rescore.hpp"
 #include "support/calibration_curves.hpp"
 #include "validate_suite.hpp"
+#include "support/expect_error.hpp"
 
 namespace meshloom::launcher {
 namespace {
 
 using nlohmann::json;
 
-std::string error_of(const auto& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using testing::error_of;
 
 // Four ranks on one host, curves for groups of 2 and 4. `merged_factor` scales the 4-rank all_reduce.
 Calibration calibration(double merged_factor = 1.0) {

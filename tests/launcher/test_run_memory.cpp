@@ -8,6 +8,7 @@
 #include "meshloom/error.hpp"
 #include "meshloom/plan/state.hpp"
 #include "run_exec.hpp"
+#include "support/expect_error.hpp"
 
 namespace meshloom::launcher {
 namespace {
@@ -22,12 +23,7 @@ PlanRequest request(std::vector<std::int64_t> tensor) {
 }
 
 std::string error_of(const PlanRequest& r, std::int64_t memory) {
-  try {
-    check_fits_in_memory(r, "run", memory);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
+  return testing::error_of([&] { check_fits_in_memory(r, "run", memory); });
 }
 
 TEST(RunMemory, ATensorARankCannotHoldFourTimesOverIsRefusedNamingIt) {

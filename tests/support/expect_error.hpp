@@ -1,5 +1,6 @@
-// The engine tests' error checker: runs code that must throw a meshloom::Error of a given kind whose message
-// holds given phrases. Header-only; include as "support/expect_error.hpp".
+// The tests' error checkers: code that must throw a meshloom::Error of a given kind whose message holds given
+// phrases (expect_error), and the whole text of what code raised, to compare exactly (error_of). Header-only; include
+// as "support/expect_error.hpp".
 #pragma once
 
 #include <gtest/gtest.h>
@@ -23,6 +24,17 @@ void expect_error(F&& f, ErrorKind kind, std::initializer_list<std::string> phra
       EXPECT_NE(e.message().find(p), std::string::npos) << "'" << p << "' is not in: " << e.message();
     }
   }
+}
+
+// What f raised: the meshloom::Error's what() ("ValueError: ..."), or "no error" when it returned.
+template <class F>
+[[nodiscard]] std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
 }
 
 }  // namespace meshloom::testing
