@@ -472,16 +472,17 @@ int run_measured(const AdviseOptions& o, const CLI::App& cmd) {
     JsonlSink& sink = records.sink();
     MeasurePrepared& p = *prepared;
     const AdviseSetup& s = p.setup;
+    p.settings.hosts = job_hosts(world);
+    const std::vector<std::string> cpus = job_cpus(world, p.settings.hosts).cpus;
     if (lead) {
       std::ostringstream table;
       print_table(table, s, p.result);
       std::cout << table.str() << "\nmeasuring " << p.candidates.size() << " candidates on " << world.size() << " "
                 << backend.name() << " ranks (" << backend.describe() << "), " << p.settings.iterations
                 << " iterations per step (collective: single_shot, p50 of the mean over the ranks)\n"
-                << std::flush;
+                << crowding_line(cpus, p.settings.hosts) << std::flush;
     }
     int status = 0;
-    p.settings.hosts = job_hosts(world);
     std::vector<CandidateMeasured> measured;
     for (const MeasuredCandidate& mc : p.candidates) {
       const CandidateCost& c = p.result.ranked[mc.index];

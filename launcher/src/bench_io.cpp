@@ -210,4 +210,61 @@ bool ranks_bound(const std::vector<std::string>& cpus, const std::vector<std::st
   return true;
 }
 
+std::vector<CrowdedHost> crowded_hosts(const std::vector<std::string>& cpus, const std::vector<std::string>& hosts) {
+  if (cpus.size() != hosts.size()) return {};
+  struct Host {
+    std::int64_t ranks = 0;
+    std::set<int> cpus;
+    bool known = true;
+  };
+  std::vector<std::string> order;  // hosts by their first rank
+  std::map<std::string, Host> by_host;
+  for (std::size_t r = 0; r < cpus.size(); ++r) {
+    auto [it, fresh] = by_host.try_emplace(hosts[r]);
+    if (fresh) order.push_back(hosts[r]);
+    Host& host = it->second;
+    ++host.ranks;
+    if (std::optional<std::vector<int>> set = parse_cpu_list(cpus[r])) {
+      host.cpus.insert(set->begin(), set->end());
+    } else {
+      host.known = false;
+    }
+  }
+  std::vector<CrowdedHost> crowded;
+  for (const std::string& name : order) {
+    const Host& host = by_host.at(name);
+    const auto count = static_cast<std::int64_t>(host.cpus.size());
+    if (host.known && host.ranks > count) crowded.push_back({name, host.ranks, count});
+  }
+  return crowded;
+}
+
+std::string crowding_note(const std::vector<CrowdedHost>& crowded, const comm::TransportSettings& transport) {
+  if (crowded.empty()) return "";
+  const auto policy = transport.find(std::string(comm::kSchedulerSetting));
+  std::string scheduler = "Linux's default scheduler";
+  if (policy != transport.end()) {
+    if (policy->second != "SCHED_BATCH" && policy->second != "SCHED_IDLE") return "";
+    scheduler = policy->second;
+  }
+  const auto cpus_text = [](std::int64_t n) { return std::to_string(n) + (n == 1 ? " CPU" : " CPUs"); };
+  std::string where;
+  if (crowded.size() == 1) {
+    where = std::to_string(crowded.front().ranks) + " ranks share " + cpus_text(crowded.front().cpus) + " on host " +
+            crowded.front().host;
+  } else {
+    constexpr std::size_t kNamed = 3;
+    where = "ranks outnumber their CPUs on " + std::to_string(crowded.size()) + " hosts (";
+    for (std::size_t i = 0; i < crowded.size() && i < kNamed; ++i) {
+      where += (i > 0 ? ", " : "") + crowded[i].host + ": " + std::to_string(crowded[i].ranks) + " ranks on " +
+               cpus_text(crowded[i].cpus);
+    }
+    if (crowded.size() > kNamed) where += ", and " + std::to_string(crowded.size() - kNamed) + " more";
+    where += ")";
+  }
+  return where + " under " + scheduler +
+         ", so a collective's time there depends on what ran before it (docs/05-launcher.md, \"More ranks than "
+         "cores\"); for steadier times start every command alike as chrt -r 1 mpirun --mca mpi_yield_when_idle 1 ...";
+}
+
 }  // namespace meshloom::launcher

@@ -4,6 +4,7 @@
 // write_file_atomically (meshloom/io/atomic_file.hpp).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -95,6 +96,29 @@ void report_rank_error(int rank, const std::string& what, JsonlSink& sink,
 // "?"), or lists and hosts of different lengths: false. Examples: {"0", "1", "0", "1"} on one host: true;
 // {"0-1", "0-1"}: false; {"0", "0"}: false (both on one CPU: nothing tells them apart).
 [[nodiscard]] bool ranks_bound(const std::vector<std::string>& cpus, const std::vector<std::string>& hosts);
+// A host whose ranks outnumber the CPUs they may run on together (the union of their cpu_binding lists): its ranks
+// take turns on those CPUs.
+struct CrowdedHost {
+  std::string host;
+  std::int64_t ranks = 0;
+  std::int64_t cpus = 0;
+  friend bool operator==(const CrowdedHost&, const CrowdedHost&) = default;
+};
+// The hosts of a job (every rank's CPUs and host, as ranks_bound takes them) that run more ranks than the CPUs of
+// those ranks together, in the order of their first rank. A host where some rank's list is not one (parse_cpu_list,
+// e.g. "?") is left out, its CPUs unknown; lists and hosts of different lengths give none. Examples, one host:
+// {"0-1", "0-1", "0-1", "0-1"} -> {host, 4 ranks, 2 CPUs}; {"0", "1", "0", "1"} (bound two to a core): the same;
+// {"0", "1"}: none.
+[[nodiscard]] std::vector<CrowdedHost> crowded_hosts(const std::vector<std::string>& cpus,
+                                                     const std::vector<std::string>& hosts);
+// What the commands that time collectives (bench, calibrate, run, validate, advise --measure) print with their header
+// for a job with crowded hosts whose ranks run under a fair-share policy: Linux's default (no "scheduler" in
+// `transport`, job_transport's), SCHED_BATCH or SCHED_IDLE. There a rank that waits polls while the rank beside it
+// waits for the core, and a collective's time depends on the steps before it (docs/05-launcher.md, "More ranks than
+// cores"); the note says so and how to start the job instead. "" where no host is crowded, or under a real-time or
+// unknown policy. One line, without its newline.
+[[nodiscard]] std::string crowding_note(const std::vector<CrowdedHost>& crowded,
+                                        const comm::TransportSettings& transport);
 // A scheduling policy (sched_getscheduler's, with SCHED_RESET_ON_FORK or not) and static priority as the "scheduler"
 // transport setting (comm/transport.hpp) records it: "" for Linux's default, SCHED_OTHER (not recorded);
 // "SCHED_RR priority 1", "SCHED_FIFO priority 99", "SCHED_BATCH", "SCHED_IDLE", "SCHED_DEADLINE"; another number:

@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "bench_io.hpp"
 #include "collectives/collective.hpp"
 #include "collectives/known_data.hpp"
 #include "meshloom/error.hpp"
@@ -189,6 +190,9 @@ std::string header_text(const BenchRunInfo& info, const BenchSettings& s, const 
                                           : " (each iteration alone after a barrier, as a training step meets it)") +
        "; time = p50 over the iterations of the mean over the ranks; GB = 1e9 bytes; busbw = algbw * bus factor;"
        " cv = stddev / mean; slowest = the rank slowest in the most iterations\n";
+  if (const std::string note = crowding_note(crowded_hosts(info.cpus, info.hosts), info.transport); !note.empty()) {
+    h += "# note: " + note + "\n";
+  }
   return h;
 }
 

@@ -94,4 +94,9 @@ JobCpus job_cpus(mpi::MpiCommunicator& world, const std::vector<std::string>& ho
   return job;
 }
 
+std::string crowding_line(const std::vector<std::string>& cpus, const std::vector<std::string>& hosts) {
+  const std::string note = crowding_note(crowded_hosts(cpus, hosts), job_transport());
+  return note.empty() ? note : "  note: " + note + "\n";
+}
+
 }  // namespace meshloom::launcher

@@ -51,4 +51,9 @@ struct JobCpus {
 };
 [[nodiscard]] JobCpus job_cpus(mpi::MpiCommunicator& world, const std::vector<std::string>& hosts);
 
+// The header line of run, validate and advise --measure that says the job's ranks take turns on their CPUs
+// (bench_io.hpp's crowding_note over `cpus` and `hosts`, job_cpus' and job_hosts', under this process's policy):
+// "  note: ...\n", or "" when there is nothing to say.
+[[nodiscard]] std::string crowding_line(const std::vector<std::string>& cpus, const std::vector<std::string>& hosts);
+
 }  // namespace meshloom::launcher

@@ -401,7 +401,8 @@ std::string run_header(const RunCliOptions& o, const Prepared& p, const comm::Co
     head << "\n";
   }
   head << "  measured: the collective alone" << (backend.host_memory() ? "" : " (with its host-device copies)")
-       << "; whole step: with packing, padding and unpacking\n\n";
+       << "; whole step: with packing, padding and unpacking\n"
+       << crowding_line(p.cpus, p.settings.hosts) << "\n";
   return head.str();
 }
 

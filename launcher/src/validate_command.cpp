@@ -359,7 +359,8 @@ int run_live(const ValidateOptions& o, const CLI::App& cmd) {
                 << "); the " << p.k
                 << " cheapest plans of each; " << p.settings.iterations
                 << " iterations per step in " << p.rounds << (p.rounds == 1 ? " round" : " rounds")
-                << " (collective: single_shot, p50 of the mean over the ranks)\n\n"
+                << " (collective: single_shot, p50 of the mean over the ranks)\n"
+                << crowding_line(p.cpus, p.settings.hosts) << "\n"
                 << std::flush;
     }
     // The drift check (validate_drift.hpp) on the first request's mesh, before the requests and after them.

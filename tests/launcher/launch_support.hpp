@@ -3,6 +3,7 @@
 // scratch directory removed when the test program ends. MESHLOOM_LAUNCH_PATH must name the meshloom-launch binary.
 #pragma once
 
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -95,6 +96,24 @@ public:
 private:
   std::string prefix_;
 };
+
+// A prefix for mpirun_launch's `env` that starts every rank unbound on one CPU, the first this process may run on
+// (taskset; mpirun would otherwise bind each rank to a core of its own); "" when the affinity cannot be read.
+inline std::string one_cpu_prefix() {
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  if (::sched_getaffinity(0, sizeof mine, &mine) != 0) return "";
+  for (std::size_t cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &mine)) return "OMPI_MCA_hwloc_base_binding_policy=none taskset -c " + std::to_string(cpu);
+  }
+  return "";
+}
+
+// This machine's host name, as the launcher's records and notes give it ("" when it cannot be read).
+inline std::string this_host() {
+  std::array<char, 256> host{};
+  return ::gethostname(host.data(), host.size() - 1) == 0 ? std::string(host.data()) : std::string();
+}
 
 #ifdef MESHLOOM_MPIEXEC
 // `mpirun -np <np> meshloom-launch <args>` (run as root allowed, oversubscribed) under `timeout <limit_s>`, with

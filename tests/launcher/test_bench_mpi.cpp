@@ -252,6 +252,25 @@ TEST(BenchMpi, TwoRanksSkipsAxesOfSizeOneAndRunsFlattenedAxes) {
   EXPECT_EQ(recs.front()["axes"], json({"dp", "dp_tp"}));
 }
 
+// Ranks that take turns on one CPU are told, in a comment line of the header, how to time steadier.
+TEST(BenchMpi, RanksThatShareACpuAreNotedInTheHeader) {
+  if (::sched_getscheduler(0) != SCHED_OTHER) GTEST_SKIP() << "the tests run under another scheduling policy";
+  const std::string one_cpu = meshloom::test::one_cpu_prefix();
+  ASSERT_NE(one_cpu, "");
+  const Launched r = mpirun(2, "bench --shape 2 --names dp -b 8 -e 8 -w 1 -n 2 --collectives all_reduce", one_cpu);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const std::vector<std::string> lines = meshloom::test::lines_of(r.out);
+  const auto starting = [&](const std::string& prefix) {
+    return std::find_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.starts_with(prefix); });
+  };
+  const auto note = starting("# note: ");
+  ASSERT_NE(note, lines.end()) << r.out;
+  EXPECT_TRUE(note->starts_with("# note: 2 ranks share 1 CPU on host " + meshloom::test::this_host() + " under "))
+      << *note;
+  // It stands in the header, before the first axis' table.
+  EXPECT_LT(note - lines.begin(), starting("# axis ") - lines.begin()) << r.out;
+}
+
 // --jsonl -: standard output carries the records alone, as the desktop app reads them; the table goes to stderr.
 TEST(BenchMpi, JsonlDashPutsRecordsOnStdoutAndTheTableOnStderr) {
   const Launched r = mpirun(2, "bench --shape 2 --names dp -b 1K -e 4K -w 1 -n 2 --collectives all_reduce,all_gather "

@@ -545,6 +545,44 @@ TEST(CpuList, RanksAreBoundWhenEachHasFewerCpusThanItsHostsRanksTogether) {
   EXPECT_FALSE(ranks_bound({}, {}));
 }
 
+TEST(CpuList, HostsWithMoreRanksThanTheirRanksCpusAreCrowded) {
+  // Unbound on two CPUs, or bound two to a core: four ranks on two CPUs.
+  const std::vector<CrowdedHost> four_on_two{{"a", 4, 2}};
+  EXPECT_EQ(crowded_hosts({"0-1", "0-1", "0-1", "0-1"}, {"a", "a", "a", "a"}), four_on_two);
+  EXPECT_EQ(crowded_hosts({"0", "1", "0", "1"}, {"a", "a", "a", "a"}), four_on_two);
+  // As many ranks as CPUs, bound or not; a rank alone on its host.
+  EXPECT_TRUE(crowded_hosts({"0", "1"}, {"a", "a"}).empty());
+  EXPECT_TRUE(crowded_hosts({"0-3", "0-3"}, {"a", "a"}).empty());
+  EXPECT_TRUE(crowded_hosts({"0"}, {"a"}).empty());
+  // Per host, in the order of their first rank: b's ranks share CPU 0, a's have two.
+  const std::vector<CrowdedHost> b_and_c{{"b", 2, 1}, {"c", 3, 2}};
+  EXPECT_EQ(crowded_hosts({"0", "1", "0", "0", "0-1", "0-1", "0-1"}, {"b", "a", "b", "a", "c", "c", "c"}), b_and_c);
+  // A host with a rank whose CPUs are unknown is left out; lists and hosts of different lengths give none.
+  EXPECT_EQ(crowded_hosts({"?", "0", "0", "0"}, {"a", "a", "b", "b"}), (std::vector<CrowdedHost>{{"b", 2, 1}}));
+  EXPECT_TRUE(crowded_hosts({"0", "0"}, {"a"}).empty());
+}
+
+TEST(CpuList, CrowdedRanksUnderAFairSharePolicyAreToldHowToTimeSteadier) {
+  const std::vector<CrowdedHost> one{{"vm", 4, 2}};
+  const std::string tail = ", so a collective's time there depends on what ran before it (docs/05-launcher.md, "
+                           "\"More ranks than cores\"); for steadier times start every command alike as chrt -r 1 "
+                           "mpirun --mca mpi_yield_when_idle 1 ...";
+  EXPECT_EQ(crowding_note(one, {}), "4 ranks share 2 CPUs on host vm under Linux's default scheduler" + tail);
+  EXPECT_EQ(crowding_note(one, {{"scheduler", "SCHED_BATCH"}, {"NCCL_PROTO", "Simple"}}),
+            "4 ranks share 2 CPUs on host vm under SCHED_BATCH" + tail);
+  EXPECT_EQ(crowding_note({{"vm", 2, 1}}, {{"scheduler", "SCHED_IDLE"}}),
+            "2 ranks share 1 CPU on host vm under SCHED_IDLE" + tail);
+  // Several hosts: the first three named.
+  EXPECT_EQ(crowding_note({{"a", 4, 2}, {"b", 2, 1}, {"c", 3, 2}, {"d", 9, 8}, {"e", 2, 1}}, {}),
+            "ranks outnumber their CPUs on 5 hosts (a: 4 ranks on 2 CPUs, b: 2 ranks on 1 CPU, c: 3 ranks on 2 "
+            "CPUs, and 2 more) under Linux's default scheduler" + tail);
+  // Nothing to say: no crowded host, or a real-time or unknown policy (round-robin is what the note asks for).
+  EXPECT_EQ(crowding_note({}, {}), "");
+  for (const std::string policy : {"SCHED_RR priority 1", "SCHED_FIFO priority 99", "SCHED_DEADLINE", "?"}) {
+    EXPECT_EQ(crowding_note(one, {{"scheduler", policy}}), "") << policy;
+  }
+}
+
 TEST(JobTransport, TheSchedulingPolicyAsARecordHoldsIt) {
   EXPECT_EQ(scheduler_setting(SCHED_OTHER, 0), "");
   EXPECT_EQ(scheduler_setting(SCHED_OTHER | SCHED_RESET_ON_FORK, 0), "");

@@ -1,12 +1,14 @@
 // `meshloom-launch run` as users run it: mpirun -np 4 (label mpi). A run prints the table with measured times and
 // the verification line and writes its JSON Lines; --compare says which plan was fastest; a mesh larger than the
 // world, a source that cannot be built, a calibration of other collectives (pipelined) or a bad --timeout fails on
-// every rank before any collective (exit 2); a rank that dies or hangs mid-run (MESHLOOM_TEST_FAULT,
-// test_fault.hpp) ends the job non-zero within the timeout and leaves a valid JSON Lines stream.
+// every rank before any collective (exit 2); ranks that share a CPU are told how to time steadier; a rank that dies
+// or hangs mid-run (MESHLOOM_TEST_FAULT, test_fault.hpp) ends the job non-zero within the timeout and leaves a
+// valid JSON Lines stream.
 #include <gtest/gtest.h>
 #include <sched.h>
+#include <unistd.h>
 
-
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -224,6 +226,29 @@ TEST(RunCli, TheRanksSchedulingPolicyIsRecordedAndACalibrationOfAnotherIsRefused
   EXPECT_EQ(other.status, 2) << other.out << other.err;
   EXPECT_NE(other.err.find("scheduler is \"SCHED_BATCH\" in the calibration and unset in this job"), std::string::npos)
       << other.err;
+}
+
+TEST(RunCli, RanksThatShareACpuUnderAFairSharePolicyAreToldHowToTimeSteadier) {
+  if (::sched_getscheduler(0) != SCHED_OTHER) GTEST_SKIP() << "the tests run under another scheduling policy";
+  // Two unbound ranks on one CPU.
+  const std::string one_cpu = meshloom::test::one_cpu_prefix();
+  ASSERT_NE(one_cpu, "");
+  const std::string args = "--mesh 2 --tensor 8,8 --src 'S(0)' --dst R --iterations 1";
+  const std::string shared = "  note: 2 ranks share 1 CPU on host " + meshloom::test::this_host() + " under ";
+  const std::string tail = ", so a collective's time there depends on what ran before it";
+  const Launched crowded = mpirun(2, args, one_cpu);
+  ASSERT_EQ(crowded.status, 0) << crowded.out << crowded.err;
+  EXPECT_NE(crowded.out.find(shared + "Linux's default scheduler" + tail), std::string::npos) << crowded.out;
+  // Under SCHED_BATCH the ranks take turns alike.
+  const Launched batch = mpirun(2, args, one_cpu + " chrt -b 0");
+  ASSERT_EQ(batch.status, 0) << batch.out << batch.err;
+  EXPECT_NE(batch.out.find(shared + "SCHED_BATCH" + tail), std::string::npos) << batch.out;
+  // The same job with a CPU per rank where the machine has two: no note.
+  if (cpu_set_t mine; ::sched_getaffinity(0, sizeof mine, &mine) == 0 && CPU_COUNT(&mine) >= 2) {
+    const Launched apart = mpirun(2, args);
+    ASSERT_EQ(apart.status, 0) << apart.out << apart.err;
+    EXPECT_EQ(apart.out.find("note:"), std::string::npos) << apart.out;
+  }
 }
 
 TEST(RunCli, ABadTimeoutIsAUsageErrorNamingTheValue) {
