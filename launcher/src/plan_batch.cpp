@@ -196,6 +196,42 @@ std::unique_ptr<CostModel> make_cost_model(const PlanSetup& setup) {
   raise(ErrorKind::ValueError, "unknown cost model");
 }
 
+std::string unpriced_note(const CostModel& model, const std::vector<std::int64_t>& mesh_shape) {
+  const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(&model);
+  if (calibrated == nullptr) return {};
+  const std::vector<std::string> gaps = calibrated->gaps(mesh_shape);
+  if (gaps.empty()) return {};
+  return "; the calibration cannot price: " + join(gaps, {.separator = "; "}) +
+         " (calibrate those shapes, or --extrapolate to guess them)";
+}
+
+Plan plan_naming_gaps(const PlanRequest& request, const CostModel& model) {
+  Plan plan;
+  try {
+    plan = plan_redistribution(request, model);
+  } catch (const Error& e) {
+    const std::string note = unpriced_note(model, request.mesh_shape);
+    if (note.empty()) throw;
+    raise(e.kind(), e.message() + note);
+  }
+  if (std::isfinite(plan.cost)) return plan;
+  // Only a planner that looks at placements alone (greedy) reaches a step its model cannot price.
+  std::vector<std::string> unpriced;
+  for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+    const PlanStep& step = plan.steps[i];
+    if (std::isfinite(step.cost)) continue;
+    std::string axes;
+    for (const std::size_t a : step.axes) axes += (axes.empty() ? "" : ",") + std::to_string(a);
+    unpriced.push_back("step " + std::to_string(i) + ", " + std::string(to_string(step.collective)) + " on " +
+                       (step.axes.size() == 1 ? "axis " : "axes ") + axes);
+  }
+  std::string path;
+  for (const State& state : plan.path) path += (path.empty() ? "" : "->") + to_string(state);
+  raise(ErrorKind::ValueError, std::string(to_string(resolve_planner(request))) + "'s plan " + path +
+                                   " takes steps its cost model cannot price (" +
+                                   join(unpriced, {.separator = "; "}) + ")" + unpriced_note(model, request.mesh_shape));
+}
+
 std::map<std::string, int> communication_counts(const Plan& plan) {
   std::map<std::string, int> counts;
   for (const auto& step : plan.steps) {
@@ -378,7 +414,7 @@ std::string answer(const std::string& line, const PlanBatchLimits& limits) {
   const json doc = parse_line_object(line, limits.max_line_bytes, limits.max_depth);
   const PlanSetup setup = parse_setup(doc, limits);
   const auto model = make_cost_model(setup);
-  return plan_object(plan_redistribution(setup.request, *model));
+  return plan_object(plan_naming_gaps(setup.request, *model));
 }
 
 }  // namespace

@@ -100,6 +100,14 @@ void check_axis_names(const std::vector<std::string>& names, std::size_t ndim);
 // can be named. ValueError otherwise. The request itself is checked by plan_redistribution.
 [[nodiscard]] std::unique_ptr<CostModel> make_cost_model(const PlanSetup& setup);
 
+// What a calibrated model cannot price on `mesh_shape`, to follow the planner's error where that left it no plan:
+// "; the calibration cannot price: <gaps> (calibrate those shapes, or --extrapolate to guess them)"; empty for any
+// other model or where it prices everything.
+[[nodiscard]] std::string unpriced_note(const CostModel& model, const std::vector<std::int64_t>& mesh_shape);
+// plan_redistribution, its error followed by unpriced_note on the request's mesh: a calibrated model that cannot
+// price a step leaves the search without that edge, and "no redistribution path" then names what was never measured.
+[[nodiscard]] Plan plan_naming_gaps(const PlanRequest& request, const CostModel& model);
+
 // The collectives that communicate, counted per kind: comm_counts(plan) without the local steps (chunk,
 // replicate_to_partial, shard_to_partial), as PyTorch's CommDebugMode counts them.
 [[nodiscard]] std::map<std::string, int> communication_counts(const Plan& plan);

@@ -242,7 +242,7 @@ void print_comparison(std::ostream& out, const HumanSetup& h, const CostModel& m
     std::string label(to_string(kind));
     if (kind == PlannerKind::Auto) label += " (= " + std::string(to_string(resolve_planner(r))) + ")";
     try {
-      const Plan plan = plan_redistribution(r, model);
+      const Plan plan = plan_naming_gaps(r, model);
       if (kind == PlannerKind::Graph) graph_cost = plan.cost;
       if (kind == PlannerKind::Greedy) greedy_cost = plan.cost;
       rows.push_back({label, format_cost(plan.cost, s.cost_model), std::to_string(plan.steps.size()),
@@ -312,7 +312,7 @@ int run(const PlanOptions& o, const CLI::App& cmd) {
     if (o.compare) {
       print_comparison(buffer, h, *model);
     } else {
-      const Plan plan = plan_redistribution(h.setup.request, *model);
+      const Plan plan = plan_naming_gaps(h.setup.request, *model);
       print_plan(buffer, h, plan);
       if (o.verify) status = print_verification(buffer, h.setup.request, plan);
     }

@@ -149,7 +149,7 @@ Prepared prepare(const RunCliOptions& o, const CLI::App& cmd, std::int64_t world
   }
   // Plans.
   if (!o.compare) {
-    p.candidates.push_back({plan_redistribution(s.request, *p.model_objects.front()), {}});
+    p.candidates.push_back({plan_naming_gaps(s.request, *p.model_objects.front()), {}});
   } else {
     std::map<std::string, std::size_t> by_trace;
     for (std::size_t m = 0; m < p.models.size(); ++m) {
@@ -158,7 +158,7 @@ Prepared prepare(const RunCliOptions& o, const CLI::App& cmd, std::int64_t world
         r.planner = kind;
         const std::string who = std::string(to_string(kind)) + "/" + std::string(to_string(p.models[m]));
         try {
-          Plan plan = plan_redistribution(r, *p.model_objects[m]);
+          Plan plan = plan_naming_gaps(r, *p.model_objects[m]);
           const std::string key = trace(plan);
           const auto it = by_trace.find(key);
           if (it == by_trace.end()) {

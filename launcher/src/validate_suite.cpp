@@ -158,13 +158,4 @@ ModelPlans model_plans(const PlanRequest& request, const CostModel& model, std::
   return out;
 }
 
-std::string unpriced_note(const CostModel& model, const std::vector<std::int64_t>& mesh_shape) {
-  const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(&model);
-  if (calibrated == nullptr) return {};
-  const std::vector<std::string> gaps = calibrated->gaps(mesh_shape);
-  if (gaps.empty()) return {};
-  return "; the calibration cannot price: " + join(gaps, {.separator = "; "}) +
-         " (calibrate those shapes, or --extrapolate to guess them)";
-}
-
 }  // namespace meshloom::launcher

@@ -48,9 +48,4 @@ struct ModelPlans {
 };
 [[nodiscard]] ModelPlans model_plans(const PlanRequest& request, const CostModel& model, std::size_t k);
 
-// What a calibrated model cannot price on `mesh_shape`, to follow the planner's error where that left it no plan:
-// "; the calibration cannot price: <gaps> (calibrate those shapes, or --extrapolate to guess them)"; empty for any
-// other model or where it prices everything.
-[[nodiscard]] std::string unpriced_note(const CostModel& model, const std::vector<std::int64_t>& mesh_shape);
-
 }  // namespace meshloom::launcher

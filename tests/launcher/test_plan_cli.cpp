@@ -1,5 +1,5 @@
 // meshloom-launch plan, run as a user runs it: the human table, --compare, --batch over a file of lines, exit
-// statuses.
+// statuses, and what a calibration that cannot price the mesh says.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -177,6 +177,40 @@ TEST(PlanCli, CalibrationFile) {
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("cost model calibrated (mpi calibration, axes dp, tp)\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\ntrace: S(0)S(1)->RS(1)->RR\n"), std::string::npos) << r.out;
+}
+
+// A calibration of 2 ranks cannot price a (2,2) mesh: the graph planner finds no path, greedy's path has steps it
+// cannot price, and each says what was never measured, on the command line and in --batch alike.
+TEST(PlanCli, ACalibrationThatCannotPriceTheMeshSaysWhatItLacks) {
+  const std::string calibration = std::string(MESHLOOM_SOURCE_DIR) + "/resources/calibration/vm-2.calibration.json";
+  const std::string request = "plan --mesh 2,2 --tensor 64,64 --src 'S(0)S(1)' --dst 'RS(0)' --calibration '" +
+                              calibration + "'";
+  const std::string lacks = "; the calibration cannot price: the mesh holds 4 ranks but the calibrated job placed 2 "
+                            "(calibrate those shapes, or --extrapolate to guess them)";
+  const Launched graph = launch(request + " 2>&1");
+  EXPECT_EQ(graph.status, 2) << graph.out;
+  EXPECT_NE(graph.out.find("error: ValueError: no redistribution path from S(0)S(1) to RS(0) (newest transitions; "
+                           "Partial changes its reduce op only through Replicate)" + lacks),
+            std::string::npos)
+      << graph.out;
+  const std::string greedy_error = "ValueError: greedy's plan S(0)S(1)->S(0)R->RR->RS(0) takes steps its cost model "
+                                   "cannot price (step 0, all_gather on axis 1; step 1, all_gather on axis 0)" + lacks;
+  const Launched greedy = launch(request + " --planner greedy 2>&1");
+  EXPECT_EQ(greedy.status, 2) << greedy.out;
+  EXPECT_EQ(greedy.out, "error: " + greedy_error + "\n");
+  const Launched compare = launch(request + " --compare");
+  EXPECT_EQ(compare.status, 0) << compare.out;
+  EXPECT_NE(compare.out.find("failed: " + greedy_error), std::string::npos) << compare.out;
+  EXPECT_NE(compare.out.find("\nno planner finds a plan\n"), std::string::npos) << compare.out;
+  // --batch: an answer with "ok": false, never a plan whose costs are not numbers.
+  const auto batch = scratch.write("unpriced.jsonl", R"J({"mesh": [2, 2], "tensor_shape": [64, 64], "src": "S(0)S(1)", "dst": "RS(0)", "planner": "greedy", "calibration": ")J" + calibration + "\"}\n");
+  const Launched answer = launch("plan --batch < '" + batch.string() + "'");
+  EXPECT_EQ(answer.status, 0) << answer.out;
+  EXPECT_EQ(nlohmann::json::parse(answer.out), (nlohmann::json{{"ok", false}, {"error", greedy_error}}));
+  // --extrapolate prices them from the nearest measured shape.
+  const Launched guessed = launch(request + " --planner greedy --extrapolate");
+  EXPECT_EQ(guessed.status, 0) << guessed.out;
+  EXPECT_NE(guessed.out.find("\ntrace: S(0)S(1)->S(0)R->RR->RS(0)\n"), std::string::npos) << guessed.out;
 }
 
 }  // namespace
