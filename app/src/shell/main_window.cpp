@@ -1016,9 +1016,17 @@ void MainWindow::refresh_slice() {
   const bool drawn = mesh.size() <= kMaxDrawnRanks;
   slice_->set_slice(mesh, drawn ? axes_->picked() : std::vector<std::string>{});
   slice_summary_->setText(slice_->summary());
-  // A tick order mesh[...] refuses, where the table's order would do: say so and offer it.
+  // A tick order mesh[...] refuses, where the table's order would do: say so and offer it. Not where mesh order is
+  // refused too (overlapping axes: a flattened axis with one it was made of).
   const std::vector<std::string> in_order = axes_->picked_in_mesh_order();
-  const bool reorder = !slice_->error().isEmpty() && in_order != axes_->picked();
+  bool reorder = !slice_->error().isEmpty() && in_order != axes_->picked();
+  if (reorder) {
+    try {
+      (void)mesh.slice(in_order);
+    } catch (const std::exception&) {
+      reorder = false;
+    }
+  }
   QString error = slice_->error();
   if (reorder) {
     QStringList names;

@@ -136,6 +136,26 @@ private slots:
     QCOMPARE(axes->index(dp, meshloom::app::AxesModel::Name).data().toString(), QStringLiteral("dp (1)"));
   }
 
+  // Where mesh order is refused too (a flattened axis with one it was made of), no mesh order is offered.
+  void mesh_order_is_not_offered_where_it_is_refused_too() {
+    MainWindow w;
+    const QString torchtitan = QStringLiteral(MESHLOOM_EXAMPLES_DIR "/torchtitan-4d.meshloom.json");
+    QVERIFY2(w.open_design(torchtitan), qPrintable(w.last_error()));
+    w.show();
+    w.set_slice({"dp", "dp_shard"});  // dp flattens dp_replicate and dp_shard
+    QCOMPARE(w.axes_model()->picked_in_mesh_order(), (std::vector<std::string>{"dp_shard", "dp"}));
+    auto* use_order = w.findChild<QPushButton*>(QStringLiteral("slice_mesh_order"));
+    QVERIFY(use_order != nullptr);
+    QVERIFY(!use_order->isVisible());
+    bool refused = false;
+    for (const QLabel* l : w.findChildren<QLabel*>()) {
+      if (!l->isVisible()) continue;
+      QVERIFY2(!l->text().contains(QStringLiteral("Ticked in mesh order")), qPrintable(l->text()));
+      refused = refused || l->text().contains(QStringLiteral("Slicing overlapping dim_names"));
+    }
+    QVERIFY(refused);
+  }
+
   void save_as_has_its_own_keys() {
     MainWindow w;
     const QAction* save = nullptr;
