@@ -17,8 +17,12 @@
 #include <QPushButton>
 #include <QRadioButton>
 #include <QSpinBox>
+#include <QThread>
 #include <QVBoxLayout>
 
+#include <sched.h>
+
+#include <algorithm>
 #include <optional>
 
 #include "shell/inline_message.hpp"
@@ -29,6 +33,15 @@ namespace {
 
 const char* const kCollectives[] = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"};
 const char* const kDtypes[] = {"float32", "float16", "bfloat16", "float64", "int32", "int64"};
+
+// The CPUs local ranks may run on: this process's affinity mask, which mpirun's ranks inherit (a container's or a
+// job's cpuset, not every CPU of the machine), or Qt's count where the mask cannot be read.
+int usable_cpus() {
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  if (::sched_getaffinity(0, sizeof mine, &mine) == 0 && CPU_COUNT(&mine) > 0) return CPU_COUNT(&mine);
+  return std::max(1, QThread::idealThreadCount());
+}
 
 }  // namespace
 
@@ -51,6 +64,8 @@ RunDialog::RunDialog(RunSettings settings, const QString& design_path, QWidget* 
   world_->setValue(base_.bench.world);
   world_->setEnabled(false);
   world_->setToolTip(tr("The design's world: the launcher checks that mpirun started exactly this many ranks"));
+  crowding_ = make_message_label(this);
+  crowding_->setObjectName(QStringLiteral("crowding"));
   launcher_ = new QLineEdit(base_.launcher, this);
   auto* browse = new QPushButton(tr("Browse..."), this);
   mpirun_ = new QLineEdit(base_.mpirun, this);
@@ -194,6 +209,7 @@ RunDialog::RunDialog(RunSettings settings, const QString& design_path, QWidget* 
   where_form->addRow(slurm_fields_);
   where_form->addRow(tr("Launcher"), launcher_row);
   where_form->addRow(tr("Ranks"), world_);
+  where_form->addRow(crowding_);
 
   auto* sweep_box = new QGroupBox(tr("Sweep"), this);
   auto* sweep_form = new QFormLayout(sweep_box);
@@ -312,6 +328,20 @@ void RunDialog::update_preview() {
     script_->setVisible(slurm);
     if (isVisible()) adjustSize();
   }
+  // More local ranks than CPUs: they take turns, and the launcher's note (docs/05-launcher.md, "More ranks than
+  // cores") says what that does to the times; said here before the run.
+  const int cpus = usable_cpus();
+  const bool crowded = where == RunSettings::Where::Local && world_->value() > cpus;
+  show_message(crowding_,
+               crowded ? tr("%1 ranks take turns on this machine's %2: a collective's time then depends on what ran "
+                            "before it (docs/05-launcher.md, \"More ranks than cores\"). For steadier times, run "
+                            "them as a cluster command under round-robin scheduling, e.g. chrt -r 1 mpirun "
+                            "--oversubscribe --mca mpi_yield_when_idle 1 -np {world} {launcher} {args} (it needs a "
+                            "real-time allowance), and measure every later run alike.")
+                             .arg(world_->value())
+                             .arg(cpus == 1 ? tr("1 CPU") : tr("%1 CPUs").arg(cpus))
+                       : QString(),
+               false);
   runs_label_->setText(slurm ? tr("Submits (the script below on standard input):") : tr("Runs:"));
   buttons_->button(QDialogButtonBox::Ok)->setText(slurm ? tr("Submit") : tr("Run"));
   const RunSettings s = settings();

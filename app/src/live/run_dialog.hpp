@@ -4,8 +4,9 @@
 // task, time limit, extra sbatch options, and whether Slurm's commands run here or on a login node over ssh); the
 // launcher program; the sweep (backend, sizes, iterations, collectives). The exact argument list that will run is
 // previewed as it is edited (Slurm: the sbatch command and the exact batch script it submits), and settings that do
-// not make a command are explained under it (Run / Submit stays disabled). It only edits a RunSettings; CostsPanel
-// runs it.
+// not make a command are explained under it (Run / Submit stays disabled); local ranks that outnumber the CPUs they
+// may run on are said to take turns, with the cluster command that times them steadier. It only edits a RunSettings;
+// CostsPanel runs it.
 #pragma once
 
 #include <QDialog>
@@ -46,6 +47,7 @@ private:
   RunSettings base_;
   QButtonGroup* where_ = nullptr;
   QSpinBox* world_ = nullptr;
+  QLabel* crowding_ = nullptr;  // more local ranks than CPUs: what that does to the times
   QLineEdit* launcher_ = nullptr;
   QLineEdit* mpirun_ = nullptr;
   QLineEdit* template_ = nullptr;

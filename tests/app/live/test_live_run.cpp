@@ -15,9 +15,11 @@
 #include <QFileInfo>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QLabel>
 #include <QLineEdit>
 #include <QRegularExpression>
 #include <QPushButton>
+#include <QRadioButton>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>
@@ -26,6 +28,7 @@
 #include <QUndoStack>
 #include <QtTest>
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/types.h>
 
@@ -586,6 +589,34 @@ private slots:
     apply_button->click();
     QCOMPARE(apply.count(), 1);
     QCOMPARE(apply.takeFirst().at(0).toString(), path);
+  }
+
+  // More local ranks than the CPUs they may run on: the dialog says they take turns, and how to time steadier; not
+  // for as many ranks as CPUs, nor for a cluster command (which runs elsewhere).
+  void the_run_dialog_says_when_local_ranks_outnumber_the_cpus() {
+    cpu_set_t mine;
+    CPU_ZERO(&mine);
+    QCOMPARE(::sched_getaffinity(0, sizeof mine, &mine), 0);
+    const int cpus = CPU_COUNT(&mine);
+    RunSettings s;
+    s.where = RunSettings::Where::Local;
+    s.launcher = kLauncher;
+    s.mpirun = QStringLiteral("/bin/sh");
+    s.bench.world = cpus + 2;
+    RunDialog crowded(s, QString());
+    auto* hint = crowded.findChild<QLabel*>(QStringLiteral("crowding"));
+    QVERIFY(hint != nullptr);
+    QVERIFY(hint->isVisibleTo(&crowded));
+    const QString on = cpus == 1 ? QStringLiteral("1 CPU") : QStringLiteral("%1 CPUs").arg(cpus);
+    QVERIFY2(hint->text().startsWith(QStringLiteral("%1 ranks take turns on this machine's %2: ").arg(cpus + 2).arg(on)),
+             qPrintable(hint->text()));
+    QVERIFY2(hint->text().contains(QLatin1String("chrt -r 1 mpirun --oversubscribe --mca mpi_yield_when_idle 1")),
+             qPrintable(hint->text()));
+    crowded.findChild<QRadioButton*>(QStringLiteral("slurm_mode"))->click();
+    QVERIFY(!hint->isVisibleTo(&crowded));
+    s.bench.world = cpus;
+    RunDialog apart(s, QString());
+    QVERIFY(!apart.findChild<QLabel*>(QStringLiteral("crowding"))->isVisibleTo(&apart));
   }
 
   // The Run dialog previews the command that runs, on the design's copy in the run's folder, and refuses an mpirun
