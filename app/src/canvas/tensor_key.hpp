@@ -61,6 +61,7 @@ public:
   void set_grid(const BlockGrid& grid, const QString& title);
   void clear();
   [[nodiscard]] bool has_grid() const noexcept { return has_grid_; }
+  [[nodiscard]] const QString& title() const noexcept { return title_; }
   [[nodiscard]] const TensorKeyLayout& layout_info() const noexcept { return layout_; }
   // The labels drawn last, edge by edge: the row labels first, then each header row (tests read them).
   [[nodiscard]] const std::vector<QStringList>& drawn_labels() const noexcept { return drawn_; }

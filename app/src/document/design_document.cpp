@@ -27,6 +27,17 @@ Design first_design() {
   return d;
 }
 
+// `design` with a relative calibration, which named a file from the folder `from`, naming the same file from `to`:
+// relative where the file lies in `to` or below, absolute otherwise. An absolute path, or none, stays as it is.
+// Example: "cal/c.json" from /a to /a/b is "/a/cal/c.json"; from /a/b to /a, "b/cal/c.json".
+Design rebased(Design design, const QDir& from, const QDir& to) {
+  if (!design.calibration || std::filesystem::path(*design.calibration).is_absolute()) return design;
+  const QString file = QDir::cleanPath(from.absoluteFilePath(QString::fromStdString(*design.calibration)));
+  const QString relative = to.relativeFilePath(file);
+  design.calibration = (relative.startsWith(QLatin1String("..")) ? file : relative).toStdString();
+  return design;
+}
+
 }  // namespace
 
 // One edit of the design: the values before and after, swapped by undo and redo.
@@ -36,6 +47,11 @@ public:
       : QUndoCommand(text), doc_(doc), before_(std::move(before)), after_(std::move(after)) {}
   void redo() override { doc_->set_design(after_); }
   void undo() override { doc_->set_design(before_); }
+  // The design moved from the folder `from` to `to` (save as): its paths name the same files from there.
+  void rebase(const QDir& from, const QDir& to) {
+    before_ = rebased(std::move(before_), from, to);
+    after_ = rebased(std::move(after_), from, to);
+  }
 
 private:
   DesignDocument* doc_;
@@ -109,17 +125,31 @@ void DesignDocument::reset(Design design, const QString& path, bool modified) {
 }
 
 bool DesignDocument::save(const QString& path, QString* error) {
+  // Saved into another folder, a calibration named relative to the old one is named from the new one, in the file
+  // and in every design the undo stack holds, so that it still names the same file.
+  const QDir from = QFileInfo(path_).absoluteDir();
+  const QDir to = QFileInfo(path).absoluteDir();
+  const bool moved = !path_.isEmpty() && from != to;
+  Design saved = moved ? rebased(design_, from, to) : design_;
   try {
-    save_design(design_, path.toStdString());
+    save_design(saved, path.toStdString());
   } catch (const std::exception& e) {
     if (error) *error = error_text(e);
     return false;
   }
   const bool renamed = path != path_;
+  if (moved) {
+    design_ = std::move(saved);
+    for (int i = 0; i < undo_->count(); ++i) {
+      // Every command on the stack is one this document pushed (edit()), so it may be changed.
+      if (auto* c = dynamic_cast<DesignEditCommand*>(const_cast<QUndoCommand*>(undo_->command(i)))) c->rebase(from, to);
+    }
+  }
   path_ = path;
   template_.clear();
   undo_->setClean();
   if (renamed) emit path_changed(path_);
+  if (moved) emit design_changed();
   return true;
 }
 

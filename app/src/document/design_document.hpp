@@ -45,8 +45,10 @@ public:
   // Shows `design` as if it had been opened from `path` (empty: untitled); clears the history. When
   // `modified`, the document starts with unsaved changes (a recovered autosave).
   void reset(Design design, const QString& path, bool modified = false);
-  // Saves atomically to `path` (the engine's save_design) and makes it the document's path. Returns false
-  // with the cause in *error; the file and the document are unchanged then.
+  // Saves atomically to `path` (the engine's save_design) and makes it the document's path. Into another folder, a
+  // calibration named relative to the old one is named from the new one (relative where it lies inside, absolute
+  // otherwise), in the file and in the undo history. Returns false with the cause in *error; the file and the
+  // document are unchanged then.
   bool save(const QString& path, QString* error);
 
   // Applies one edit: `edit` maps the current design to the next (an engine function from design/edit.hpp);

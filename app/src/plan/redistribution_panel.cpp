@@ -264,7 +264,13 @@ RedistributionPanel::RedistributionPanel(DesignDocument* doc, QWidget* parent) :
     replan();
   });
   connect(planner_, &QComboBox::currentIndexChanged, this, [this] { replan(); });
-  connect(cost_, &QComboBox::currentIndexChanged, this, [this] { replan(); });
+  connect(cost_, &QComboBox::currentIndexChanged, this, [this] {
+    const CostModelKind now = cost_model();
+    if (now == CostModelKind::Calibrated && shown_model_ != CostModelKind::Calibrated) before_calibrated_ = shown_model_;
+    shown_model_ = now;
+    left_calibrated_ = false;  // a choice made since
+    replan();
+  });
   connect(shape_, &QLineEdit::editingFinished, this, [this] {
     if (tensor_index() >= 0) (void)set_shape(shape_->text());
   });
@@ -369,7 +375,10 @@ QString RedistributionPanel::cost_unit(CostModelKind kind) const {
 void RedistributionPanel::refresh() {
   // The replaced calibration belongs to this document's history: another document (its undo stack cleared by
   // open, new or recovery) has none.
-  if (doc_->undo_stack()->count() == 0) previous_calibration_.reset();
+  if (doc_->undo_stack()->count() == 0) {
+    previous_calibration_.reset();
+    left_calibrated_ = false;
+  }
   sync_tensors();
   sync_fields();
   update_calibration();
@@ -384,12 +393,18 @@ void RedistributionPanel::sync_tensors() {
   for (int i = 0; i < tensor_->count(); ++i) shown << tensor_->itemText(i);
   const QSignalBlocker block(tensor_);
   if (names != shown) {
-    // Keep the tensor by name; when it is gone, the one at its place (or the last).
+    // One tensor more (added, or brought back by undo or redo) is shown; otherwise the tensor is kept by name, and
+    // when it is gone (removed, renamed) the one at its place (or the last).
     const QString kept = tensor_->currentText();
     const int was = tensor_->currentIndex();
+    QStringList added;
+    for (const QString& n : names) {
+      if (!shown.contains(n)) added << n;
+    }
     tensor_->clear();
     tensor_->addItems(names);
     int at = static_cast<int>(names.indexOf(kept));
+    if (!shown.isEmpty() && names.size() == shown.size() + 1 && added.size() == 1) at = static_cast<int>(names.indexOf(added.front()));
     if (at < 0 && !names.isEmpty()) at = std::clamp(was, 0, static_cast<int>(names.size()) - 1);
     tensor_->setCurrentIndex(at);
   }
@@ -483,9 +498,19 @@ void RedistributionPanel::update_calibration() {
   }
   cost_->setToolTip(reason.isEmpty() ? tr("How a step is priced")
                                      : tr("How a step is priced. Calibrated is unavailable: %1").arg(reason));
-  if (!reason.isEmpty() && cost_model() == CostModelKind::Calibrated) {
+  // Without a calibration the calibrated model gives way to the one chosen before it; when the calibration comes
+  // back (redo of Apply calibration, undo of its removal) and nothing was chosen since, the calibrated model does too.
+  const auto show = [this](CostModelKind kind) {
     const QSignalBlocker block(cost_);  // replan() follows in every caller
-    cost_->setCurrentIndex(cost_->findData(static_cast<int>(CostModelKind::Comm)));
+    cost_->setCurrentIndex(cost_->findData(static_cast<int>(kind)));
+    shown_model_ = kind;
+  };
+  if (!reason.isEmpty() && cost_model() == CostModelKind::Calibrated) {
+    show(before_calibrated_ == CostModelKind::Calibrated ? CostModelKind::Comm : before_calibrated_);
+    left_calibrated_ = true;
+  } else if (reason.isEmpty() && left_calibrated_) {
+    show(CostModelKind::Calibrated);
+    left_calibrated_ = false;
   }
 }
 

@@ -211,6 +211,11 @@ private:
   int step_ = 0;  // show_step
   std::vector<std::unique_ptr<ModelSlot>> slots_;  // one per CostModelKind
   QString calibrated_reason_;
+  // The cost model shown (cost_'s, as last chosen), the one before the calibrated model was chosen, and whether the
+  // calibrated model was left because its calibration went away (undo of Apply calibration): it comes back with it.
+  CostModelKind shown_model_ = CostModelKind::Comm;
+  CostModelKind before_calibrated_ = CostModelKind::Comm;
+  bool left_calibrated_ = false;
 
   QComboBox* tensor_ = nullptr;
   QLabel* tensor_hint_ = nullptr;

@@ -1235,6 +1235,7 @@ void MainWindow::update_animation() {
   if (plan == animated_plan_ && animated_request_ && animated_request_->mesh_shape == request->mesh_shape &&
       animated_request_->tensor_shape == request->tensor_shape && animated_request_->src == request->src &&
       animated_request_->dst == request->dst && animated_names_ == names && animation_->has_plan()) {
+    update_overlay();  // the frames stand; the key's title follows the tensor's name
     return;
   }
   animated_plan_ = plan;
@@ -1261,12 +1262,14 @@ void MainWindow::update_overlay() {
     return;
   }
   const int k = animation_->current();
-  if (k != overlay_frame_ || !overlay_->has_frame()) {
+  // The key to the blocks: the tensor as simulated (the shape the blocks are of), under the tensor's current name (a
+  // rename, or another tensor of the same request, keeps the plan and its frames).
+  QString title = QStringLiteral("%1 %2").arg(redistribution_->current_tensor(), shape_text(animation_->grid().tensor_shape));
+  if (animation_->scaled()) title += tr(" (scaled)");
+  if (k != overlay_frame_ || !overlay_->has_frame() || title != overlay_title_) {
     overlay_->set_frame(animation_->grid(), animation_->frame(k));
     overlay_frame_ = k;
-    // The key to the blocks: the tensor as simulated (the shape the blocks are of).
-    QString title = QStringLiteral("%1 %2").arg(redistribution_->current_tensor(), shape_text(animation_->grid().tensor_shape));
-    if (animation_->scaled()) title += tr(" (scaled)");
+    overlay_title_ = title;
     view_->tensor_key()->set_grid(animation_->grid(), title);
     view_->content_changed();
   }

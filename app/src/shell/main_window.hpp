@@ -236,6 +236,7 @@ private:
   MeshGridItem* grid_ = nullptr;
   BlockOverlayItem* overlay_ = nullptr;  // owned by the scene; over grid_
   int overlay_frame_ = -1;               // the frame overlay_ holds
+  QString overlay_title_;                // and the tensor key's title with it
   PlanAnimation* animation_ = nullptr;
   AnimationBar* animation_bar_ = nullptr;
   std::shared_ptr<const Plan> animated_plan_;  // what animation_ was given, with its request and axis names

@@ -566,6 +566,64 @@ private slots:
     QVERIFY(w.last_error().contains(QLatin1String("none.json")));
   }
 
+  // Undo of Apply calibration gives back the cost model chosen before it, redo the calibrated one; a design saved
+  // into another folder keeps naming its calibration's file (relative inside the new folder, absolute elsewhere),
+  // in the undo history too.
+  void the_calibration_follows_undo_and_save_as() {
+    QTemporaryDir tmp;
+    MainWindow w(nullptr, tmp.filePath(QStringLiteral("autosave")));
+    Design d;
+    d.name = "two_by_two";
+    d.world = 4;
+    d.devices_per_host = 4;
+    d.mesh.shape = {2, 2};
+    d.mesh.names = {"dp", "tp"};
+    d.tensors.push_back(DesignTensor{"w", {1024, 1024}, DType::Float32, parse_state("S(0)S(1)"), parse_state("RR")});
+    QVERIFY(QDir(tmp.path()).mkpath(QStringLiteral("a/cal")));
+    QVERIFY(QDir(tmp.path()).mkpath(QStringLiteral("b")));
+    const QString cal = tmp.filePath(QStringLiteral("a/cal/c.json"));
+    QVERIFY(QFile::copy(QStringLiteral(MESHLOOM_CALIBRATION_DIR "/local-2x2.calibration.json"), cal));
+    const QString path = tmp.filePath(QStringLiteral("a/two.meshloom.json"));
+    save_design(d, path.toStdString());
+    QVERIFY(w.open_design(path));
+    RedistributionPanel* panel = w.redistribution_panel();
+    QVERIFY(panel->set_cost_model(RedistributionPanel::CostModelKind::Fixed));
+    QVERIFY2(w.apply_calibration(cal), qPrintable(w.last_error()));
+    QCOMPARE(w.design().calibration, std::optional<std::string>("cal/c.json"));  // inside the design's folder
+    QCOMPARE(panel->cost_model(), RedistributionPanel::CostModelKind::Calibrated);
+    w.document()->undo_stack()->undo();
+    QCOMPARE(panel->cost_model(), RedistributionPanel::CostModelKind::Fixed);
+    w.document()->undo_stack()->redo();
+    QCOMPARE(panel->cost_model(), RedistributionPanel::CostModelKind::Calibrated);
+    // A model chosen in between stays chosen.
+    w.document()->undo_stack()->undo();
+    QVERIFY(panel->set_cost_model(RedistributionPanel::CostModelKind::Comm));
+    w.document()->undo_stack()->redo();
+    QCOMPARE(panel->cost_model(), RedistributionPanel::CostModelKind::Comm);
+    QVERIFY(panel->set_cost_model(RedistributionPanel::CostModelKind::Calibrated));
+
+    // Save as, one folder up: relative from there.
+    const QString up = tmp.filePath(QStringLiteral("up.meshloom.json"));
+    QVERIFY2(w.save_design(up), qPrintable(w.last_error()));
+    QCOMPARE(w.design().calibration, std::optional<std::string>("a/cal/c.json"));
+    QCOMPARE(load_design(up.toStdString()).calibration, std::optional<std::string>("a/cal/c.json"));
+    QVERIFY2(panel->calibrated_available(), qPrintable(panel->calibrated_reason()));
+    // Save as into a folder beside it: absolute, and so in the history (undo, then redo of the apply).
+    const QString moved = tmp.filePath(QStringLiteral("b/moved.meshloom.json"));
+    QVERIFY2(w.save_design(moved), qPrintable(w.last_error()));
+    const std::optional<std::string> absolute = QFileInfo(cal).absoluteFilePath().toStdString();
+    QCOMPARE(w.design().calibration, absolute);
+    QCOMPARE(load_design(moved.toStdString()).calibration, absolute);
+    QVERIFY(!w.document()->is_modified());
+    QCOMPARE(panel->cost_model(), RedistributionPanel::CostModelKind::Calibrated);
+    w.document()->undo_stack()->undo();
+    QCOMPARE(w.design().calibration, std::nullopt);
+    w.document()->undo_stack()->redo();
+    QCOMPARE(w.design().calibration, absolute);
+    QVERIFY(!w.document()->is_modified());
+    QVERIFY2(panel->calibrated_available(), qPrintable(panel->calibrated_reason()));
+  }
+
   // The "done when", without dialogs: a 4-D mesh from a preset, sliced, two axes flattened, an undo,
   // save, reopen, and PyTorch code for exactly the reopened design.
   void preset_slice_flatten_undo_save_reopen_export() {

@@ -84,6 +84,7 @@ private slots:
     const Design after = doc.design();
     QVERIFY(undo_redo(doc, before, after));
     QCOMPARE(doc.undo_stack()->count(), 1);
+    QCOMPARE(panel.current_tensor(), QStringLiteral("layers.0.wq"));  // redo shows it again
 
     // Refused: the name is taken. The message names it, the design is unchanged, nothing is pushed.
     QVERIFY(!panel.add_tensor(t));
@@ -227,6 +228,11 @@ private slots:
     QCOMPARE(panel.current_tensor(), QStringLiteral("weight"));  // the one that took its place
     const Design after = doc.design();
     QVERIFY(undo_redo(doc, before, after));
+    // Undo brings the tensor back, and shows it; redo removes it again.
+    doc.undo_stack()->undo();
+    QCOMPARE(panel.current_tensor(), QStringLiteral("norm_stats"));
+    doc.undo_stack()->redo();
+    QCOMPARE(panel.current_tensor(), QStringLiteral("weight"));
     // Refused: an unknown name.
     QVERIFY(!panel.remove_tensor(QStringLiteral("norm_stats")));
     QVERIFY(panel.message(QStringLiteral("tensors")).contains(QStringLiteral("tensor 'norm_stats' does not exist")));

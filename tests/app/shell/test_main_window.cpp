@@ -12,6 +12,7 @@
 #include <QProcess>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QUndoStack>
 #include <QtTest>
 
 #include <QCheckBox>
@@ -42,6 +43,8 @@
 #include "canvas/mesh_geometry.hpp"
 #include "canvas/mesh_grid_item.hpp"
 #include "canvas/mesh_view.hpp"
+#include "canvas/tensor_key.hpp"
+#include "document/design_document.hpp"
 
 using meshloom::app::MainWindow;
 using meshloom::app::PlanAnimation;
@@ -191,6 +194,21 @@ private slots:
     QVERIFY(toggle->isChecked());
     dock(w, "advisor_dock")->close();
     QVERIFY(plan_area_is(w, false));
+  }
+
+  // The tensor key names the tensor shown: a rename (which keeps the plan and its frames) and its undo rename it.
+  void the_tensor_key_follows_a_rename() {
+    MainWindow w;
+    QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/default.meshloom.json")));
+    show_at(w, QSize(1280, 800));
+    QVERIFY(w.show_plan_step(1));
+    const meshloom::app::TensorKey* key = w.view()->tensor_key();
+    QVERIFY(key->has_grid());
+    QVERIFY2(key->title().startsWith(QLatin1String("weight [")), qPrintable(key->title()));
+    QVERIFY(w.redistribution_panel()->rename_tensor(QStringLiteral("weight"), QStringLiteral("w2")));
+    QVERIFY2(key->title().startsWith(QLatin1String("w2 [")), qPrintable(key->title()));
+    w.document()->undo_stack()->undo();
+    QVERIFY2(key->title().startsWith(QLatin1String("weight [")), qPrintable(key->title()));
   }
 
   void reset_layout_puts_the_canvas_in_front_again() {
