@@ -822,6 +822,23 @@ Problem make_problem(const PlanRequest& request, const CostModel& model) {
                                    " transitions; Partial changes its reduce op only through Replicate)");
 }
 
+// The as-run pick costs +inf: even the cheapest plan runs a step (a merged one: the search never takes an edge of
+// +inf) that the model cannot price, so none can be priced as it runs.
+[[noreturn]] void raise_unpriced_as_run(const PlanRequest& request, const Plan& plan) {
+  std::string step;
+  for (const PlanStep& s : plan.steps) {
+    if (std::isfinite(s.cost)) continue;
+    std::string axes;
+    for (const std::size_t a : s.axes) axes += (axes.empty() ? "" : ",") + std::to_string(a);
+    step = std::string(to_string(s.collective)) + " on " + (s.axes.size() == 1 ? "axis " : "the flattened axes ") + axes;
+    break;
+  }
+  raise(ErrorKind::ValueError, "no plan from " + to_string(request.src) + " to " + to_string(request.dst) +
+                                   " can be priced as it runs: the cheapest runs " + step +
+                                   " as one collective, which the cost model cannot price (no curve of its group's "
+                                   "shape)");
+}
+
 // Fills a plan's steps and cost from its path (one step per consecutive pair of states, priced by the model,
 // summed left to right, then merged on the flattened groups): the one construction of every plan.
 void build_steps(const Problem& p, Plan& plan) {
@@ -861,11 +878,18 @@ PlannerKind resolve_planner(const PlanRequest& request) noexcept {
 
 bool plans_as_run(const PlanRequest& request, const CostModel& model) {
   if (!model.prices_flattened_groups()) return false;
+  // An axis moves when its placement changes, or when the dim it shards in both is split in another order.
+  const auto moves = [&request](std::size_t a) {
+    const Placement& from = request.src.placement(a);
+    const Placement& to = request.dst.placement(a);
+    if (!(from == to)) return true;
+    return from.is_shard() && request.src.shard_axes(from.dim()) != request.dst.shard_axes(from.dim());
+  };
   for (const auto& group : request.flattened) {
     int changing = 0;
     for (const std::size_t a : group) {
       if (a < request.mesh_shape.size() && a < request.src.ndim() && a < request.dst.ndim() &&
-          request.mesh_shape[a] > 1 && !(request.src.placement(a) == request.dst.placement(a))) {
+          request.mesh_shape[a] > 1 && moves(a)) {
         ++changing;
       }
     }
@@ -891,6 +915,7 @@ Plan plan_redistribution(const PlanRequest& request, const CostModel& model) {
           plan.steps[i].cost = as_run[i];
           plan.cost += as_run[i];
         }
+        if (!std::isfinite(plan.cost)) raise_unpriced_as_run(request, plan);
         return plan;
       } catch (const Error& e) {
         if (e.kind() != ErrorKind::RuntimeError) throw;

@@ -56,7 +56,13 @@ TEST(AsRunPool, NoneOfTheSixtyFourCheapestRunsCheaperThanThePick) {
         if (src == dst) continue;
         PlanRequest r = request({2, 2}, tensor, src, dst);
         r.flattened = {{0, 1}};
-        if (!plans_as_run(r, model)) continue;
+        if (!plans_as_run(r, model)) {
+          // Planned by the one search: no step of its plan merges otherwise than its edges did, so its cost is
+          // what it runs at.
+          const Plan plan = plan_redistribution(r, model);
+          EXPECT_DOUBLE_EQ(plan.cost, as_run(r, plan, model)) << src << " -> " << dst << ": " << trace(plan);
+          continue;
+        }
         ++compared;
         const std::string what = src + " -> " + dst + " on " + std::to_string(tensor[0]) + "x" + std::to_string(tensor[1]);
         const Plan pick = plan_redistribution(r, model);
@@ -84,6 +90,52 @@ TEST(AsRunPool, NoneOfTheSixtyFourCheapestRunsCheaperThanThePick) {
   EXPECT_GT(compared, 100U);
   EXPECT_GT(merged_picks, 20U);
   EXPECT_GT(beyond_the_pool, 0U);
+}
+
+// Both axes of the group move when only the shard order of their dim changes: the plans are compared as they run.
+TEST(AsRunPool, AShardOrderChangeMovesBothAxesOfTheGroup) {
+  const CalibratedCostModel model(merging_pays(), {});
+  PlanRequest r = request({2, 2}, {64, 64}, "S(0)[0]S(0)[1]", "S(0)[1]S(0)[0]");
+  r.flattened = {{0, 1}};
+  ASSERT_TRUE(plans_as_run(r, model));
+  const Plan pick = plan_redistribution(r, model);
+  EXPECT_DOUBLE_EQ(pick.cost, as_run(r, pick, model)) << trace(pick);
+  for (const Plan& p : plan_k_cheapest(r, model, kMaxCheapestPlans)) {
+    EXPECT_LE(pick.cost, as_run(r, p, model) * (1 + 1e-12)) << trace(p);
+  }
+  // Unflattened, one axis moving alone, or none: the one search.
+  r.flattened.clear();
+  EXPECT_FALSE(plans_as_run(r, model));
+  PlanRequest one = request({2, 2}, {64, 64}, "S(0)R", "S(1)R");
+  one.flattened = {{0, 1}};
+  EXPECT_FALSE(plans_as_run(one, model));
+}
+
+// Where even the cheapest plan runs a merged step the calibration has no curve for, no plan can be priced as it
+// runs: a clear ValueError, never a plan that costs +inf. Where a plan avoids it, that plan.
+TEST(AsRunPool, NoPlanPricedAsItRunsIsAValueError) {
+  Calibration two_only = testing::four_ranks_on_one_host();
+  for (const char* name : {"all_reduce", "reduce_scatter", "all_gather", "all_to_all"}) {
+    two_only.groups.push_back(curve(name, 2, 1.0));
+  }
+  const CalibratedCostModel model(two_only, {});
+  PlanRequest r = request({2, 2}, {8}, "S(0)S(0)", "RR");
+  r.flattened = {{0, 1}};
+  ASSERT_TRUE(plans_as_run(r, model));
+  try {
+    (void)plan_redistribution(r, model);
+    ADD_FAILURE() << "expected a ValueError";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::ValueError);
+    EXPECT_EQ(e.message(), "no plan from S(0)[0]S(0)[1] to RR can be priced as it runs: the cheapest runs all_gather on "
+                           "the flattened axes 0,1 as one collective, which the cost model cannot price (no curve of "
+                           "its group's shape)");
+  }
+  PlanRequest reduce = request({2, 2}, {8}, "P(sum)P(sum)", "RR");
+  reduce.flattened = {{0, 1}};
+  const Plan plan = plan_redistribution(reduce, model);
+  EXPECT_TRUE(std::isfinite(plan.cost)) << trace(plan);
+  EXPECT_DOUBLE_EQ(plan.cost, as_run(reduce, plan, model)) << trace(plan);
 }
 
 }  // namespace

@@ -64,9 +64,11 @@ struct PlanRequest {
   std::size_t state_budget = kDefaultStateBudget;
 };
 
-// Validates the request (ValueError naming the field and value: sizes < 1, states that do not fit the mesh or
-// the tensor, a coordinate outside the mesh, more than kMaxPlanAxes axes or kMaxPlanTensorDims dims, itemsize
-// < 1, an axis going from one Partial op to another, as PyTorch refuses) and plans it. ValueError when no path exists ("no redistribution path from P(sum) to P(max) ...") and
+// Validates the request (ValueError naming the field and value: sizes < 1, states that do not fit the mesh or the
+// tensor, a coordinate outside the mesh, more than kMaxPlanAxes axes or kMaxPlanTensorDims dims, itemsize < 1, an
+// axis going from one Partial op to another, as PyTorch refuses) and plans it. ValueError when no path exists ("no
+// redistribution path from P(sum) to P(max) ...") or, compared as they run (plans_as_run), when even the cheapest
+// plan runs a merged step the model cannot price ("no plan from S(0)[0]S(0)[1] to RR can be priced as it runs: ...");
 // RuntimeError when the search settles more than state_budget states.
 //
 // The graph planner's search prices a path edge by edge. Where a merged step can form and the model prices it as
@@ -101,9 +103,11 @@ inline constexpr std::size_t kAsRunPool = 16;
                                             std::size_t k = kAsRunPool);
 
 // Whether plan_redistribution compares paths as they run: the model prices merged steps
-// (CostModel::prices_flattened_groups) and some flattened group has two axes of size > 1 whose placements differ
-// between src and dst (a merge needs steps on two of its axes; a request that moves data on one axis of a group, as
-// FSDP's gathers on dp of a dp_cp group do, is planned by the one search, at its cost).
+// (CostModel::prices_flattened_groups) and some flattened group has two axes of size > 1 that must move: their
+// placements differ between src and dst, or they shard the same dim in both and that dim's shard order differs
+// (S(0)[0]S(0)[1] -> S(0)[1]S(0)[0] moves both axes, and their gathers merge). A merge needs steps on two of a
+// group's axes; a request that moves data on one axis of a group, as FSDP's gathers on dp of a dp_cp group do, is
+// planned by the one search, at its cost.
 [[nodiscard]] bool plans_as_run(const PlanRequest& request, const CostModel& model);
 
 // The most plans plan_k_cheapest returns.
