@@ -513,7 +513,8 @@ void add_hindsight(std::vector<RescoreReport>& reports) {
         const CandidateMeasurement& cm = m.candidates[c];
         Tally& t = tally[reports[f].plan_keys[q][c]];
         ++t.runs;
-        if (c == fastest || measured_tie(cm, m.candidates[fastest])) ++t.right;
+        // As validate judges a pick: a plan that moved the wrong data is never right.
+        if (cm.verified && (c == fastest || measured_tie(cm, m.candidates[fastest]))) ++t.right;
         t.totals.push_back(measured_total_us(cm));
         t.steps.resize(cm.measured_steps_us.size());
         for (std::size_t s = 0; s < cm.measured_steps_us.size(); ++s) t.steps[s].push_back(cm.measured_steps_us[s]);

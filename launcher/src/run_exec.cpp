@@ -6,7 +6,6 @@
 #include <array>
 #include <chrono>
 #include <limits>
-#include <map>
 #include <utility>
 
 #include "bench_io.hpp"
@@ -188,32 +187,24 @@ RunOutcome execute_plan(comm::Communicator& world, const comm::MeshGroups& group
   return outcome;
 }
 
-StepTiming pool_rounds(const std::vector<StepTiming>& rounds) {
+StepTiming pool_rounds(const std::vector<StepTiming>& rounds, const std::vector<std::string>& hosts) {
   if (rounds.empty()) raise(ErrorKind::ValueError, "pool_rounds: no rounds to pool");
   StepTiming pooled;
   std::vector<double> per_iteration_us;
-  std::map<int, std::int64_t> slowest;  // rank -> iterations the rounds named it slowest in
-  std::map<int, std::string> slowest_host;
+  std::vector<std::int64_t> slowest_by_iteration;
   for (const StepTiming& r : rounds) {
     pooled.iteration_s.insert(pooled.iteration_s.end(), r.iteration_s.begin(), r.iteration_s.end());
     pooled.collective_iteration_s.insert(pooled.collective_iteration_s.end(), r.collective_iteration_s.begin(),
                                          r.collective_iteration_s.end());
     const IterationStats& s = r.collective_stats;
     per_iteration_us.insert(per_iteration_us.end(), s.per_iteration_us.begin(), s.per_iteration_us.end());
-    if (s.slowest_rank >= 0) {
-      slowest[s.slowest_rank] += s.slowest_count;
-      slowest_host[s.slowest_rank] = s.slowest_host;
-    }
+    slowest_by_iteration.insert(slowest_by_iteration.end(), s.slowest_by_iteration.begin(),
+                                s.slowest_by_iteration.end());
   }
   pooled.collective_stats = summarize(per_iteration_us);
   pooled.collective_stats.per_iteration_us = std::move(per_iteration_us);
-  for (const auto& [rank, count] : slowest) {  // ascending ranks: the first of the most iterations wins a tie
-    if (count > pooled.collective_stats.slowest_count) {
-      pooled.collective_stats.slowest_rank = rank;
-      pooled.collective_stats.slowest_count = count;
-      pooled.collective_stats.slowest_host = slowest_host[rank];
-    }
-  }
+  pooled.collective_stats.slowest_by_iteration = std::move(slowest_by_iteration);
+  name_straggler(pooled.collective_stats, hosts);
   pooled.median_s = median(pooled.iteration_s);
   pooled.collective_median_s = 1e-6 * pooled.collective_stats.p50_us;
   return pooled;

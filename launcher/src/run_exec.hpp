@@ -103,9 +103,9 @@ void check_fits_in_memory(const PlanRequest& request, const std::string& what, s
 // One step's timings from several runs of its plan (validate's rounds, each an execute_plan of a few iterations) as
 // one timing of all their iterations, in round order: the whole step's and the collective's medians over every
 // iteration, the collective's statistics over every iteration (timing.hpp's summarize), and as straggler the rank
-// whose rounds named it straggler for the most iterations in all (the lowest rank on a tie): an approximation of
-// timing.hpp's straggler, as a round names only its own. ValueError for no rounds.
-[[nodiscard]] StepTiming pool_rounds(const std::vector<StepTiming>& rounds);
+// slowest in the most of all the iterations (timing.hpp's name_straggler over the rounds' slowest_by_iteration; its
+// host from `hosts`, indexed by world rank). ValueError for no rounds.
+[[nodiscard]] StepTiming pool_rounds(const std::vector<StepTiming>& rounds, const std::vector<std::string>& hosts);
 
 
 

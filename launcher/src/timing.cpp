@@ -182,25 +182,30 @@ IterationStats iteration_stats(comm::Communicator& control, const std::vector<do
   for (std::size_t i = 0; i < n; ++i) per_iteration[i] = sums[i] / ranks;
   IterationStats s = summarize(per_iteration);
   s.per_iteration_us = std::move(per_iteration);
-  // The straggler: the rank slowest in the most iterations (the lowest rank on a tie).
-  std::vector<std::pair<std::int64_t, std::int64_t>> counts;  // (rank, iterations)
-  for (const std::int64_t r : who) {
-    auto it = std::find_if(counts.begin(), counts.end(), [r](const auto& c) { return c.first == r; });
-    if (it == counts.end()) {
-      counts.emplace_back(r, 1);
-    } else {
-      ++it->second;
+  s.slowest_by_iteration.reserve(n);
+  for (const std::int64_t r : who) s.slowest_by_iteration.push_back(r == std::numeric_limits<std::int64_t>::max() ? -1 : r);
+  name_straggler(s, hosts);
+  return s;
+}
+
+void name_straggler(IterationStats& s, const std::vector<std::string>& hosts) {
+  std::map<std::int64_t, std::int64_t> counts;  // rank -> iterations it was the slowest in
+  for (const std::int64_t r : s.slowest_by_iteration) {
+    if (r >= 0) ++counts[r];
+  }
+  s.slowest_rank = -1;
+  s.slowest_count = 0;
+  s.slowest_host.clear();
+  for (const auto& [rank, count] : counts) {  // ascending ranks: the lowest of the most iterations wins a tie
+    if (count > s.slowest_count) {
+      s.slowest_rank = static_cast<int>(rank);
+      s.slowest_count = count;
     }
   }
-  std::sort(counts.begin(), counts.end(),
-            [](const auto& a, const auto& b) { return a.second != b.second ? a.second > b.second : a.first < b.first; });
-  if (!counts.empty() && counts.front().first != std::numeric_limits<std::int64_t>::max()) {
-    s.slowest_rank = static_cast<int>(counts.front().first);
-    s.slowest_count = counts.front().second;
+  if (s.slowest_rank >= 0) {
     const auto r = static_cast<std::size_t>(s.slowest_rank);
     s.slowest_host = r < hosts.size() ? hosts[r] : std::string();
   }
-  return s;
 }
 
 std::vector<std::string> host_labels(const std::vector<std::string>& names, const std::vector<int>& nodes) {

@@ -65,7 +65,14 @@ struct IterationStats {
   int slowest_rank = -1;          // the straggler (world rank), -1 when no rank ran
   std::int64_t slowest_count = 0;  // in how many iterations it was the slowest
   std::string slowest_host;
+  // iteration_stats: the rank slowest in each iteration, in order (-1 where nobody was: nothing took time), so that
+  // iterations measured apart (validate's rounds) pool into one straggler (name_straggler).
+  std::vector<std::int64_t> slowest_by_iteration;
 };
+
+// Sets `s`'s straggler from its slowest_by_iteration: the rank slowest in the most iterations (the lowest rank on a
+// tie), that count, and its host (hosts[rank]; "" past the end). None (-1, 0, "") when no iteration names a rank.
+void name_straggler(IterationStats& s, const std::vector<std::string>& hosts);
 
 // Collective over `control`: every rank passes its times (empty when it ran nothing; otherwise `iters` of them)
 // and every rank's host indexed by world rank (gather_hosts; empty: no host named). Every rank returns the same

@@ -443,7 +443,7 @@ int run_live(const ValidateOptions& o, const CLI::App& cmd) {
         cm.predicted_steps = r.step_costs[j];
         cm.predicted_total = r.total_costs[j];
         for (std::size_t s = 0; s < c.plan.steps.size(); ++s) {
-          const StepTiming t = pool_rounds(rounds_of[j][s]);
+          const StepTiming t = pool_rounds(rounds_of[j][s], p.settings.hosts);
           const bool moves = communicates(c.plan.steps[s].collective);
           cm.measured_steps_us.push_back(moves ? t.collective_median_s * 1e6 : 0.0);
           cm.step_iterations_us.push_back(moves ? to_micros(t.collective_iteration_s) : std::vector<double>{});

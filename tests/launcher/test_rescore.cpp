@@ -483,6 +483,11 @@ TEST(Rescore, HindsightKeepsThePlanRightInTheMostRunsOfThoseEveryRunMeasured) {
     const std::string line = table.substr(at + 1, table.find('\n', at + 1) - at - 1);
     EXPECT_EQ(line.back(), row == "\nvalidated " ? '-' : '1') << line;  // hindsight's stand-ins are counted
   }
+  // A plan that moved the wrong data is never right, even where it ties the fastest and measured less.
+  std::vector<RescoreReport> wrong{one_request("q", {"W", "A"}, {9.8, 10}), one_request("q", {"W", "A"}, {9.8, 10})};
+  for (RescoreReport& r : wrong) r.requests[0].candidates[0].verified = false;
+  add_hindsight(wrong);
+  for (const RescoreReport& r : wrong) EXPECT_EQ(pick_of(r), "A");
   // Requests of one run only: their run's fastest, and the table says how many.
   std::vector<RescoreReport> single{one_request("q", {"A", "B"}, {10, 5}), one_request("p", {"A", "B"}, {10, 5})};
   add_hindsight(single);

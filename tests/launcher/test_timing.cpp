@@ -237,8 +237,11 @@ TEST(Timing, StatsOverRanksNameTheStragglerAndItsHost) {
   EXPECT_EQ(s.slowest_rank, 0);
   EXPECT_EQ(s.slowest_count, 3);
   EXPECT_EQ(s.slowest_host, "node-a");
+  EXPECT_EQ(s.slowest_by_iteration, (std::vector<std::int64_t>{0, 0, 0}));
   EXPECT_EQ(iteration_stats(control, {}, 3, {"node-a"}).slowest_rank, -1);  // nobody ran
-  EXPECT_EQ(iteration_stats(control, {0, 0, 0}, 3, {"node-a"}).slowest_rank, -1);  // nothing took time
+  const IterationStats idle = iteration_stats(control, {0, 0, 0}, 3, {"node-a"});  // nothing took time
+  EXPECT_EQ(idle.slowest_rank, -1);
+  EXPECT_EQ(idle.slowest_by_iteration, (std::vector<std::int64_t>{-1, -1, -1}));
   EXPECT_THROW((void)iteration_stats(control, {1, 2}, 3, {"node-a"}), Error);
 }
 

@@ -163,21 +163,23 @@ TEST(ValidateReport, MissesBetweenPlansPricedAlikeAreCounted) {
 }
 
 // A step run in three rounds is one measurement of all their iterations: medians over every iteration, the
-// collective's statistics over every iteration in round order, and the rank named slowest in the most iterations.
+// collective's statistics over every iteration in round order, and the rank slowest in the most iterations.
 TEST(ValidateRounds, PooledTimingsAreOneMeasurementOfEveryIteration) {
-  const auto round = [](std::vector<double> step_s, std::vector<double> collective_us, int slowest, std::int64_t count) {
+  const std::vector<std::string> hosts = {"host0", "host1"};
+  // A round as execute_plan gives it: the rank slowest in each iteration, and the round's own straggler.
+  const auto round = [&hosts](std::vector<double> step_s, std::vector<double> collective_us,
+                              std::vector<std::int64_t> slowest) {
     StepTiming t;
     t.iteration_s = std::move(step_s);
     t.collective_stats = summarize(collective_us);
     t.collective_stats.per_iteration_us = collective_us;
     for (const double us : collective_us) t.collective_iteration_s.push_back(1e-6 * us);
-    t.collective_stats.slowest_rank = slowest;
-    t.collective_stats.slowest_count = count;
-    t.collective_stats.slowest_host = "host" + std::to_string(slowest);
+    t.collective_stats.slowest_by_iteration = std::move(slowest);
+    name_straggler(t.collective_stats, hosts);
     return t;
   };
-  const StepTiming pooled = pool_rounds({round({3e-6, 1e-6}, {10, 30}, 1, 2), round({2e-6, 9e-6}, {20, 90}, 0, 1),
-                                         round({4e-6}, {40}, 0, 1)});
+  const StepTiming pooled = pool_rounds(
+      {round({3e-6, 1e-6}, {10, 30}, {1, 1}), round({2e-6, 9e-6}, {20, 90}, {0, -1}), round({4e-6}, {40}, {0})}, hosts);
   EXPECT_EQ(pooled.collective_stats.per_iteration_us, (std::vector<double>{10, 30, 20, 90, 40}));
   EXPECT_EQ(pooled.collective_stats.iterations, 5);
   EXPECT_DOUBLE_EQ(pooled.collective_stats.p50_us, 30);
@@ -186,16 +188,27 @@ TEST(ValidateRounds, PooledTimingsAreOneMeasurementOfEveryIteration) {
   EXPECT_EQ(pooled.collective_iteration_s.size(), 5U);
   EXPECT_DOUBLE_EQ(pooled.collective_iteration_s[3], 90e-6);
   EXPECT_DOUBLE_EQ(pooled.median_s, 3e-6);  // 1, 2, 3, 4, 9 us
-  // Rank 1 was slowest in 2 iterations, rank 0 in 1 + 1: a tie goes to the lower rank.
+  // Rank 1 was slowest in 2 iterations, rank 0 in 1 + 1 (nobody in the one that took no time): a tie goes to the
+  // lower rank.
+  EXPECT_EQ(pooled.collective_stats.slowest_by_iteration, (std::vector<std::int64_t>{1, 1, 0, -1, 0}));
   EXPECT_EQ(pooled.collective_stats.slowest_rank, 0);
   EXPECT_EQ(pooled.collective_stats.slowest_count, 2);
   EXPECT_EQ(pooled.collective_stats.slowest_host, "host0");
+  // The straggler of all the iterations, not of the rounds' stragglers: rank 0 is its rounds' straggler in two of
+  // three (2 + 2 iterations), rank 1 the slowest in 5 of the 9.
+  const std::vector<double> us = {1, 2, 3};
+  const StepTiming three = pool_rounds(
+      {round(us, us, {0, 0, 1}), round(us, us, {0, 1, 0}), round(us, us, {1, 1, 1})}, hosts);
+  EXPECT_EQ(three.collective_stats.slowest_rank, 1);
+  EXPECT_EQ(three.collective_stats.slowest_count, 5);
+  EXPECT_EQ(three.collective_stats.slowest_host, "host1");
   // One round is itself.
-  const StepTiming one = pool_rounds({round({5e-6, 7e-6, 6e-6}, {1, 3, 2}, 1, 3)});
+  const StepTiming one = pool_rounds({round({5e-6, 7e-6, 6e-6}, {1, 3, 2}, {1, 1, 0})}, hosts);
   EXPECT_DOUBLE_EQ(one.collective_stats.p50_us, 2);
   EXPECT_DOUBLE_EQ(one.median_s, 6e-6);
   EXPECT_EQ(one.collective_stats.slowest_rank, 1);
-  EXPECT_THROW((void)pool_rounds({}), Error);
+  EXPECT_EQ(one.collective_stats.slowest_count, 2);
+  EXPECT_THROW((void)pool_rounds({}, hosts), Error);
 }
 
 // The drift check's anchors: three of the calibration's distinct sizes (at a quarter, half and three quarters of
