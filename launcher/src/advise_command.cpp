@@ -237,8 +237,9 @@ void print_table(std::ostream& out, const AdviseSetup& s, const AdvisorResult& r
           << d.devices_per_host << ": prices follow the calibrated job's hosts, \"hosts crossed\" the design's\n";
     }
   }
-  const std::size_t priced = r.candidates - r.rejected;
-  out << r.candidates << " candidates, " << r.rejected << " rejected by the constraints, " << priced << " priced ("
+  const std::size_t priced = r.candidates - r.rejected - r.unpriced;
+  out << r.candidates << " candidates, " << r.rejected << " rejected by the constraints, " << priced << " priced"
+      << (r.unpriced > 0 ? ", " + std::to_string(r.unpriced) + " cannot be priced" : std::string()) << " ("
       << r.plans_computed << " plans computed, " << r.plans_reused << " reused)\n\n";
   // One cost column per axis, by name in the design's order: the same column whatever the candidate's order.
   std::vector<std::string> header{"rank", "layout", "cost/step"};
@@ -313,7 +314,8 @@ void print_json(std::ostream& out, const AdviseSetup& s, const AdvisorResult& r)
   summary["design"] = s.design.name;
   summary["candidates"] = r.candidates;
   summary["rejected"] = r.rejected;
-  summary["priced"] = r.candidates - r.rejected;
+  summary["priced"] = r.candidates - r.rejected - r.unpriced;
+  summary["unpriced"] = r.unpriced;
   summary["shown"] = r.ranked.size();
   summary["tied_with_best"] = r.tied_with_best;
   summary["plans_computed"] = r.plans_computed;

@@ -210,7 +210,10 @@ Plan plan_naming_gaps(const PlanRequest& request, const CostModel& model) {
   try {
     plan = plan_redistribution(request, model);
   } catch (const Error& e) {
-    const std::string note = unpriced_note(model, request.mesh_shape);
+    // Only where a search found nothing it could price: not on a refused request (a Partial op changed, a shard
+    // order greedy cannot follow).
+    const bool unpriced = e.message().starts_with("no redistribution path") || e.message().starts_with("no plan from");
+    const std::string note = unpriced ? unpriced_note(model, request.mesh_shape) : std::string();
     if (note.empty()) throw;
     raise(e.kind(), e.message() + note);
   }
@@ -220,10 +223,8 @@ Plan plan_naming_gaps(const PlanRequest& request, const CostModel& model) {
   for (std::size_t i = 0; i < plan.steps.size(); ++i) {
     const PlanStep& step = plan.steps[i];
     if (std::isfinite(step.cost)) continue;
-    std::string axes;
-    for (const std::size_t a : step.axes) axes += (axes.empty() ? "" : ",") + std::to_string(a);
     unpriced.push_back("step " + std::to_string(i) + ", " + std::string(to_string(step.collective)) + " on " +
-                       (step.axes.size() == 1 ? "axis " : "axes ") + axes);
+                       step_axes_text(step.axes));
   }
   std::string path;
   for (const State& state : plan.path) path += (path.empty() ? "" : "->") + to_string(state);

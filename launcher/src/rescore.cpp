@@ -509,12 +509,14 @@ void add_hindsight(std::vector<RescoreReport>& reports) {
     for (const auto& [f, q] : where) {
       const RequestMeasurement& m = reports[f].requests[q];
       const std::size_t fastest = fastest_of.emplace_back(judge(m).fastest);
+      // As validate judges a pick: a plan that moved the wrong data is never right (unless none of the run's did).
+      const bool any_verified = std::any_of(m.candidates.begin(), m.candidates.end(),
+                                            [](const CandidateMeasurement& c) { return c.verified; });
       for (std::size_t c = 0; c < m.candidates.size(); ++c) {
         const CandidateMeasurement& cm = m.candidates[c];
         Tally& t = tally[reports[f].plan_keys[q][c]];
         ++t.runs;
-        // As validate judges a pick: a plan that moved the wrong data is never right.
-        if (cm.verified && (c == fastest || measured_tie(cm, m.candidates[fastest]))) ++t.right;
+        if ((!any_verified || cm.verified) && (c == fastest || measured_tie(cm, m.candidates[fastest]))) ++t.right;
         t.totals.push_back(measured_total_us(cm));
         t.steps.resize(cm.measured_steps_us.size());
         for (std::size_t s = 0; s < cm.measured_steps_us.size(); ++s) t.steps[s].push_back(cm.measured_steps_us[s]);

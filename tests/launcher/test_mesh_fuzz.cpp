@@ -160,7 +160,6 @@ TEST(MeshBatchFuzz, EveryLineGetsOneJsonAnswer) {
   // The generator reaches past the line checks into the ops.
   EXPECT_GT(run.ok_lines, 1000);
   EXPECT_GT(ok_ops, 1000);
-  EXPECT_LT(run.seconds, 15.0);
 }
 
 TEST(MeshBatchFuzz, HostileShapes) {

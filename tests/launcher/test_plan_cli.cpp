@@ -207,6 +207,11 @@ TEST(PlanCli, ACalibrationThatCannotPriceTheMeshSaysWhatItLacks) {
   const Launched answer = launch("plan --batch < '" + batch.string() + "'");
   EXPECT_EQ(answer.status, 0) << answer.out;
   EXPECT_EQ(nlohmann::json::parse(answer.out), (nlohmann::json{{"ok", false}, {"error", greedy_error}}));
+  // A request refused for itself says so alone: nothing about pricing.
+  const Launched refused = launch("plan --mesh 2,2 --tensor 64,64 --src 'P(sum)R' --dst 'P(max)R' --calibration '" +
+                                  calibration + "' 2>&1");
+  EXPECT_EQ(refused.status, 2) << refused.out;
+  EXPECT_EQ(refused.out.find("cannot price"), std::string::npos) << refused.out;
   // --extrapolate prices them from the nearest measured shape.
   const Launched guessed = launch(request + " --planner greedy --extrapolate");
   EXPECT_EQ(guessed.status, 0) << guessed.out;

@@ -161,7 +161,6 @@ TEST(PlanBatchFuzz, EveryLineGetsOneJsonAnswer) {
   // The generator reaches past the field checks into the planner, merging included.
   EXPECT_GT(run.ok_lines, 1500);
   EXPECT_GT(merged, 30);
-  EXPECT_LT(run.seconds, 20.0);
 }
 
 TEST(PlanBatchFuzz, HostileRequests) {

@@ -32,7 +32,10 @@ Design first_design() {
 // Example: "cal/c.json" from /a to /a/b is "/a/cal/c.json"; from /a/b to /a, "b/cal/c.json".
 Design rebased(Design design, const QDir& from, const QDir& to) {
   if (!design.calibration || std::filesystem::path(*design.calibration).is_absolute()) return design;
-  const QString file = QDir::cleanPath(from.absoluteFilePath(QString::fromStdString(*design.calibration)));
+  // Resolved as the file system does (a symbolic link, then ".."), where the file is there to resolve.
+  const QString named = from.absoluteFilePath(QString::fromStdString(*design.calibration));
+  const QString canonical = QFileInfo(named).canonicalFilePath();
+  const QString file = canonical.isEmpty() ? QDir::cleanPath(named) : canonical;
   const QString relative = to.relativeFilePath(file);
   design.calibration = (relative.startsWith(QLatin1String("..")) ? file : relative).toStdString();
   return design;
@@ -138,6 +141,7 @@ bool DesignDocument::save(const QString& path, QString* error) {
     return false;
   }
   const bool renamed = path != path_;
+  const bool rebased_now = moved && !(saved == design_);
   if (moved) {
     design_ = std::move(saved);
     for (int i = 0; i < undo_->count(); ++i) {
@@ -149,7 +153,7 @@ bool DesignDocument::save(const QString& path, QString* error) {
   template_.clear();
   undo_->setClean();
   if (renamed) emit path_changed(path_);
-  if (moved) emit design_changed();
+  if (rebased_now) emit design_changed();  // the same file, named otherwise
   return true;
 }
 

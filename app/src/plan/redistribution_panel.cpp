@@ -289,6 +289,7 @@ RedistributionPanel::RedistributionPanel(DesignDocument* doc, QWidget* parent) :
   connect(doc_, &DesignDocument::design_changed, this, &RedistributionPanel::refresh);
   // A relative calibration path follows the design file (open, save as).
   connect(doc_, &DesignDocument::path_changed, this, [this] {
+    if (doc_->undo_stack()->count() == 0) left_calibrated_ = false;  // another document: nothing to come back to
     update_calibration();
     replan();
   });
@@ -404,7 +405,10 @@ void RedistributionPanel::sync_tensors() {
     tensor_->clear();
     tensor_->addItems(names);
     int at = static_cast<int>(names.indexOf(kept));
-    if (!shown.isEmpty() && names.size() == shown.size() + 1 && added.size() == 1) at = static_cast<int>(names.indexOf(added.front()));
+    // (Within one document's history: another document's tensors are not "added".)
+    if (doc_->undo_stack()->count() > 0 && names.size() == shown.size() + 1 && added.size() == 1) {
+      at = static_cast<int>(names.indexOf(added.front()));
+    }
     if (at < 0 && !names.isEmpty()) at = std::clamp(was, 0, static_cast<int>(names.size()) - 1);
     tensor_->setCurrentIndex(at);
   }

@@ -751,6 +751,8 @@ AdvisorResult advise(const Design& design, const CostModelFactory& models, const
   for (std::thread& t : pool) t.join();
   if (failure) std::rethrow_exception(failure);
   if (options.cancel != nullptr && options.cancel->load()) raise(ErrorKind::RuntimeError, "advise: cancelled");
+  result.unpriced = static_cast<std::size_t>(
+      std::count_if(costs.begin(), costs.end(), [](const CandidateCost& c) { return !c.unpriced.empty(); }));
   result.plans_computed = options.reuse_plans ? shared.size() : lookups.load();
   result.plans_reused = lookups.load() - result.plans_computed;
 

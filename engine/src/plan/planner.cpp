@@ -822,23 +822,6 @@ Problem make_problem(const PlanRequest& request, const CostModel& model) {
                                    " transitions; Partial changes its reduce op only through Replicate)");
 }
 
-// The as-run pick costs +inf: even the cheapest plan runs a step (a merged one: the search never takes an edge of
-// +inf) that the model cannot price, so none can be priced as it runs.
-[[noreturn]] void raise_unpriced_as_run(const PlanRequest& request, const Plan& plan) {
-  std::string step;
-  for (const PlanStep& s : plan.steps) {
-    if (std::isfinite(s.cost)) continue;
-    std::string axes;
-    for (const std::size_t a : s.axes) axes += (axes.empty() ? "" : ",") + std::to_string(a);
-    step = std::string(to_string(s.collective)) + " on " + (s.axes.size() == 1 ? "axis " : "the flattened axes ") + axes;
-    break;
-  }
-  raise(ErrorKind::ValueError, "no plan from " + to_string(request.src) + " to " + to_string(request.dst) +
-                                   " can be priced as it runs: the cheapest runs " + step +
-                                   " as one collective, which the cost model cannot price (no curve of its group's "
-                                   "shape)");
-}
-
 // Fills a plan's steps and cost from its path (one step per consecutive pair of states, priced by the model,
 // summed left to right, then merged on the flattened groups): the one construction of every plan.
 void build_steps(const Problem& p, Plan& plan) {
@@ -878,12 +861,20 @@ PlannerKind resolve_planner(const PlanRequest& request) noexcept {
 
 bool plans_as_run(const PlanRequest& request, const CostModel& model) {
   if (!model.prices_flattened_groups()) return false;
-  // An axis moves when its placement changes, or when the dim it shards in both is split in another order.
-  const auto moves = [&request](std::size_t a) {
+  // An axis moves when its placement changes, or when it shards one dim in both but the axes splitting that dim
+  // before it, or its place among them, differ (S(0)[0]S(0)[1] -> S(0)[1]S(0)[0] moves both axes; S(0)[0]S(0)[1] ->
+  // S(0)R only axis 1).
+  const auto up_to = [](const State& s, std::int64_t dim, std::size_t a) {
+    std::vector<std::size_t> order = s.shard_axes(dim);
+    const auto at = std::find(order.begin(), order.end(), a);
+    order.erase(at == order.end() ? at : at + 1, order.end());
+    return order;
+  };
+  const auto moves = [&](std::size_t a) {
     const Placement& from = request.src.placement(a);
     const Placement& to = request.dst.placement(a);
     if (!(from == to)) return true;
-    return from.is_shard() && request.src.shard_axes(from.dim()) != request.dst.shard_axes(from.dim());
+    return from.is_shard() && up_to(request.src, from.dim(), a) != up_to(request.dst, from.dim(), a);
   };
   for (const auto& group : request.flattened) {
     int changing = 0;
@@ -915,7 +906,6 @@ Plan plan_redistribution(const PlanRequest& request, const CostModel& model) {
           plan.steps[i].cost = as_run[i];
           plan.cost += as_run[i];
         }
-        if (!std::isfinite(plan.cost)) raise_unpriced_as_run(request, plan);
         return plan;
       } catch (const Error& e) {
         if (e.kind() != ErrorKind::RuntimeError) throw;

@@ -1,8 +1,10 @@
 // price_plan_steps: a plan's steps priced as the planner priced the path's edges, a merged step as its flattened
 // group's collective where the model knows that (planner.hpp).
 #include <cstddef>
+#include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "meshloom/error.hpp"
@@ -66,19 +68,39 @@ std::vector<double> price_plan_steps(const PlanRequest& request, const Plan& pla
   return costs;
 }
 
+std::string step_axes_text(const std::vector<std::size_t>& axes) {
+  std::string text = axes.size() == 1 ? "axis " : "axes ";
+  for (std::size_t i = 0; i < axes.size(); ++i) text += (i > 0 ? "," : "") + std::to_string(axes[i]);
+  return text;
+}
+
 std::size_t cheapest_as_run(const PlanRequest& request, const std::vector<Plan>& plans, const CostModel& model) {
   if (plans.empty()) raise(ErrorKind::ValueError, "cheapest_as_run: no plans to choose from");
   std::size_t best = 0;
   double best_cost = std::numeric_limits<double>::infinity();
+  std::vector<double> best_steps;
   for (std::size_t i = 0; i < plans.size(); ++i) {
+    std::vector<double> steps = price_plan_steps(request, plans[i], model);
     double cost = 0;
-    for (const double c : price_plan_steps(request, plans[i], model)) cost += c;
+    for (const double c : steps) cost += c;
     if (i == 0 || cost < best_cost) {
       best = i;
       best_cost = cost;
+      best_steps = std::move(steps);
     }
   }
-  return best;
+  if (std::isfinite(best_cost)) return best;
+  // Even the cheapest runs a step the model cannot price: a merged one, since the searches never take an edge of +inf.
+  std::string step;
+  for (std::size_t s = 0; s < best_steps.size() && step.empty(); ++s) {
+    if (!std::isfinite(best_steps[s])) {
+      step = std::string(to_string(plans[best].steps[s].collective)) + " on " + step_axes_text(plans[best].steps[s].axes);
+    }
+  }
+  raise(ErrorKind::ValueError, "no plan from " + to_string(request.src) + " to " + to_string(request.dst) +
+                                   " can be priced as it runs: the cheapest runs " + step +
+                                   " as one collective, which the cost model cannot price (no curve of its group's "
+                                   "shape)");
 }
 
 }  // namespace meshloom

@@ -109,6 +109,9 @@ TEST(AsRunPool, AShardOrderChangeMovesBothAxesOfTheGroup) {
   PlanRequest one = request({2, 2}, {64, 64}, "S(0)R", "S(1)R");
   one.flattened = {{0, 1}};
   EXPECT_FALSE(plans_as_run(one, model));
+  PlanRequest inner = request({2, 2}, {64, 64}, "S(0)[0]S(0)[1]", "S(0)R");  // only axis 1 gathers
+  inner.flattened = {{0, 1}};
+  EXPECT_FALSE(plans_as_run(inner, model));
 }
 
 // Where even the cheapest plan runs a merged step the calibration has no curve for, no plan can be priced as it
@@ -128,8 +131,8 @@ TEST(AsRunPool, NoPlanPricedAsItRunsIsAValueError) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::ValueError);
     EXPECT_EQ(e.message(), "no plan from S(0)[0]S(0)[1] to RR can be priced as it runs: the cheapest runs all_gather on "
-                           "the flattened axes 0,1 as one collective, which the cost model cannot price (no curve of "
-                           "its group's shape)");
+                           "axes 0,1 as one collective, which the cost model cannot price (no curve of its group's "
+                           "shape)");
   }
   PlanRequest reduce = request({2, 2}, {8}, "P(sum)P(sum)", "RR");
   reduce.flattened = {{0, 1}};

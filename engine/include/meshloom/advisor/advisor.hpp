@@ -95,6 +95,7 @@ struct AdvisorResult {
                                       // (the design's own layout first when it is one of them)
   std::size_t candidates = 0;         // enumerated
   std::size_t rejected = 0;           // failing a constraint
+  std::size_t unpriced = 0;           // of the others, those the model cannot price (CandidateCost::unpriced)
   std::size_t tied_with_best = 1;     // candidates within 1e-9 relative of the best (itself included)
   std::size_t plans_computed = 0;     // cache misses
   std::size_t plans_reused = 0;       // cache hits

@@ -153,9 +153,14 @@ inline constexpr std::size_t kMaxCheapestPlans = 64;
 [[nodiscard]] std::vector<double> price_plan_steps(const PlanRequest& request, const Plan& plan, const CostModel& model);
 
 // Of `plans` (non-empty; plan_k_cheapest's, cheapest first), the index of the one `model` prices lowest as it runs:
-// price_plan_steps summed; the first of equal ones. ValueError for no plans.
+// price_plan_steps summed; the first of equal ones. ValueError for no plans, and where even that one costs +inf (a
+// merged step of a group shape the model has no curve for): "no plan from S(0)[0]S(0)[1] to RR can be priced as it
+// runs: the cheapest runs all_gather on axes 0,1 as one collective, ...".
 [[nodiscard]] std::size_t cheapest_as_run(const PlanRequest& request, const std::vector<Plan>& plans,
                                           const CostModel& model);
+
+// A step's axes as messages name them: "axis 1", "axes 0,1".
+[[nodiscard]] std::string step_axes_text(const std::vector<std::size_t>& axes);
 
 // Plans by request, for callers that ask the same questions again (an app redrawing, a launcher answering a
 // batch): a hit costs a hash of the request and one comparison. Bound to one cost model, whose parameters must
