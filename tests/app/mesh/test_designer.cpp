@@ -61,6 +61,18 @@ QString read(const QString& path) {
   return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QStringLiteral("<unreadable>");
 }
 
+// A (2,2) mesh of 4 ranks on one host, one tensor: what the bundled local-2x2 calibration prices.
+Design two_by_two() {
+  Design d;
+  d.name = "two_by_two";
+  d.world = 4;
+  d.devices_per_host = 4;
+  d.mesh.shape = {2, 2};
+  d.mesh.names = {"dp", "tp"};
+  d.tensors.push_back(DesignTensor{"w", {1024, 1024}, DType::Float32, parse_state("S(0)S(1)"), parse_state("RR")});
+  return d;
+}
+
 }  // namespace
 
 class DesignerTest : public QObject {
@@ -538,13 +550,7 @@ private slots:
   void a_calibration_applies_as_an_edit_and_shows_before_against_after() {
     QTemporaryDir tmp;
     MainWindow w(nullptr, tmp.filePath(QStringLiteral("autosave")));
-    Design d;
-    d.name = "two_by_two";
-    d.world = 4;
-    d.devices_per_host = 4;
-    d.mesh.shape = {2, 2};
-    d.mesh.names = {"dp", "tp"};
-    d.tensors.push_back(DesignTensor{"w", {1024, 1024}, DType::Float32, parse_state("S(0)S(1)"), parse_state("RR")});
+    const Design d = two_by_two();
     const QString path = tmp.filePath(QStringLiteral("two.meshloom.json"));
     save_design(d, path.toStdString());
     QVERIFY(w.open_design(path));
@@ -572,13 +578,7 @@ private slots:
   void the_calibration_follows_undo_and_save_as() {
     QTemporaryDir tmp;
     MainWindow w(nullptr, tmp.filePath(QStringLiteral("autosave")));
-    Design d;
-    d.name = "two_by_two";
-    d.world = 4;
-    d.devices_per_host = 4;
-    d.mesh.shape = {2, 2};
-    d.mesh.names = {"dp", "tp"};
-    d.tensors.push_back(DesignTensor{"w", {1024, 1024}, DType::Float32, parse_state("S(0)S(1)"), parse_state("RR")});
+    const Design d = two_by_two();
     QVERIFY(QDir(tmp.path()).mkpath(QStringLiteral("a/cal")));
     QVERIFY(QDir(tmp.path()).mkpath(QStringLiteral("b")));
     const QString cal = tmp.filePath(QStringLiteral("a/cal/c.json"));
