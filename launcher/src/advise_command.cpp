@@ -219,6 +219,32 @@ std::string hosts_text(const CandidateCost& c) {
   return parts.empty() ? "-" : join(parts, {.separator = ", "});
 }
 
+// PyTorch's comm model prices an axis as inside a host while its size times the inner axes' is at most the devices
+// per host (mesh_topology). Where the groups of such an axis do not line up with the hosts (3 ranks per group on
+// hosts of 4), some cross a host boundary that comm does not price: say so, naming the first such axis shown.
+std::string comm_hosts_note(std::int64_t per_host, const AdvisorResult& r) {
+  std::vector<std::string> straddling;
+  for (const CandidateCost& c : r.ranked) {
+    std::int64_t ranks = 1;  // the axis' size times the inner axes', saturating past per_host
+    for (std::size_t a = c.axes.size(); a-- > 0;) {
+      const AxisCost& axis = c.axes[a];
+      ranks = ranks > per_host / axis.size ? per_host + 1 : ranks * axis.size;
+      if (ranks <= per_host && axis.hosts > 1) {
+        straddling.push_back(axis.name + " in " + layout_text(c.mesh) + " as inside a host (PyTorch's rule: it and " +
+                             "the axes after it hold " + std::to_string(ranks) + " ranks, at most " +
+                             std::to_string(per_host) + " per host) though its groups cross " +
+                             std::to_string(axis.hosts) + " hosts");
+      }
+    }
+  }
+  if (straddling.empty()) return {};
+  const std::size_t more = straddling.size() - 1;
+  return "note: the comm model prices " + straddling.front() +
+         (more > 0 ? "; " + std::to_string(more) + " more axis" + (more == 1 ? "" : "es") + " of the layouts shown too"
+                   : std::string()) +
+         "; a calibrated model prices groups where they fall\n";
+}
+
 void print_table(std::ostream& out, const AdviseSetup& s, const AdvisorResult& r) {
   const Design& d = s.design;
   std::int64_t ranks = 1;
@@ -237,6 +263,7 @@ void print_table(std::ostream& out, const AdviseSetup& s, const AdvisorResult& r
           << d.devices_per_host << ": prices follow the calibrated job's hosts, \"hosts crossed\" the design's\n";
     }
   }
+  if (s.model == CostModelKind::Comm) out << comm_hosts_note(d.devices_per_host, r);
   const std::size_t priced = r.candidates - r.rejected - r.unpriced;
   out << r.candidates << " candidates, " << r.rejected << " rejected by the constraints, " << priced << " priced"
       << (r.unpriced > 0 ? ", " + std::to_string(r.unpriced) + " cannot be priced" : std::string()) << " ("
@@ -296,7 +323,8 @@ void print_json(std::ostream& out, const AdviseSetup& s, const AdvisorResult& r)
       axis["name"] = a.name;
       axis["size"] = a.size;
       axis["hosts"] = a.hosts;
-      axis["cost"] = number(a.cost);
+      // An unpriced candidate has no axis costs (the table prints "-"), not costs of 0.
+      axis["cost"] = std::isfinite(c.cost) ? number(a.cost) : ordered_json(nullptr);
       axis["by_collective"] = ordered_json::object();
       for (const auto& [collective, cost] : a.by_collective) axis["by_collective"][collective] = number(cost);
       axis["counts"] = ordered_json::object();

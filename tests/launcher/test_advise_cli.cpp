@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -98,6 +99,35 @@ TEST(AdviseCli, TableRanksTheOrdersAndSaysWhy) {
       << lines[7];
   EXPECT_NE(lines[7].find(": its tp all-reduces cross 2 hosts"), std::string::npos) << lines[7];
   EXPECT_EQ(lines[8], "ties: none, the best layout is the only one at its cost");
+}
+
+TEST(AdviseCli, SaysWhereTheCommModelPricesAnAxisInsideAHostItsGroupsCross) {
+  // 12 ranks on hosts of 4 as (dp 4, tp 3): tp's groups {0,1,2} {3,4,5} ... the second spans hosts 0 and 1, but
+  // PyTorch's rule (3 ranks from tp inward <= 4 per host) prices tp inside a host. (tp 3, dp 4) has no such axis.
+  std::string text = tensors_design();
+  const auto replace_all = [&text](const std::string& from, const std::string& to) {
+    ASSERT_NE(text.find(from), std::string::npos) << from;
+    for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+      text.replace(at, from.size(), to);
+    }
+  };
+  replace_all(R"("world": 4)", R"("world": 12)");
+  replace_all(R"("devices_per_host": 2)", R"("devices_per_host": 4)");
+  replace_all(R"("shape": [2, 2])", R"("shape": [4, 3])");
+  replace_all(R"("shape": [512, 512])", R"("shape": [96, 96])");  // the tensors: dp 4 divides 96
+  const std::string design = path_of("straddle.meshloom.json", text);
+  Launched r = launch("advise --design '" + design + "' 2>&1");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(lines_of(r.out)[1],
+            "note: the comm model prices tp in (dp 4, tp 3) as inside a host (PyTorch's rule: it and the axes after it "
+            "hold 3 ranks, at most 4 per host) though its groups cross 2 hosts; a calibrated model prices groups where "
+            "they fall")
+      << r.out;
+  // Hosts of 3 line up with tp's groups: no note.
+  replace_all(R"("devices_per_host": 4)", R"("devices_per_host": 3)");
+  r = launch("advise --design '" + path_of("aligned.meshloom.json", text) + "' 2>&1");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.find("note:"), std::string::npos) << r.out;
 }
 
 TEST(AdviseCli, JsonRecordsOnePerCandidateThenASummary) {
@@ -237,6 +267,42 @@ TEST(AdviseCli, ACalibrationThatPricesNoLayoutIsAnErrorUnlessExtrapolating) {
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_TRUE(json::parse(lines_of(r.out)[0])["cost"].is_number());
   EXPECT_TRUE(json::parse(lines_of(r.out)[1])["cost"].is_number());
+}
+
+TEST(AdviseCli, AnUnpricedLayoutRanksLastWithNoCosts) {
+  // Across the hosts only all_gather was measured: (dp 2, tp 2) all-gathers on dp there and all-reduces on tp inside
+  // a host; (tp 2, dp 2) would all-reduce across, never measured. It ranks last, its cost and its axes' null (the
+  // table prints "-"), and the summary counts it apart from the priced.
+  std::string text = calibration(false);
+  const std::string groups = R"("groups": [)";
+  text.insert(text.find(groups) + groups.size(),
+              R"J({"collective": "all_gather", "n": 2, "hosts": 2, "ranks_per_host": 1, "model": "piecewise", "points": [[1024, 30], [1048576, 500]]},
+)J");
+  const std::string cal = path_of("gather-across.json", text);
+  const std::string design = path_of("gather-across.meshloom.json", tensors_design());
+  Launched r = launch("advise --design '" + design + "' --calibration '" + cal + "' --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto lines = lines_of(r.out);
+  ASSERT_EQ(lines.size(), 3U) << r.out;
+  const json priced = json::parse(lines[0]);
+  const json unpriced = json::parse(lines[1]);
+  EXPECT_EQ(priced["layout"], "(dp 2, tp 2)");
+  EXPECT_TRUE(priced["cost"].is_number());
+  EXPECT_FALSE(priced.contains("unpriced"));
+  EXPECT_EQ(unpriced["layout"], "(tp 2, dp 2)");
+  EXPECT_TRUE(unpriced["cost"].is_null());
+  for (const json& axis : unpriced["axes"]) EXPECT_TRUE(axis["cost"].is_null()) << lines[1];
+  EXPECT_TRUE(unpriced["unpriced"].get<std::string>().starts_with("act: no plan: ")) << lines[1];
+  EXPECT_NE(unpriced["unpriced"].get<std::string>().find(
+                "; the calibration cannot price: all_reduce on axis 0: 2 ranks on 2 hosts (1 per host) never measured"),
+            std::string::npos)
+      << lines[1];
+  const json summary = json::parse(lines[2]);
+  EXPECT_EQ(summary["priced"], 1);
+  EXPECT_EQ(summary["unpriced"], 1);
+  r = launch("advise --design '" + design + "' --calibration '" + cal + "'");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("   2  (tp 2, dp 2)  cannot price           -       -  tp 2\n"), std::string::npos) << r.out;
 }
 
 struct BadInput {

@@ -572,6 +572,37 @@ TEST(Advise, UnpricedCandidatesRankLastAndSayWhy) {
       << r.reason;
 }
 
+TEST(Advise, AnUnpricedItemNamesTheGapOnTheAxisItMovesFirst) {
+  // Curves for all_reduce on tp inside a host and on dp across the 2 hosts: (dp 2, tp 4) prices act's all_reduce on
+  // dp. In (tp 4, dp 2) act moves on axis 1 (dp, now 2 ranks inside a host): its gap is named, not axis 0's
+  // (tp's groups now cross hosts, which act never touches), though the calibration lacks both.
+  Calibration c;
+  c.backend = "mpi";
+  c.world = 8;
+  c.mesh_shape = {2, 4};
+  c.mesh_names = {"dp", "tp"};
+  c.rank_hosts = {0, 0, 0, 0, 1, 1, 1, 1};
+  for (const GroupShape shape : {GroupShape{4, 1, 4}, GroupShape{2, 2, 1}}) {
+    c.groups.push_back({.collective = "all_reduce", .shape = shape, .model = CurveModel::Piecewise, .fit = {},
+                        .points = {{1024, 10}, {1 << 30, 5000}}, .holdout = {}, .as_run = {}});
+  }
+  auto model = std::make_shared<const CalibratedCostModel>(c, std::vector<std::string>{});
+  const CostModelFactory calibrated = [model](const std::vector<std::int64_t>&,
+                                              std::int64_t) -> std::shared_ptr<const CostModel> { return model; };
+  Design d = design_of({2, 4}, {"dp", "tp"}, 4);
+  d.tensors.push_back({"act", {8, 1024}, DType::Float32, parse_state("P(sum)R"), parse_state("RR")});
+  d.workload = Workload{{{"act", 1}}, std::nullopt};
+  const AdvisorResult r = advise(d, calibrated);
+  ASSERT_EQ(r.ranked.size(), 2U);
+  EXPECT_TRUE(std::isfinite(r.ranked[0].cost));
+  EXPECT_EQ(r.ranked[1].mesh.names, (std::vector<std::string>{"tp", "dp"}));
+  EXPECT_EQ(model->gaps(r.ranked[1].mesh.shape).front(),
+            "all_reduce on axis 0: 4 ranks on 2 hosts (2 per host) never measured");
+  EXPECT_TRUE(r.ranked[1].unpriced.ends_with(
+      "; the calibration cannot price: all_reduce on axis 1: 2 ranks on 1 host (2 per host) never measured (and 7 more)"))
+      << r.ranked[1].unpriced;
+}
+
 TEST(Advise, Errors) {
   Design none = tensors_design();
   none.workload.reset();
