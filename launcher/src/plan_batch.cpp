@@ -385,8 +385,14 @@ void append_step(std::string& out, const PlanStep& step) {
 }
 
 std::string plan_object(const Plan& plan) {
+  // The contract's cost: the path's edges, before any merging. A plan the calibrated model chose as it runs
+  // (page 4) also carries that price, which its steps' costs add up to.
   std::string out = "{\"ok\":true,\"cost\":";
-  append_double(out, plan.cost);
+  append_double(out, plan.path_cost);
+  if (plan.cost != plan.path_cost) {
+    out += ",\"cost_as_run\":";
+    append_double(out, plan.cost);
+  }
   out += ",\"path\":[";
   for (std::size_t i = 0; i < plan.path.size(); ++i) {
     if (i > 0) out += ',';

@@ -232,11 +232,38 @@ TEST(PlanBatch, FlattenedAxesMergeSteps) {
                      "flattened": [["a", 1], [0, "b", "c"]]})J"));
 }
 
+TEST(PlanBatch, APlanChosenAsItRunsKeepsItsPathCostAndSaysItsPriceAsItRuns) {
+  // Curves for all_gather on 2 ranks and on the flattened group of 4: S(0)S(0) -> RR merged on (0, 1) runs as one
+  // all_gather of 4 ranks, and the calibrated model picks it as it runs (page 4). `cost` stays the contract's: the
+  // path's two edges before merging, as without the flattened group; `cost_as_run` is the merged step's price.
+  const std::string calibration =
+      R"J("calibration": {"format": "meshloom-calibration", "version": 1, "backend": "mpi", "world": 4,
+          "mesh": {"shape": [2, 2], "names": ["dp", "tp"]}, "axes": {}, "rank_hosts": [0, 0, 0, 0],
+          "groups": [{"collective": "all_gather", "n": 2, "hosts": 1, "ranks_per_host": 2, "model": "piecewise",
+                      "points": [[16, 10.0], [1024, 20.0]]},
+                     {"collective": "all_gather", "n": 4, "hosts": 1, "ranks_per_host": 4, "model": "piecewise",
+                      "points": [[16, 12.0], [1024, 22.0]]}]})J";
+  const std::string request = R"J({"mesh": [2, 2], "tensor_shape": [8, 8], "src": "S(0)S(0)", "dst": "RR", )J";
+  const json merged = ok(request + calibration + R"J(, "flattened": [[0, 1]]})J");
+  const json plain = ok(request + calibration + "}");
+  ASSERT_EQ(merged["steps"].size(), 1U) << merged.dump();
+  EXPECT_EQ(merged["steps"][0]["merged"], true);
+  EXPECT_EQ(merged["path"], plain["path"]);
+  EXPECT_EQ(merged["cost"].get<double>(), plain["cost"].get<double>());
+  EXPECT_EQ(merged["cost_as_run"].get<double>(), merged["steps"][0]["cost"].get<double>());
+  EXPECT_LT(merged["cost_as_run"].get<double>(), merged["cost"].get<double>());
+  EXPECT_FALSE(plain.contains("cost_as_run"));
+  double edges = 0;
+  for (const json& step : plain["steps"]) edges += step["cost"].get<double>();
+  EXPECT_EQ(plain["cost"].get<double>(), edges);
+}
+
 // ---- Costs equal the engine's -----------------------------------------------------------------------------------
 
 void expect_costs_equal(const json& answer, const meshloom::Plan& plan) {
   ASSERT_EQ(answer["steps"].size(), plan.steps.size());
-  EXPECT_EQ(answer["cost"].get<double>(), plan.cost);  // bit-exact after the round trip
+  EXPECT_EQ(answer["cost"].get<double>(), plan.path_cost);  // bit-exact after the round trip
+  EXPECT_EQ(answer.contains("cost_as_run"), plan.cost != plan.path_cost);
   for (std::size_t i = 0; i < plan.steps.size(); ++i) EXPECT_EQ(answer["steps"][i]["cost"].get<double>(), plan.steps[i].cost);
   EXPECT_EQ(answer["states_explored"].get<std::size_t>(), plan.states_explored);
   EXPECT_EQ(answer["trace"], meshloom::trace(plan));
@@ -419,9 +446,9 @@ TEST(PlanBatch, FieldErrorsNameTheValue) {
   const std::vector<std::pair<std::string, std::string>> engine_cases = {
       {R"J({"mesh": [2], "tensor_shape": [4], "src": "R", "dst": "R", "itemsize": 0})J", "ValueError: itemsize 0"},
       {R"J({"mesh": [2, 2], "tensor_shape": [4], "src": "RR", "dst": "RR", "flattened": [[1, 0]]})J",
-       "ValueError: flattened"},
-      {R"J({"mesh": [2, 2], "tensor_shape": [4], "src": "RR", "dst": "RR", "flattened": [[1]]})J",
-       "ValueError: flattened"},
+       "ValueError: flattened[0] = [1, 0]"},
+      {R"J({"mesh": [2, 2], "tensor_shape": [4], "src": "RR", "dst": "RR", "flattened": [[0, 1], [1]]})J",
+       "ValueError: flattened[1] = [1]"},
       {R"J({"mesh": [2, 2], "tensor_shape": [4], "src": "RR", "dst": "RR", "coordinate": [0, 2]})J",
        "ValueError: coordinate [0, 2]"},
       {R"J({"mesh": [0], "tensor_shape": [4], "src": "R", "dst": "R"})J", "ValueError: mesh [0]: axis 0 has size 0"},

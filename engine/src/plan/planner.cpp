@@ -736,14 +736,19 @@ void validate(const PlanRequest& r) {
       }
     }
   }
-  for (const auto& group : r.flattened) {
+  for (std::size_t g = 0; g < r.flattened.size(); ++g) {
+    const auto& group = r.flattened[g];
+    std::string text;
+    for (const std::size_t a : group) text += (text.empty() ? "" : ", ") + std::to_string(a);
+    const std::string named = "flattened[" + std::to_string(g) + "] = [" + text + "]";
     if (group.size() < 2) {
-      raise(ErrorKind::ValueError, "flattened groups need at least 2 axes, got " + std::to_string(group.size()));
+      raise(ErrorKind::ValueError, named + ": a flattened group needs at least 2 axes, got " +
+                                       std::to_string(group.size()));
     }
     for (std::size_t k = 0; k < group.size(); ++k) {
       if (group[k] >= r.mesh_shape.size() || (k > 0 && group[k] <= group[k - 1])) {
-        raise(ErrorKind::ValueError, "flattened group: axes must be ascending and < " +
-                                         std::to_string(r.mesh_shape.size()) + ", got axis " + std::to_string(group[k]));
+        raise(ErrorKind::ValueError, named + ": axes must be ascending and < " + std::to_string(r.mesh_shape.size()) +
+                                         ", got axis " + std::to_string(group[k]));
       }
     }
   }
@@ -837,6 +842,7 @@ void build_steps(const Problem& p, Plan& plan) {
     steps.push_back(make_step(request, *p.model, p.global_numel, p.coordinate, before, after, axis));
     plan.cost += steps.back().cost;
   }
+  plan.path_cost = plan.cost;
   plan.steps = detail::merge_steps(std::move(steps), request);
 }
 

@@ -64,6 +64,8 @@ struct Plan {
   std::vector<PlanStep> steps;  // after merging: one per collective issued
   double cost = 0.0;            // the planner's path cost, before any merging (a plan the graph planner chose as
                                 // it runs: its price as it runs, planner.hpp)
+  double path_cost = 0.0;       // the sum of the path's edges, before any merging, always (plan --batch's `cost`);
+                                // equal to cost unless the plan was chosen as it runs
   std::size_t states_explored = 0;  // states the search settled (graph) or visited (greedy)
   friend bool operator==(const Plan&, const Plan&) = default;
 };
