@@ -3,15 +3,19 @@
 // scratch directory removed when the test program ends. MESHLOOM_LAUNCH_PATH must name the meshloom-launch binary.
 #pragma once
 
+#include <poll.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <system_error>
@@ -114,6 +118,87 @@ inline std::string this_host() {
   std::array<char, 256> host{};
   return ::gethostname(host.data(), host.size() - 1) == 0 ? std::string(host.data()) : std::string();
 }
+
+// `meshloom-launch <args>` (no shell) with a pipe to its standard input and one from its standard output, for a
+// test that talks to it line by line: an answer that comes back while its input is still open was flushed, not held
+// for the end. The process is killed and reaped on destruction if still running.
+class Conversation {
+public:
+  explicit Conversation(const std::vector<std::string>& args) {
+    int in[2] = {-1, -1};
+    int out[2] = {-1, -1};
+    if (::pipe(in) != 0 || ::pipe(out) != 0) return;
+    ::signal(SIGPIPE, SIG_IGN);  // a write to a launcher that died fails instead of killing the test
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(in[0], 0);
+      ::dup2(out[1], 1);
+      for (const int fd : {in[0], in[1], out[0], out[1]}) ::close(fd);
+      std::vector<char*> argv{const_cast<char*>(MESHLOOM_LAUNCH_PATH)};
+      for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      ::execv(MESHLOOM_LAUNCH_PATH, argv.data());
+      ::_exit(127);
+    }
+    ::close(in[0]);
+    ::close(out[1]);
+    to_ = in[1];
+    from_ = out[0];
+  }
+  ~Conversation() {
+    close_input();
+    if (from_ >= 0) ::close(from_);
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      (void)wait();
+    }
+  }
+  Conversation(const Conversation&) = delete;
+  Conversation& operator=(const Conversation&) = delete;
+
+  // Writes `line` and a newline; false when the write fails.
+  bool say(const std::string& line) {
+    const std::string text = line + "\n";
+    return to_ >= 0 && ::write(to_, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  }
+  // The next line of output without its newline, or nullopt when none comes within `limit` (or the output ends).
+  std::optional<std::string> hear(std::chrono::milliseconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    for (;;) {
+      if (const auto end = buffer_.find('\n'); end != std::string::npos) {
+        std::string line = buffer_.substr(0, end);
+        buffer_.erase(0, end + 1);
+        return line;
+      }
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (from_ < 0 || left.count() <= 0) return std::nullopt;
+      pollfd p{from_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+      std::array<char, 4096> buf{};
+      const ssize_t n = ::read(from_, buf.data(), buf.size());
+      if (n <= 0) return std::nullopt;
+      buffer_.append(buf.data(), static_cast<std::size_t>(n));
+    }
+  }
+  void close_input() {
+    if (to_ >= 0) ::close(to_);
+    to_ = -1;
+  }
+  // Waits for the exit; its status (-1 when it did not exit normally).
+  int wait() {
+    if (pid_ <= 0) return -1;
+    int status = 0;
+    const pid_t done = ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return done > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+private:
+  pid_t pid_ = -1;
+  int to_ = -1;
+  int from_ = -1;
+  std::string buffer_;
+};
 
 #ifdef MESHLOOM_MPIEXEC
 // `mpirun -np <np> meshloom-launch <args>` (run as root allowed, oversubscribed) under `timeout <limit_s>`, with

@@ -2,6 +2,8 @@
 // statuses, and what a calibration that cannot price the mesh says.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -126,6 +128,31 @@ TEST(PlanCli, BatchEdgeCasesAndExitStatuses) {
   r = launch("plan --batch --mesh 2 < /dev/null 2>&1");
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.out, "error: ValueError: --batch reads everything from standard input; --mesh cannot be combined with it\n");
+}
+
+TEST(PlanCli, BatchAnswersEachLineBeforeTheNextArrives) {
+  // One line at a time over pipes: each answer comes back while standard input is still open (flushed per line, as
+  // the contract says), a bad line included; the output ends, exit 0, once the input closes.
+  meshloom::test::Conversation c({"plan", "--batch"});
+  ASSERT_TRUE(c.say(R"J({"mesh": [2], "tensor_shape": [4], "src": "S(0)", "dst": "R", "cost_model": "fixed"})J"));
+  const auto first = c.hear(std::chrono::seconds(60));
+  ASSERT_TRUE(first.has_value()) << "no answer while the input stays open";
+  EXPECT_EQ(*first, R"J({"ok":true,"cost":2.0,"path":["S(0)","R"],"trace":"S(0)->R","steps":[{"axes":[0],)J"
+                    R"J("collective":"all_gather","from":"S(0)","to":"R","cost":2.0,"logical_shape":[4],"bytes":8,)J"
+                    R"J("merged":false}],"comm_counts":{"all_gather":1},"states_explored":2})J");
+  ASSERT_TRUE(c.say("not json"));
+  const auto second = c.hear(std::chrono::seconds(60));
+  ASSERT_TRUE(second.has_value()) << "no answer to the second line while the input stays open";
+  EXPECT_TRUE(second->starts_with(R"J({"ok":false,"error":"ValueError: )J")) << *second;
+  c.close_input();
+  EXPECT_FALSE(c.hear(std::chrono::seconds(60)).has_value());
+  EXPECT_EQ(c.wait(), 0);
+}
+
+TEST(PlanCli, BatchExitsOneWhenStandardOutputFails) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full here";
+  const auto path = scratch.write("plan-full.jsonl", R"J({"mesh": [2], "tensor_shape": [4], "src": "S(0)", "dst": "R", "cost_model": "fixed"})J" "\n");
+  EXPECT_EQ(launch("plan --batch < '" + path.string() + "' > /dev/full 2>/dev/null").status, 1);
 }
 
 TEST(PlanCli, ErrorsExitTwoNamingTheValue) {
