@@ -35,6 +35,7 @@
 #include "costs/prediction_points.hpp"
 #include "plan/redistribution_panel.hpp"
 #include "shell/inline_message.hpp"
+#include "support/two_by_two_design.hpp"
 
 using namespace meshloom;
 using namespace meshloom::app;
@@ -509,13 +510,7 @@ private slots:
   void the_plan_panel_compares_old_and_new_calibration() {
     QTemporaryDir tmp;
     MainWindow w(nullptr, tmp.filePath(QStringLiteral("autosave")));
-    Design d;
-    d.name = "two_by_two";
-    d.world = 4;
-    d.devices_per_host = 4;
-    d.mesh.shape = {2, 2};
-    d.mesh.names = {"dp", "tp"};
-    d.tensors.push_back(DesignTensor{"w", {1024, 1024}, DType::Float32, parse_state("S(0)S(1)"), parse_state("RR")});
+    const Design d = meshloom::testing::two_by_two_design();
     const QString design_path = tmp.filePath(QStringLiteral("two.meshloom.json"));
     save_design(d, design_path.toStdString());
     QVERIFY(w.open_design(design_path));

@@ -53,6 +53,7 @@
 #include "plan/redistribution_panel.hpp"
 #include "meshloom/plan/cost_model.hpp"
 #include "live_support.hpp"
+#include "support/two_by_two_design.hpp"
 
 using namespace meshloom;
 using namespace meshloom::app;
@@ -723,13 +724,7 @@ private slots:
   void a_fitted_calibration_applied_changes_the_plan() {
     QTemporaryDir tmp;
     MainWindow w(nullptr, tmp.filePath(QStringLiteral("autosave")));
-    Design d;
-    d.name = "two_by_two";
-    d.world = 4;
-    d.devices_per_host = 4;
-    d.mesh.shape = {2, 2};
-    d.mesh.names = {"dp", "tp"};
-    d.tensors.push_back(DesignTensor{"w", {1024, 1024}, DType::Float32, parse_state("S(0)S(1)"), parse_state("RR")});
+    const Design d = meshloom::testing::two_by_two_design();
     const QString path = tmp.filePath(QStringLiteral("two.meshloom.json"));
     save_design(d, path.toStdString());
     QVERIFY(w.open_design(path));

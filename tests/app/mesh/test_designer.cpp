@@ -29,6 +29,7 @@
 #include "mesh/rank_panel.hpp"
 #include "plan/redistribution_panel.hpp"
 #include "mesh/slice_model.hpp"
+#include "support/two_by_two_design.hpp"
 
 using namespace meshloom;
 using namespace meshloom::app;
@@ -59,18 +60,6 @@ std::vector<std::vector<std::int64_t>> rows(const RankTensor& t) {
 QString read(const QString& path) {
   QFile f(path);
   return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QStringLiteral("<unreadable>");
-}
-
-// A (2,2) mesh of 4 ranks on one host, one tensor: what the bundled local-2x2 calibration prices.
-Design two_by_two() {
-  Design d;
-  d.name = "two_by_two";
-  d.world = 4;
-  d.devices_per_host = 4;
-  d.mesh.shape = {2, 2};
-  d.mesh.names = {"dp", "tp"};
-  d.tensors.push_back(DesignTensor{"w", {1024, 1024}, DType::Float32, parse_state("S(0)S(1)"), parse_state("RR")});
-  return d;
 }
 
 }  // namespace
@@ -550,7 +539,7 @@ private slots:
   void a_calibration_applies_as_an_edit_and_shows_before_against_after() {
     QTemporaryDir tmp;
     MainWindow w(nullptr, tmp.filePath(QStringLiteral("autosave")));
-    const Design d = two_by_two();
+    const Design d = meshloom::testing::two_by_two_design();
     const QString path = tmp.filePath(QStringLiteral("two.meshloom.json"));
     save_design(d, path.toStdString());
     QVERIFY(w.open_design(path));
@@ -578,7 +567,7 @@ private slots:
   void the_calibration_follows_undo_and_save_as() {
     QTemporaryDir tmp;
     MainWindow w(nullptr, tmp.filePath(QStringLiteral("autosave")));
-    const Design d = two_by_two();
+    const Design d = meshloom::testing::two_by_two_design();
     QVERIFY(QDir(tmp.path()).mkpath(QStringLiteral("a/cal")));
     QVERIFY(QDir(tmp.path()).mkpath(QStringLiteral("b")));
     const QString cal = tmp.filePath(QStringLiteral("a/cal/c.json"));
