@@ -200,6 +200,23 @@ private:
   std::string buffer_;
 };
 
+// A `<command> --batch` conversation as a script holds one over pipes: `line` sent and its answer read while
+// standard input stays open (an answer held back until the input ends was not flushed per line), then "not json" and
+// its answer; then the input closed. What came back, in order: the two answers ("<none>" where none came within a
+// minute), then "exit N" once the output ended (or "more: <line>" when something else came first).
+inline std::vector<std::string> batch_conversation(const std::string& command, const std::string& line) {
+  Conversation c({command, "--batch"});
+  std::vector<std::string> heard;
+  for (const std::string& said : {line, std::string("not json")}) {
+    const auto answer = c.say(said) ? c.hear(std::chrono::seconds(60)) : std::nullopt;
+    heard.push_back(answer.value_or("<none>"));
+  }
+  c.close_input();
+  const auto more = c.hear(std::chrono::seconds(60));
+  heard.push_back(more ? "more: " + *more : "exit " + std::to_string(c.wait()));
+  return heard;
+}
+
 #ifdef MESHLOOM_MPIEXEC
 // `mpirun -np <np> meshloom-launch <args>` (run as root allowed, oversubscribed) under `timeout <limit_s>`, with
 // stdout captured and stderr read back from a file in `scratch`; `env` prefixes the command (VAR=value ...).

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <initializer_list>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -540,20 +541,28 @@ TEST(Advise, FixedSizesOnLlama3_405B) {
   for (const CandidateCost& c : r.ranked) EXPECT_EQ(c.mesh.shape[3], 8);
 }
 
-TEST(Advise, UnpricedCandidatesRankLastAndSayWhy) {
-  // A calibration measured only within a host: tp's all_reduce across hosts has no curve.
+// A calibration of 8 ranks measured as (dp 2, tp 4) on 2 hosts of 4 holding all_reduce curves of `shapes` only; the
+// factory prices every candidate with it.
+std::shared_ptr<const CalibratedCostModel> all_reduce_curves(std::initializer_list<GroupShape> shapes) {
   Calibration c;
-  c.backend = "nccl";
+  c.backend = "mpi";
   c.world = 8;
   c.mesh_shape = {2, 4};
   c.mesh_names = {"dp", "tp"};
   c.rank_hosts = {0, 0, 0, 0, 1, 1, 1, 1};
-  GroupCurve all_reduce{.collective = "all_reduce", .shape = {4, 1, 4}, .model = CurveModel::Piecewise, .fit = {},
-                        .points = {{1024, 10}, {1 << 30, 5000}}, .holdout = {}, .as_run = {}};
-  c.groups.push_back(all_reduce);
-  auto model = std::make_shared<const CalibratedCostModel>(c, std::vector<std::string>{});
-  const CostModelFactory calibrated = [model](const std::vector<std::int64_t>&,
-                                              std::int64_t) -> std::shared_ptr<const CostModel> { return model; };
+  for (const GroupShape& shape : shapes) {
+    c.groups.push_back({.collective = "all_reduce", .shape = shape, .model = CurveModel::Piecewise, .fit = {},
+                        .points = {{1024, 10}, {1 << 30, 5000}}, .holdout = {}, .as_run = {}});
+  }
+  return std::make_shared<const CalibratedCostModel>(c, std::vector<std::string>{});
+}
+CostModelFactory every_candidate(std::shared_ptr<const CalibratedCostModel> model) {
+  return [model](const std::vector<std::int64_t>&, std::int64_t) -> std::shared_ptr<const CostModel> { return model; };
+}
+
+TEST(Advise, UnpricedCandidatesRankLastAndSayWhy) {
+  // A calibration measured only within a host: tp's all_reduce across hosts has no curve.
+  const CostModelFactory calibrated = every_candidate(all_reduce_curves({{4, 1, 4}}));
   Design d = design_of({2, 4}, {"dp", "tp"}, 4);
   d.tensors.push_back({"act", {8, 1024}, DType::Float32, parse_state("RP(sum)"), parse_state("RR")});
   d.workload = Workload{{{"act", 1}}, std::nullopt};
@@ -576,19 +585,8 @@ TEST(Advise, AnUnpricedItemNamesTheGapOnTheAxisItMovesFirst) {
   // Curves for all_reduce on tp inside a host and on dp across the 2 hosts: (dp 2, tp 4) prices act's all_reduce on
   // dp. In (tp 4, dp 2) act moves on axis 1 (dp, now 2 ranks inside a host): its gap is named, not axis 0's
   // (tp's groups now cross hosts, which act never touches), though the calibration lacks both.
-  Calibration c;
-  c.backend = "mpi";
-  c.world = 8;
-  c.mesh_shape = {2, 4};
-  c.mesh_names = {"dp", "tp"};
-  c.rank_hosts = {0, 0, 0, 0, 1, 1, 1, 1};
-  for (const GroupShape shape : {GroupShape{4, 1, 4}, GroupShape{2, 2, 1}}) {
-    c.groups.push_back({.collective = "all_reduce", .shape = shape, .model = CurveModel::Piecewise, .fit = {},
-                        .points = {{1024, 10}, {1 << 30, 5000}}, .holdout = {}, .as_run = {}});
-  }
-  auto model = std::make_shared<const CalibratedCostModel>(c, std::vector<std::string>{});
-  const CostModelFactory calibrated = [model](const std::vector<std::int64_t>&,
-                                              std::int64_t) -> std::shared_ptr<const CostModel> { return model; };
+  const auto model = all_reduce_curves({{4, 1, 4}, {2, 2, 1}});
+  const CostModelFactory calibrated = every_candidate(model);
   Design d = design_of({2, 4}, {"dp", "tp"}, 4);
   d.tensors.push_back({"act", {8, 1024}, DType::Float32, parse_state("P(sum)R"), parse_state("RR")});
   d.workload = Workload{{{"act", 1}}, std::nullopt};
