@@ -219,32 +219,6 @@ std::string hosts_text(const CandidateCost& c) {
   return parts.empty() ? "-" : join(parts, {.separator = ", "});
 }
 
-// PyTorch's comm model prices an axis as inside a host while its size times the inner axes' is at most the devices
-// per host (mesh_topology). Where the groups of such an axis do not line up with the hosts (3 ranks per group on
-// hosts of 4), some cross a host boundary that comm does not price: say so, naming the first such axis shown.
-std::string comm_hosts_note(std::int64_t per_host, const AdvisorResult& r) {
-  std::vector<std::string> straddling;
-  for (const CandidateCost& c : r.ranked) {
-    std::int64_t ranks = 1;  // the axis' size times the inner axes', saturating past per_host
-    for (std::size_t a = c.axes.size(); a-- > 0;) {
-      const AxisCost& axis = c.axes[a];
-      ranks = ranks > per_host / axis.size ? per_host + 1 : ranks * axis.size;
-      if (ranks <= per_host && axis.hosts > 1) {
-        straddling.push_back(axis.name + " in " + layout_text(c.mesh) + " as inside a host (PyTorch's rule: it and " +
-                             "the axes after it hold " + std::to_string(ranks) + " ranks, at most " +
-                             std::to_string(per_host) + " per host) though its groups cross " +
-                             std::to_string(axis.hosts) + " hosts");
-      }
-    }
-  }
-  if (straddling.empty()) return {};
-  const std::size_t more = straddling.size() - 1;
-  return "note: the comm model prices " + straddling.front() +
-         (more > 0 ? "; " + std::to_string(more) + " more axis" + (more == 1 ? "" : "es") + " of the layouts shown too"
-                   : std::string()) +
-         "; a calibrated model prices groups where they fall\n";
-}
-
 void print_table(std::ostream& out, const AdviseSetup& s, const AdvisorResult& r) {
   const Design& d = s.design;
   std::int64_t ranks = 1;
@@ -263,7 +237,7 @@ void print_table(std::ostream& out, const AdviseSetup& s, const AdvisorResult& r
           << d.devices_per_host << ": prices follow the calibrated job's hosts, \"hosts crossed\" the design's\n";
     }
   }
-  if (s.model == CostModelKind::Comm) out << comm_hosts_note(d.devices_per_host, r);
+  if (!r.host_rule_note.empty()) out << "note: " << r.host_rule_note << "\n";
   const std::size_t priced = r.candidates - r.rejected - r.unpriced;
   out << r.candidates << " candidates, " << r.rejected << " rejected by the constraints, " << priced << " priced"
       << (r.unpriced > 0 ? ", " + std::to_string(r.unpriced) + " cannot be priced" : std::string()) << " ("
@@ -349,6 +323,7 @@ void print_json(std::ostream& out, const AdviseSetup& s, const AdvisorResult& r)
   summary["plans_computed"] = r.plans_computed;
   summary["plans_reused"] = r.plans_reused;
   summary["reason"] = r.reason;
+  summary["host_rule_note"] = r.host_rule_note;
   summary["model"] = to_string(s.model);
   summary["unit"] = unit;
   summary["search"] = to_string(s.options.search);

@@ -123,6 +123,11 @@ TEST(AdviseCli, SaysWhereTheCommModelPricesAnAxisInsideAHostItsGroupsCross) {
             "hold 3 ranks, at most 4 per host) though its groups cross 2 hosts; a calibrated model prices groups where "
             "they fall")
       << r.out;
+  r = launch("advise --design '" + design + "' --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(json::parse(lines_of(r.out).back())["host_rule_note"].get<std::string>().starts_with(
+      "the comm model prices tp in (dp 4, tp 3) as inside a host"))
+      << r.out;
   // Hosts of 3 line up with tp's groups: no note.
   replace_all(R"("devices_per_host": 4)", R"("devices_per_host": 3)");
   r = launch("advise --design '" + path_of("aligned.meshloom.json", text) + "' 2>&1");

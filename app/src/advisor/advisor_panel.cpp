@@ -341,6 +341,8 @@ void AdvisorPanel::show_result(AdvisorResult result, const QString& error, const
                        .arg(result.plans_reused));
   QString reason = q(result.reason);
   if (result.tied_with_best > 1) reason += tr(" (%1 layouts tie for the best cost.)").arg(result.tied_with_best);
+  // The comm model's host rule against groups that straddle hosts, as advise notes it.
+  if (!result.host_rule_note.empty()) reason += QStringLiteral("\n") + tr("Note: %1.").arg(q(result.host_rule_note));
   reason_->setText(reason);
   model_->set_result(std::move(result), unit);
   chart_->set_candidates(model_->result().ranked, unit);

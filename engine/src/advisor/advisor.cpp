@@ -562,6 +562,24 @@ std::string loser_text(const CandidateCost& w, const CandidateCost& r, const std
   return text + " (" + worst->name + " " + std::to_string(worst->size) + ") are new";
 }
 
+// The axes of `c` that PyTorch's comm model prices as inside a host (mesh_topology: the axis' size times the inner
+// axes' is at most per_host) while their groups span more than one (AxisCost::hosts): groups that do not line up
+// with the hosts (3 ranks per group on hosts of 4). "tp in (dp 4, tp 3) as inside a host (PyTorch's rule: ...)".
+std::vector<std::string> comm_rule_misses(const CandidateCost& c, std::int64_t per_host) {
+  std::vector<std::string> misses;
+  std::int64_t ranks = 1;  // the axis' size times the inner axes', saturating past per_host
+  for (std::size_t a = c.axes.size(); a-- > 0;) {
+    const AxisCost& axis = c.axes[a];
+    ranks = ranks > per_host / axis.size ? per_host + 1 : ranks * axis.size;
+    if (ranks <= per_host && axis.hosts > 1) {
+      misses.push_back(axis.name + " in " + layout_text(c.mesh) + " as inside a host (PyTorch's rule: it and the " +
+                       "axes after it hold " + std::to_string(ranks) + " ranks, at most " + std::to_string(per_host) +
+                       " per host) though its groups cross " + std::to_string(axis.hosts) + " hosts");
+    }
+  }
+  return misses;
+}
+
 }  // namespace
 
 // ---- Public functions --------------------------------------------------------------------------------------------
@@ -722,12 +740,14 @@ AdvisorResult advise(const Design& design, const CostModelFactory& models, const
   }
   // The models first, on this thread: the factory need not be thread-safe.
   std::vector<std::shared_ptr<const CostModel>> priced_by;
+  std::vector<bool> by_comm;
   priced_by.reserve(kept.size());
   for (const MeshSpec& m : kept) {
     priced_by.push_back(models(m.shape, design.devices_per_host));
     if (!priced_by.back()) {
       raise(ErrorKind::ValueError, "the cost model factory returned no model for " + layout_text(m));
     }
+    by_comm.push_back(dynamic_cast<const CommCostModel*>(priced_by.back().get()) != nullptr);
   }
 
   std::vector<CandidateCost> costs(kept.size());
@@ -794,6 +814,19 @@ AdvisorResult advise(const Design& design, const CostModelFactory& models, const
     }
   }
   if (options.top != 0 && result.ranked.size() > options.top) result.ranked.resize(options.top);
+  std::vector<std::string> misses;
+  for (std::size_t k = 0; k < result.ranked.size(); ++k) {
+    if (!by_comm[rank[k]]) continue;
+    for (std::string& miss : comm_rule_misses(result.ranked[k], design.devices_per_host)) misses.push_back(std::move(miss));
+  }
+  if (!misses.empty()) {
+    const std::size_t more = misses.size() - 1;
+    result.host_rule_note = "the comm model prices " + misses.front() +
+                            (more > 0 ? "; " + std::to_string(more) + " more axis" + (more == 1 ? "" : "es") +
+                                            " of the layouts shown too"
+                                      : std::string()) +
+                            "; a calibrated model prices groups where they fall";
+  }
   return result;
 }
 

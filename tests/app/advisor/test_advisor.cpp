@@ -113,6 +113,35 @@ private slots:
     }
   }
 
+  // 12 ranks on hosts of 4 as (dp 4, tp 3): comm prices tp inside a host though its group {3, 4, 5} straddles two;
+  // the dock says so under the reason, as advise does. Hosts of 3 line up with tp's groups: no note.
+  void the_comm_host_rule_is_noted_where_groups_straddle_hosts() {
+    Design d;
+    d.name = "straddle";
+    d.world = 12;
+    d.devices_per_host = 4;
+    d.mesh.shape = {4, 3};
+    d.mesh.names = {"dp", "tp"};
+    d.tensors.push_back({"act", {96, 96}, DType::Float32, parse_state("RP(sum)"), parse_state("RR")});
+    d.workload = Workload{{{"act", 1}}, std::nullopt};
+    for (const std::int64_t per_host : {4, 3}) {
+      d.devices_per_host = per_host;
+      MainWindow window(nullptr, dir_.filePath(QStringLiteral("autosave")));
+      QVERIFY2(window.open_design(save(d, QStringLiteral("straddle.meshloom.json"))), qPrintable(window.last_error()));
+      AdvisorPanel* panel = window.advisor_panel();
+      panel->set_model(AdvisorPanel::ModelKind::Comm);
+      QVERIFY2(panel->rank(), qPrintable(panel->error()));
+      QVERIFY(panel->wait_idle());
+      const AdvisorResult expected = advise(d, comm_factory(), AdvisorOptions{});
+      QCOMPARE(expected.host_rule_note.empty(), per_host == 3);
+      QCOMPARE(panel->reason(), QString::fromStdString(expected.reason) +
+                                    (per_host == 4 ? QStringLiteral("\nNote: ") +
+                                                         QString::fromStdString(expected.host_rule_note) +
+                                                         QStringLiteral(".")
+                                                   : QString()));
+    }
+  }
+
   void preview_and_apply_with_undo() {
     MainWindow window(nullptr, dir_.filePath(QStringLiteral("autosave")));
     QVERIFY(window.open_design(save(advisor_design(), QStringLiteral("b.meshloom.json"))));

@@ -601,6 +601,32 @@ TEST(Advise, AnUnpricedItemNamesTheGapOnTheAxisItMovesFirst) {
       << r.ranked[1].unpriced;
 }
 
+TEST(Advise, NotesWhereTheCommModelPricesAStraddlingAxisAsInsideAHost) {
+  // 12 ranks on hosts of 4 as (dp 4, tp 3): tp's group {3, 4, 5} spans hosts 0 and 1, yet PyTorch's rule (3 ranks
+  // from tp inward <= 4 per host) prices tp inside a host. (tp 3, dp 4): dp's 4 ranks fill a host, tp crosses, and
+  // comm says so too. Hosts of 3, or a model other than comm: no note.
+  Design d = design_of({4, 3}, {"dp", "tp"}, 4);
+  d.tensors.push_back({"act", {96, 96}, DType::Float32, parse_state("RP(sum)"), parse_state("RR")});
+  d.workload = Workload{{{"act", 1}}, std::nullopt};
+  const CostModelFactory comm = [](const std::vector<std::int64_t>& shape,
+                                   std::int64_t per_host) -> std::shared_ptr<const CostModel> {
+    return std::make_shared<const CommCostModel>(shape, per_host);
+  };
+  const AdvisorResult r = advise(d, comm);
+  ASSERT_EQ(r.ranked.size(), 2U);
+  EXPECT_EQ(r.host_rule_note,
+            "the comm model prices tp in (dp 4, tp 3) as inside a host (PyTorch's rule: it and the axes after it hold 3 "
+            "ranks, at most 4 per host) though its groups cross 2 hosts; a calibrated model prices groups where they "
+            "fall");
+  const CostModelFactory fixed = [](const std::vector<std::int64_t>&,
+                                    std::int64_t) -> std::shared_ptr<const CostModel> {
+    return std::make_shared<const FixedCostModel>();
+  };
+  EXPECT_EQ(advise(d, fixed).host_rule_note, "");
+  d.devices_per_host = 3;
+  EXPECT_EQ(advise(d, comm).host_rule_note, "");
+}
+
 TEST(Advise, Errors) {
   Design none = tensors_design();
   none.workload.reset();

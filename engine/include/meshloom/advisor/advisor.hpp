@@ -104,6 +104,12 @@ struct AdvisorResult {
   // most: more hosts crossed, or a larger cost): "tp stays inside a host; dp's all-gathers cross 2 hosts; 3 other
   // layouts cost the same; the next, (tp 4, dp 2), costs 1.4x: its tp all-gathers cross 2 hosts".
   std::string reason;
+  // Where the comm model prices an axis of a candidate shown as inside a host while its groups cross hosts (PyTorch's
+  // rule counts the ranks from the axis inward, and groups that do not line up with hosts straddle one: (dp 4, tp 3)
+  // on hosts of 4): "the comm model prices tp in (dp 4, tp 3) as inside a host (PyTorch's rule: it and the axes after
+  // it hold 3 ranks, at most 4 per host) though its groups cross 2 hosts; a calibrated model prices groups where they
+  // fall". Empty otherwise (every other model, and groups that line up with the hosts).
+  std::string host_rule_note;
 };
 
 // "(dp 128, pp 16, cp 1, tp 8)": a layout as the advisor names it (axis names with their sizes, outer to inner).
