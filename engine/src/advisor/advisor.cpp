@@ -817,7 +817,9 @@ AdvisorResult advise(const Design& design, const CostModelFactory& models, const
   std::vector<std::string> misses;
   for (std::size_t k = 0; k < result.ranked.size(); ++k) {
     if (!by_comm[rank[k]]) continue;
-    for (std::string& miss : comm_rule_misses(result.ranked[k], design.devices_per_host)) misses.push_back(std::move(miss));
+    for (std::string& miss : comm_rule_misses(result.ranked[k], design.devices_per_host)) {
+      misses.push_back(std::move(miss));
+    }
   }
   if (!misses.empty()) {
     const std::size_t more = misses.size() - 1;
