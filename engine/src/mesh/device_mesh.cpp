@@ -653,7 +653,11 @@ RankTensor DeviceMesh::instance_of(std::int64_t rank) const {
   if (!p) {
     // PyTorch's `mesh`: when remap_to_tensor yields a single instance, every rank sees it, member or not.
     if (meshloom::size(tiling_->complement) == 1) return instances();
-    not_held(rank, repr());
+    // PyTorch's words where `mesh` fails on that rank, then which rank and mesh.
+    raise(ErrorKind::RuntimeError,
+          "In order to get the mesh Tensor of a DeviceMesh it needs to either have all its original dimensions (e.g., "
+          "no slicing) or it needs to contain the local rank: rank " +
+              std::to_string(rank) + " is not part of " + repr());
   }
   std::vector<std::int64_t> unused(axes_.size(), 0);
   const std::int64_t instance = tiling_->decompose(*p, unused);

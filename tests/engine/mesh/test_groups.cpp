@@ -54,7 +54,10 @@ void check_views(const DeviceMesh& mesh, const Ranks& shape, const Ranks& values
       if (expected_instances.shape[0] == 1) {
         EXPECT_EQ(mesh.instance_of(r), expected_instances);
       } else {
-        EXPECT_MESH_ERROR(mesh.instance_of(r), ErrorKind::RuntimeError, "rank " + std::to_string(r) + " is not part of");
+        EXPECT_MESH_ERROR(mesh.instance_of(r), ErrorKind::RuntimeError,
+                          "In order to get the mesh Tensor of a DeviceMesh it needs to either have all its original "
+                          "dimensions (e.g., no slicing) or it needs to contain the local rank",
+                          "rank " + std::to_string(r) + " is not part of");
       }
       for (std::size_t k = 0; k < n_axes; ++k) {
         EXPECT_MESH_ERROR(mesh.group_of(r, static_cast<std::int64_t>(k)), ErrorKind::RuntimeError, "is not part of");
