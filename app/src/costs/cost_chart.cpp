@@ -17,6 +17,7 @@
 #include <cmath>
 #include <limits>
 #include <utility>
+#include <vector>
 
 #include "meshloom/plan/cost_model.hpp"
 #include "costs/plot_support.hpp"
@@ -54,14 +55,40 @@ protected:
   }
 };
 
-// Log ticks in microseconds, shown as µs, ms or s.
-class TimeTicker : public QCPAxisTickerLog {
+// Base-10 log ticks that stay logarithmic on a narrow range. QCustomPlot's log ticker falls back to linear ticks
+// below 1.6 decades (10, 15, 20, ... 150: crowded at the top, nothing at the bottom of a log axis); here such a
+// range gets m x 10^k for m in {1, 2, 5}, or in 1..9 when that gives fewer than 3, and the fallback only when even
+// that does (a range within one step of 1..9).
+class DecadeTicker : public QCPAxisTickerLog {
 public:
-  TimeTicker() {
+  DecadeTicker() {
     setLogBase(10);
     setSubTickCount(8);
   }
 
+protected:
+  QVector<double> createTickVector(double tick_step, const QCPRange& range) override {
+    if (range.lower > 0 && range.upper > range.lower && std::log10(range.upper / range.lower) < 1.6) {
+      const auto first = static_cast<int>(std::floor(std::log10(range.lower)));
+      const auto last = static_cast<int>(std::ceil(std::log10(range.upper)));
+      static const std::vector<std::vector<int>> kMantissas{{1, 2, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9}};
+      for (const std::vector<int>& mantissas : kMantissas) {
+        QVector<double> ticks;
+        for (int k = first; k <= last; ++k) {
+          for (const int m : mantissas) {
+            const double tick = m * std::pow(10.0, k);
+            if (tick >= range.lower && tick <= range.upper) ticks.push_back(tick);
+          }
+        }
+        if (ticks.size() >= 3) return ticks;
+      }
+    }
+    return QCPAxisTickerLog::createTickVector(tick_step, range);
+  }
+};
+
+// Log ticks in microseconds, shown as µs, ms or s.
+class TimeTicker : public DecadeTicker {
 protected:
   QString getTickLabel(double tick, const QLocale& /*locale*/, QChar /*format*/, int /*precision*/) override {
     if (tick >= 1e6) return trim_number(tick / 1e6, 3) + QStringLiteral(" s");
@@ -71,13 +98,7 @@ protected:
 };
 
 // Log ticks in GB/s.
-class BandwidthTicker : public QCPAxisTickerLog {
-public:
-  BandwidthTicker() {
-    setLogBase(10);
-    setSubTickCount(8);
-  }
-
+class BandwidthTicker : public DecadeTicker {
 protected:
   QString getTickLabel(double tick, const QLocale& /*locale*/, QChar /*format*/, int /*precision*/) override {
     return trim_number(tick, 6);

@@ -29,6 +29,7 @@
 #include "costs/cost_chart.hpp"
 #include "costs/fit_table.hpp"
 #include "costs/measurements.hpp"
+#include "costs/plot_support.hpp"
 #include "meshloom/plan/cost_model.hpp"
 #include "meshloom/plan/plan.hpp"
 
@@ -550,6 +551,29 @@ private slots:
 
   // The Fits table: one row per curve with its model, alpha-beta fit and held-out error ("-" where a curve has
   // none), a summary over them; a calibration from before curves lists its per-axis fits.
+  // A time axis on a narrow range stays logarithmic: 1-2-5 ticks (QCustomPlot's own log ticker falls back to linear
+  // ticks below 1.6 decades, crowded at the top of a log axis), 1..9 where that gives fewer than 3, labelled in units.
+  void time_ticks_on_a_narrow_range_stay_logarithmic() {
+    const QSharedPointer<QCPAxisTicker> ticker = meshloom::app::make_time_ticker();
+    const auto ticks_of = [&ticker](double lo, double hi) {
+      QVector<double> ticks;
+      QVector<double> sub;
+      QVector<QString> labels;
+      ticker->generate(QCPRange(lo, hi), QLocale::c(), QLatin1Char('g'), 6, ticks, &sub, &labels);
+      return std::make_pair(ticks, labels);
+    };
+    auto [ticks, labels] = ticks_of(20, 150);
+    QCOMPARE(ticks, (QVector<double>{20, 50, 100}));
+    QCOMPARE(labels, (QVector<QString>{QStringLiteral("20 \u00b5s"), QStringLiteral("50 \u00b5s"),
+                                       QStringLiteral("100 \u00b5s")}));
+    std::tie(ticks, labels) = ticks_of(1100, 4500);  // 1-2-5 gives 2000 alone: 1..9
+    QCOMPARE(ticks, (QVector<double>{2000, 3000, 4000}));
+    QCOMPARE(labels.front(), QStringLiteral("2 ms"));
+    std::tie(ticks, labels) = ticks_of(1, 1e4);  // four decades: QCustomPlot's own decade ticks
+    QVERIFY(ticks.contains(10) && ticks.contains(100) && ticks.contains(1000));
+    QVERIFY(!ticks.contains(20));
+  }
+
   void fit_table_lists_every_curve_and_how_well_it_holds() {
     meshloom::Calibration c;
     c.backend = "mpi";
