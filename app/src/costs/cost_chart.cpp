@@ -321,7 +321,7 @@ struct CostChart::Impl {
     } else {
       plot->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new BandwidthTicker));
     }
-    title->setText(coll.empty() ? QObject::tr("No measurements")
+    title->setText(coll.empty() ? QObject::tr("No measurements: open a bench run (Open...) or run one (Run benchmark...)")
                                 : QString::fromStdString(coll) +
                                       (metric == Metric::Time           ? QObject::tr(": time against message size")
                                        : metric == Metric::BusBandwidth ? QObject::tr(": bus bandwidth against message size")

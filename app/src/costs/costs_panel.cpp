@@ -189,7 +189,7 @@ void CostsPanel::build() {
   views_->setDocumentMode(true);
   views_->addTab(chart_, tr("Cost chart"));
   views_->addTab(prediction_chart_, tr("Predicted vs measured"));
-  auto* fits_page = new QWidget(this);
+  auto* fits_page = fits_page_ = new QWidget(this);
   fits_ = new FitTableModel(this);
   fits_summary_ = new QLabel(tr("Load or fit a calibration to see its fits."), fits_page);
   fits_summary_->setObjectName(QStringLiteral("fits_summary"));
@@ -454,6 +454,8 @@ QString CostsPanel::load_calibration(const QString& path) {
   }
   calibration_path_ = QFileInfo(path).absoluteFilePath();
   sync_fits();
+  // Without measurements the chart has nothing to draw the fits against: show them as the table lists them.
+  if (chart_->measurements().point_count() == 0) views_->setCurrentWidget(fits_page_);
   show_message(tr("Fitted model from %1: %2").arg(QFileInfo(path).fileName(), fits_->summary()), false);
   sync_buttons();
   return {};

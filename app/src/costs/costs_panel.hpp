@@ -197,6 +197,7 @@ private:
   QTabWidget* views_ = nullptr;
   FitTableModel* fits_ = nullptr;
   QLabel* fits_summary_ = nullptr;
+  QWidget* fits_page_ = nullptr;  // the Fits tab
   LauncherRun* run_ = nullptr;
   SlurmRun* slurm_ = nullptr;
   bool slurm_active_ = false;  // the run under way (or last run) is slurm_'s

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "costs/cost_chart.hpp"
 #include "costs/costs_panel.hpp"
 #include "document/design_document.hpp"
 #include "shell/main_window.hpp"
@@ -503,6 +504,20 @@ private slots:
     const QString error = panel.open_predictions(QStringLiteral("/no/such/file.jsonl"));
     QVERIFY2(error.contains(QStringLiteral("/no/such/file.jsonl")), qPrintable(error));
     QCOMPARE(loaded.count(), 2);
+  }
+
+  // A calibration loaded with nothing measured shows the Fits tab (the chart has nothing to draw its fits against);
+  // once measurements are open the chart stays in front.
+  void a_calibration_without_measurements_shows_its_fits() {
+    DesignDocument doc;
+    doc.reset(meshloom::testing::two_by_two_design(), QString());  // the bench file's 4 ranks
+    CostsPanel panel(&doc);
+    QCOMPARE(panel.load_calibration(kCalibration), QString());
+    QCOMPARE(panel.views()->tabText(panel.views()->currentIndex()), QStringLiteral("Fits"));
+    QCOMPARE(panel.open_measurements(QStringLiteral(MESHLOOM_TEST_DATA_DIR "/bench-2x2-small.jsonl")), QString());
+    QCOMPARE(panel.views()->currentWidget(), static_cast<QWidget*>(panel.chart()));
+    QCOMPARE(panel.load_calibration(kCalibration), QString());
+    QCOMPARE(panel.views()->currentWidget(), static_cast<QWidget*>(panel.chart()));
   }
 
   // After Apply to planner replaced a calibration: the plan under the old one and the new one, and which came
