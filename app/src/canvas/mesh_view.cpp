@@ -52,7 +52,16 @@ MeshView::MeshView(QGraphicsScene* scene, QWidget* parent) : QGraphicsView(scene
 
 void MeshView::content_changed() {
   minimap_->scene_changed();
-  update_overlays();
+  if (auto_fit_) {
+    fit();  // the tensor key may have come or gone: make room for it, or take the room back
+  } else {
+    update_overlays();
+  }
+}
+
+bool MeshView::key_has_room(const QRect& vp) const {
+  const QSize key = tensor_key_->sizeHint();
+  return tensor_key_->has_grid() && vp.width() >= 2 * key.width() && vp.height() >= key.height() + 2 * kOverlayMargin;
 }
 
 void MeshView::set_grid(MeshGridItem* grid) {
@@ -111,7 +120,7 @@ void MeshView::update_overlays() {
   }
   // The tensor key, top right, while it has a grid and the viewport room for it.
   const QSize key = tensor_key_->sizeHint();
-  if (tensor_key_->has_grid() && vp.width() >= 2 * key.width() && vp.height() >= key.height() + 2 * kOverlayMargin) {
+  if (key_has_room(vp)) {
     tensor_key_->setGeometry(vp.right() + 1 - kOverlayMargin - key.width(), vp.top() + kOverlayMargin, key.width(),
                              key.height());
     tensor_key_->show();
@@ -142,11 +151,29 @@ void MeshView::update_overlays() {
 void MeshView::fit() {
   auto_fit_ = true;
   if (!scene()) return;
-  fitInView(scene()->sceneRect(), Qt::KeepAspectRatio);
+  // The scene fitted beside the tensor key (a column on the right) or under it (a band along the top), whichever
+  // leaves the larger scale, so that the key covers no rank: the view's scene rect grows by the key's room (in
+  // scene units at that scale) and is fitted and centred whole.
+  const QRectF content = scene()->sceneRect();
+  QRectF target = content;
+  const QRect vp = viewport()->rect();
+  if (key_has_room(vp) && content.width() > 0 && content.height() > 0) {
+    const QSize key = tensor_key_->sizeHint();
+    const double column = key.width() + 2.0 * kOverlayMargin;
+    const double band = key.height() + 2.0 * kOverlayMargin;
+    const double beside = std::min((vp.width() - column) / content.width(), vp.height() / content.height());
+    const double under = std::min(vp.width() / content.width(), (vp.height() - band) / content.height());
+    const double scale = std::min(std::max(beside, under), kMaxFitScale);
+    if (scale > 0) {
+      target = beside >= under ? content.adjusted(0, 0, column / scale, 0) : content.adjusted(0, -band / scale, 0, 0);
+    }
+  }
+  setSceneRect(target);
+  fitInView(target, Qt::KeepAspectRatio);
   const double scale = transform().m11();
   if (scale > kMaxFitScale) {
     setTransform(QTransform::fromScale(kMaxFitScale, kMaxFitScale));
-    centerOn(scene()->sceneRect().center());
+    centerOn(target.center());
   }
   update_overlays();
 }

@@ -72,6 +72,8 @@ protected:
 
 private:
   [[nodiscard]] MeshGridItem* live_grid() const;  // grid_ while it is still an item of the scene
+  // Whether the viewport `vp` has room for the tensor key (and the key something to show).
+  [[nodiscard]] bool key_has_room(const QRect& vp) const;
   [[nodiscard]] std::optional<std::size_t> cell_under(QPoint viewport_pos) const;
   void update_hover(std::optional<std::size_t> cell);  // sets the grid's hovered cell, emits on a change
   [[nodiscard]] std::optional<std::size_t> arrow_target(const QKeyEvent* event) const;  // nullopt: not ours

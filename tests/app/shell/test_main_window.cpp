@@ -211,6 +211,37 @@ private slots:
     QVERIFY2(key->title().startsWith(QLatin1String("weight [")), qPrintable(key->title()));
   }
 
+  // The fitted canvas leaves the tensor key its own room: the key, top right, covers no rank (it used to sit on the
+  // mesh's top right ranks of wide meshes: torchtitan's 32, or ranks 5 and 7 of the 3-D example at step 1).
+  void the_tensor_key_covers_no_rank() {
+    for (const char* example : {"torchtitan-4d", "pp-dp-tp-3d", "default"}) {
+      MainWindow w;
+      QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/%1.meshloom.json").arg(QLatin1String(example))));
+      for (const QSize size : {QSize(1280, 800), QSize(1600, 1000)}) {
+        show_at(w, size);
+        QVERIFY(w.show_plan_step(1));
+        QCoreApplication::processEvents();
+        const meshloom::app::MeshView* view = w.view();
+        const meshloom::app::TensorKey* key = view->tensor_key();
+        QVERIFY2(key->isVisible(), example);
+        const QRect ranks = view->mapFromScene(view->scene()->itemsBoundingRect()).boundingRect();
+        const QRect covered = key->geometry().translated(-view->viewport()->pos());  // in viewport coordinates
+        QVERIFY2(!ranks.intersects(covered), qPrintable(QStringLiteral("%1 at %2x%3: ranks %4,%5 %6x%7, key %8,%9 %10x%11")
+                                                           .arg(QLatin1String(example))
+                                                           .arg(size.width())
+                                                           .arg(size.height())
+                                                           .arg(ranks.x())
+                                                           .arg(ranks.y())
+                                                           .arg(ranks.width())
+                                                           .arg(ranks.height())
+                                                           .arg(covered.x())
+                                                           .arg(covered.y())
+                                                           .arg(covered.width())
+                                                           .arg(covered.height())));
+      }
+    }
+  }
+
   void reset_layout_puts_the_canvas_in_front_again() {
     MainWindow w;
     QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/hsdp-2d.meshloom.json")));
