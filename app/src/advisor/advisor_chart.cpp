@@ -51,6 +51,7 @@ AdvisorChart::AdvisorChart(QWidget* parent) : QWidget(parent), d_(std::make_uniq
   d_->plot->setMinimumSize(320, 200);
   d_->plot->legend->setVisible(false);
   place_legend_below(*d_->plot);
+  follow_palette(*d_->plot);
   d_->plot->xAxis->setLabel(tr("layout, by rank (as in the table)"));
   d_->plot->yAxis->setLabel(tr("cost per step"));
   layout->addWidget(d_->plot, 1);

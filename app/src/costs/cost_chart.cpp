@@ -436,6 +436,7 @@ CostChart::CostChart(QWidget* parent) : QWidget(parent), d_(std::make_unique<Imp
   d_->plot->plotLayout()->addElement(0, 0, d_->title);
   d_->plot->legend->setVisible(false);
   place_legend_below(*d_->plot);
+  follow_palette(*d_->plot);
   layout->addWidget(d_->plot, 1);
 
   d_->readout = new QLabel(this);
@@ -586,6 +587,64 @@ QColor series_color(std::size_t index) {
 }
 
 QSharedPointer<QCPAxisTicker> make_time_ticker() { return QSharedPointer<QCPAxisTicker>(new TimeTicker); }
+
+namespace {
+
+void style_plot(QCustomPlot& plot) {
+  const QPalette& pal = plot.palette();
+  const QColor back = pal.color(QPalette::Base);
+  const QColor text = pal.color(QPalette::Text);
+  const bool dark = back.lightness() < 128;
+  // Between the text and the background: QCustomPlot's greys (200, 220) on white.
+  const auto between = [&](double k) {
+    if (!dark) return k > 0.82 ? QColor(220, 220, 220) : QColor(200, 200, 200);
+    return QColor::fromRgbF(static_cast<float>(text.redF() * (1 - k) + back.redF() * k),
+                            static_cast<float>(text.greenF() * (1 - k) + back.greenF() * k),
+                            static_cast<float>(text.blueF() * (1 - k) + back.blueF() * k));
+  };
+  plot.setBackground(back);
+  for (QCPAxisRect* rect : plot.axisRects()) {
+    for (QCPAxis* axis : rect->axes()) {
+      axis->setBasePen(QPen(text, 0));
+      axis->setTickPen(QPen(text, 0));
+      axis->setSubTickPen(QPen(text, 0));
+      axis->setLabelColor(text);
+      axis->setTickLabelColor(text);
+      axis->grid()->setPen(QPen(between(0.78), 0, Qt::DotLine));
+      axis->grid()->setSubGridPen(QPen(between(0.86), 0, Qt::DotLine));
+    }
+  }
+  plot.legend->setBrush(back);
+  plot.legend->setTextColor(text);
+  for (int i = 0; i < plot.plotLayout()->elementCount(); ++i) {
+    if (auto* title = qobject_cast<QCPTextElement*>(plot.plotLayout()->elementAt(i))) title->setTextColor(text);
+  }
+}
+
+// Restyles its plot on a palette change (the theme switched).
+class PaletteFollower : public QObject {
+public:
+  explicit PaletteFollower(QCustomPlot& plot) : QObject(&plot), plot_(plot) { plot.installEventFilter(this); }
+
+protected:
+  bool eventFilter(QObject* watched, QEvent* event) override {
+    if (watched == &plot_ && event->type() == QEvent::PaletteChange) {
+      style_plot(plot_);
+      plot_.replot();
+    }
+    return false;
+  }
+
+private:
+  QCustomPlot& plot_;
+};
+
+}  // namespace
+
+void follow_palette(QCustomPlot& plot) {
+  style_plot(plot);
+  new PaletteFollower(plot);
+}
 
 void place_legend_below(QCustomPlot& plot, int columns) {
   QCPLayoutGrid* layout = plot.plotLayout();

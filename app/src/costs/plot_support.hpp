@@ -18,6 +18,10 @@ namespace meshloom::app {
 [[nodiscard]] QColor series_color(std::size_t index);
 // Log ticks in microseconds, labelled µs, ms or s.
 [[nodiscard]] QSharedPointer<QCPAxisTicker> make_time_ticker();
+// Colours the plot from its palette (background Base, axes, labels, titles and legend text Text, grid lines between
+// the two) now and whenever the palette changes, so that a chart follows the dark theme. On a light palette the
+// grid keeps QCustomPlot's own greys.
+void follow_palette(QCustomPlot& plot);
 // Moves the plot's legend out of the axis rect to a row of its own under it (entries across, wrapping after
 // `columns`), so that it never covers a point; call once, after the plot's layout is set up.
 void place_legend_below(QCustomPlot& plot, int columns = 4);

@@ -192,6 +192,7 @@ PredictionChart::PredictionChart(QWidget* parent) : QWidget(parent), d_(std::mak
   d_->title = new QCPTextElement(d_->plot, QString(), QFont(font().family(), font().pointSize() + 1, QFont::Bold));
   d_->plot->plotLayout()->addElement(0, 0, d_->title);
   place_legend_below(*d_->plot);
+  follow_palette(*d_->plot);
   layout->addWidget(d_->plot, 1);
 
   d_->readout = new QLabel(this);

@@ -3,8 +3,13 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFont>
+#include <QEvent>
 #include <QHBoxLayout>
+#include <QIcon>
 #include <QLabel>
+#include <QPainter>
+#include <QPalette>
+#include <QPixmap>
 #include <QSignalBlocker>
 #include <QSlider>
 #include <QStyle>
@@ -12,6 +17,7 @@
 #include <QVBoxLayout>
 
 #include <cmath>
+#include <utility>
 
 #include "plan/plan_animation.hpp"
 
@@ -19,9 +25,31 @@ namespace meshloom::app {
 
 namespace {
 
+// The style's standard icon, recoloured with the palette's button text (enabled and disabled) where the button is dark:
+// the style draws its media glyphs dark whatever the palette, unreadable on the dark theme (and darker than the
+// disabled ones). On a light button the style's own icon stays.
+QIcon themed_icon(const QWidget* widget, QStyle::StandardPixmap which) {
+  const QIcon icon = widget->style()->standardIcon(which, nullptr, widget);
+  const QPalette& pal = widget->palette();
+  if (pal.color(QPalette::Button).lightness() >= 128) return icon;
+  QIcon out;
+  for (const QSize size : {QSize(16, 16), QSize(32, 32)}) {
+    for (const auto& [mode, group] :
+         {std::pair{QIcon::Normal, QPalette::Active}, std::pair{QIcon::Disabled, QPalette::Disabled}}) {
+      QPixmap pixmap = icon.pixmap(size);
+      QPainter painter(&pixmap);
+      painter.setCompositionMode(QPainter::CompositionMode_SourceIn);
+      painter.fillRect(pixmap.rect(), pal.color(group, QPalette::ButtonText));
+      painter.end();
+      out.addPixmap(pixmap, mode);
+    }
+  }
+  return out;
+}
+
 QToolButton* tool_button(QWidget* parent, QStyle::StandardPixmap icon, const QString& text, const QString& tip) {
   auto* b = new QToolButton(parent);
-  b->setIcon(parent->style()->standardIcon(icon));
+  b->setIcon(themed_icon(parent, icon));
   b->setText(text);
   b->setToolTip(tip);
   b->setAutoRaise(true);
@@ -117,6 +145,20 @@ void AnimationBar::set_large_caption(bool large) {
 bool AnimationBar::blocks_shown() const { return blocks_->isChecked(); }
 void AnimationBar::set_blocks_shown(bool shown) { blocks_->setChecked(shown); }
 
+void AnimationBar::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() == QEvent::PaletteChange || event->type() == QEvent::StyleChange) sync_icons();
+}
+
+void AnimationBar::sync_icons() {
+  if (last_ == nullptr) return;  // still being built
+  first_->setIcon(themed_icon(this, QStyle::SP_MediaSkipBackward));
+  back_->setIcon(themed_icon(this, QStyle::SP_MediaSeekBackward));
+  forward_->setIcon(themed_icon(this, QStyle::SP_MediaSeekForward));
+  last_->setIcon(themed_icon(this, QStyle::SP_MediaSkipForward));
+  play_->setIcon(themed_icon(this, animation_->playing() ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
+}
+
 void AnimationBar::sync() {
   const bool has = animation_->has_plan();
   const int last = has ? animation_->frame_count() - 1 : 0;
@@ -138,7 +180,7 @@ void AnimationBar::sync() {
     speed_->setCurrentIndex(nearest);
   }
   const bool playing = animation_->playing();
-  play_->setIcon(style()->standardIcon(playing ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
+  play_->setIcon(themed_icon(this, playing ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
   play_->setText(playing ? tr("Pause") : tr("Play"));
   play_->setEnabled(has && last > 0);
   first_->setEnabled(has && at > 0);

@@ -56,8 +56,12 @@ public:
 signals:
   void blocks_toggled(bool shown);
 
+protected:
+  void changeEvent(QEvent* event) override;  // a palette change (the theme) recolours the icons
+
 private:
-  void sync();  // everything from the animation's state
+  void sync();           // everything from the animation's state
+  void sync_icons();     // the buttons' icons in the palette's button text colour
 
   PlanAnimation* animation_;
   QString idle_text_;

@@ -18,13 +18,16 @@
 #include <QListView>
 #include <QLocale>
 #include <QMenuBar>
+#include <QPainter>
 #include <QPalette>
+#include <QProxyStyle>
 #include <QScreen>
 #include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
 #include <QStyle>
 #include <QStyleFactory>
+#include <QStyleOption>
 #include <QTreeWidget>
 #include <QUndoStack>
 #include <QVBoxLayout>
@@ -112,6 +115,24 @@ QWidget* scrolled(QWidget* panel) {
   area->setFrameShape(QFrame::NoFrame);
   return area;
 }
+
+// Fusion outlines a check box in its window colour darkened, which on the dark palette is the base colour it is
+// drawn on (the axes table's and the advisor's check boxes vanished): outline them in the palette's Mid instead.
+class DarkFusionStyle : public QProxyStyle {
+public:
+  DarkFusionStyle() : QProxyStyle(QStyleFactory::create(QStringLiteral("Fusion"))) {}
+  void drawPrimitive(PrimitiveElement element, const QStyleOption* option, QPainter* painter,
+                     const QWidget* widget) const override {
+    QProxyStyle::drawPrimitive(element, option, painter, widget);
+    if (element != PE_IndicatorCheckBox && element != PE_IndicatorItemViewItemCheck) return;
+    painter->save();
+    painter->setRenderHint(QPainter::Antialiasing, false);
+    painter->setBrush(Qt::NoBrush);
+    painter->setPen(QPen(option->palette.color(QPalette::Mid).lighter(130), 1));
+    painter->drawRect(option->rect.adjusted(1, 1, -2, -2));
+    painter->restore();
+  }
+};
 
 QPalette dark_palette() {
   QPalette p;
@@ -482,8 +503,13 @@ void MainWindow::apply_theme(Theme theme) {
     QApplication::setPalette(QApplication::style()->standardPalette());
     return;
   }
+  if (theme == Theme::Dark) {
+    QApplication::setStyle(new DarkFusionStyle);
+    QApplication::setPalette(dark_palette());
+    return;
+  }
   QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
-  QApplication::setPalette(theme == Theme::Dark ? dark_palette() : QApplication::style()->standardPalette());
+  QApplication::setPalette(QApplication::style()->standardPalette());
 }
 
 // ---- Documents --------------------------------------------------------------------------------------------

@@ -574,6 +574,23 @@ private slots:
     QVERIFY(!ticks.contains(20));
   }
 
+  // A chart takes its colours from the palette, and follows a change of it (the dark theme): background Base, axes
+  // and labels Text. QCustomPlot's own defaults are white and black whatever the palette.
+  void the_chart_follows_the_palette() {
+    CostChart chart;
+    chart.resize(600, 400);
+    QPalette dark = chart.palette();
+    dark.setColor(QPalette::Base, QColor(0x1f, 0x21, 0x24));
+    dark.setColor(QPalette::Text, QColor(0xe6, 0xe6, 0xe6));
+    chart.setPalette(dark);
+    auto* plot = chart.findChild<QCustomPlot*>();
+    QVERIFY(plot != nullptr);
+    QCOMPARE(plot->toPixmap(600, 400).toImage().pixelColor(2, 2), QColor(0x1f, 0x21, 0x24));
+    QCOMPARE(plot->xAxis->tickLabelColor(), QColor(0xe6, 0xe6, 0xe6));
+    QCOMPARE(plot->yAxis->labelColor(), QColor(0xe6, 0xe6, 0xe6));
+    QCOMPARE(plot->legend->textColor(), QColor(0xe6, 0xe6, 0xe6));
+  }
+
   void fit_table_lists_every_curve_and_how_well_it_holds() {
     meshloom::Calibration c;
     c.backend = "mpi";

@@ -18,6 +18,7 @@
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QToolButton>
 #include <QtTest>
 
 #include <stdexcept>
@@ -194,6 +195,19 @@ private slots:
                                                        l->palette().color(QPalette::Window));
         QVERIFY2(c >= 4.5, qPrintable(QString::number(c)));
       }
+      // The play button's glyph reads on the bar (WCAG's 3:1 for non-text); the style's own media glyphs are dark
+      // whatever the palette (1.2:1 on the dark theme).
+      const QImage glyph = bar->play_button()->icon().pixmap(16, 16).toImage();
+      QColor ink;
+      for (int y = 0; y < glyph.height(); ++y) {
+        for (int x = 0; x < glyph.width(); ++x) {
+          if (glyph.pixelColor(x, y).alpha() > ink.alpha() || !ink.isValid()) ink = glyph.pixelColor(x, y);
+        }
+      }
+      ink.setAlpha(255);
+      const double glyph_contrast = meshloom::app::contrast_ratio(ink, bar->palette().color(QPalette::Button));
+      QVERIFY2(glyph_contrast >= 3.0, qPrintable(ink.name() + QStringLiteral(" on ") +
+                                                   bar->palette().color(QPalette::Button).name()));
     }
     // The formula itself: black on white is 21:1, a colour on itself 1:1.
     QCOMPARE(meshloom::app::contrast_ratio(Qt::black, Qt::white), 21.0);
