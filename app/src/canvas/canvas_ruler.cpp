@@ -32,6 +32,12 @@ CanvasRuler::CanvasRuler(QGraphicsView* view, Qt::Orientation orientation, QWidg
 
 void CanvasRuler::set_bands(std::vector<RulerBand> bands, std::vector<QString> names) {
   bands_ = std::move(bands);
+  periods_.clear();
+  for (const RulerBand& band : bands_) {
+    std::int64_t last = 0;
+    for (const auto& t : band.ticks) last = std::max(last, t.index);
+    periods_.push_back(last + 1);
+  }
   names_ = std::move(names);
   names_.resize(bands_.size());
   drawn_.assign(bands_.size(), {});
@@ -45,9 +51,7 @@ int CanvasRuler::band_extent() const {
   // Down the left: wide enough for the widest "name index" of any band.
   double widest = 0.0;
   for (std::size_t b = 0; b < bands_.size(); ++b) {
-    std::int64_t last = 0;
-    for (const auto& t : bands_[b].ticks) last = std::max(last, t.index);
-    widest = std::max(widest, fm.horizontalAdvance(names_[b] + QStringLiteral(" ") + QString::number(last)));
+    widest = std::max(widest, fm.horizontalAdvance(names_[b] + QStringLiteral(" ") + QString::number(periods_[b] - 1)));
   }
   return static_cast<int>(std::ceil(widest + 2.0 * kPad));
 }
@@ -93,12 +97,27 @@ void CanvasRuler::paintEvent(QPaintEvent* /*event*/) {
     if (first == last) continue;
     // How many blocks one label needs: the smallest of 1, 2, 5, 10, 20, 50, ... whose blocks hold it.
     const double block_px = std::max((first->to - first->from) * scale, 1e-9);
-    std::int64_t widest_index = 0;
-    for (auto t = first; t != last; ++t) widest_index = std::max(widest_index, t->index);
-    const double need = (across ? fm.horizontalAdvance(QString::number(widest_index)) : fm.height()) + kPad;
-    std::int64_t stride = 1;
+    // The widest label is the one of the largest index, as drawn ("+15" on a ruler of offsets, not "15"): sized by
+    // the bare number, labels of more digits ran into each other and were dropped unevenly.
+    auto widest = first;
+    for (auto t = first; t != last; ++t) {
+      if (t->index > widest->index) widest = t;
+    }
+    const double need =
+        (across ? fm.horizontalAdvance(QString::fromStdString(tick_text(band, *widest, across))) : fm.height()) + kPad;
+    // A divisor of the band's period, so that the labelled indices repeat alike in every group (0 and 4 of 8, not
+    // 0 and 5 with the next group's 0 crowded out); past the period, 1, 2, 5, 10, 20, ... as before.
+    std::int64_t stride = 0;
+    for (std::int64_t d = 1; d <= periods_[b]; ++d) {
+      if (periods_[b] % d == 0 && static_cast<double>(d) * block_px >= need) {
+        stride = d;
+        break;
+      }
+    }
     static constexpr std::array<std::int64_t, 3> kSteps{1, 2, 5};
-    for (std::int64_t decade = 1; static_cast<double>(stride) * block_px < need && decade < (std::int64_t{1} << 40); decade *= 10) {
+    for (std::int64_t decade = 1; stride == 0 || (static_cast<double>(stride) * block_px < need &&
+                                                  decade < (std::int64_t{1} << 40));
+         decade *= 10) {
       for (const auto s : kSteps) {
         stride = s * decade;
         if (static_cast<double>(stride) * block_px >= need) break;

@@ -315,6 +315,21 @@ private slots:
     QCOMPARE(left[0].front(), QStringLiteral("dp 0"));
     QCOMPARE(left[1].front(), QStringLiteral("pp 0"));
     QVERIFY(left[0].contains(QStringLiteral("112")));  // the last row of dp: every row labelled at fit
+    // Labels too narrow for every block repeat alike in every group: every d-th index for a divisor d of the band's
+    // period (tp's 8: 0, 4, 0, 4, ..., not 0, 5 with the next host's 0 crowded out), and evenly along the wrapped dp
+    // (+0, +2, ... sized by "+14" as drawn, not by "14", which dropped +11, +13 and +15 but kept +10 and +12).
+    // (After the first label, which carries the axis name and may crowd out the one after it.)
+    const auto expect_every_dth = [](const QStringList& labels, int period) {
+      std::vector<int> v;
+      for (const QString& label : labels.mid(1)) v.push_back(label.toInt());  // "+2" reads 2
+      QVERIFY(v.size() >= 3);
+      const int d = (v[1] - v[0] + period) % period == 0 ? period : (v[1] - v[0] + period) % period;
+      const QString all = labels.join(QLatin1Char(' '));
+      QVERIFY2(period % d == 0 && v[0] % d == 0, qPrintable(all));
+      for (std::size_t i = 1; i < v.size(); ++i) QVERIFY2(v[i] == (v[i - 1] + d) % period, qPrintable(all));
+    };
+    expect_every_dth(top[1], 8);
+    expect_every_dth(top[0], 16);
     // Fitted, 16,384 ranks: hosts are blocks, the legend says so; the whole mesh is in view: no minimap.
     QVERIFY(grid->aggregated_at(view.transform().m11()));
     QVERIFY(view.zoom_legend()->isVisible());
