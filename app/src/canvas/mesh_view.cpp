@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
+#include <utility>
 
 #include "canvas/canvas_ruler.hpp"
 #include "canvas/mesh_grid_item.hpp"
@@ -151,22 +153,33 @@ void MeshView::update_overlays() {
 void MeshView::fit() {
   auto_fit_ = true;
   if (!scene()) return;
-  // The scene fitted beside the tensor key (a column on the right) or under it (a band along the top), whichever
-  // leaves the larger scale, so that the key covers no rank: the view's scene rect grows by the key's room (in
-  // scene units at that scale) and is fitted and centred whole.
+  // The scene fitted so that the overlays cover no rank: beside the tensor key (a column on the right) or under it
+  // (a band along the top), whichever leaves the larger scale, and above the legend of the aggregated view (a band
+  // along the bottom) where the fitted scale draws hosts as blocks. The view's scene rect grows by that room (in
+  // scene units at the scale) and is fitted and centred whole.
   const QRectF content = scene()->sceneRect();
-  QRectF target = content;
   const QRect vp = viewport()->rect();
-  if (key_has_room(vp) && content.width() > 0 && content.height() > 0) {
-    const QSize key = tensor_key_->sizeHint();
-    const double column = key.width() + 2.0 * kOverlayMargin;
-    const double band = key.height() + 2.0 * kOverlayMargin;
-    const double beside = std::min((vp.width() - column) / content.width(), vp.height() / content.height());
-    const double under = std::min(vp.width() / content.width(), (vp.height() - band) / content.height());
-    const double scale = std::min(std::max(beside, under), kMaxFitScale);
-    if (scale > 0) {
-      target = beside >= under ? content.adjusted(0, 0, column / scale, 0) : content.adjusted(0, -band / scale, 0, 0);
+  QRectF target = content;
+  if (content.width() > 0 && content.height() > 0) {
+    const bool key = key_has_room(vp);
+    const double column = key ? tensor_key_->sizeHint().width() + 2.0 * kOverlayMargin : 0.0;
+    const double band = key ? tensor_key_->sizeHint().height() + 2.0 * kOverlayMargin : 0.0;
+    const auto arrange = [&](double bottom) {
+      const double beside = std::min((vp.width() - column) / content.width(), (vp.height() - bottom) / content.height());
+      const double under = std::min(vp.width() / content.width(), (vp.height() - band - bottom) / content.height());
+      const double scale = std::min(std::max(beside, under), kMaxFitScale);
+      if (scale <= 0) return std::pair{content, 0.0};
+      QRectF r = beside >= under ? content.adjusted(0, 0, column / scale, 0) : content.adjusted(0, -band / scale, 0, 0);
+      return std::pair{r.adjusted(0, 0, 0, bottom / scale), scale};
+    };
+    auto [rect, scale] = arrange(0.0);
+    MeshGridItem* grid = live_grid();
+    const int legend_width = std::min(vp.width() - 2 * kOverlayMargin, 420);
+    if (grid != nullptr && scale > 0 && grid->aggregated_at(scale) && legend_width > 120) {
+      legend_->setText(grid->aggregate_legend());
+      std::tie(rect, scale) = arrange(legend_->heightForWidth(legend_width) + 2.0 * kOverlayMargin);
     }
+    target = rect;
   }
   setSceneRect(target);
   fitInView(target, Qt::KeepAspectRatio);

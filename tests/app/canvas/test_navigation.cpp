@@ -334,6 +334,9 @@ private slots:
     QVERIFY(grid->aggregated_at(view.transform().m11()));
     QVERIFY(view.zoom_legend()->isVisible());
     QVERIFY(view.zoom_legend()->text().startsWith(QStringLiteral("One block per host")));
+    // Fitted, the mesh keeps clear of the legend (a band along the bottom).
+    const QRect mesh_px = view.mapFromScene(grid->sceneBoundingRect()).boundingRect();
+    QVERIFY(!mesh_px.intersects(view.zoom_legend()->geometry().translated(-view.viewport()->pos())));
     QVERIFY(!view.minimap()->isVisible());
     // Centred on rank 1000, zoomed to its number: no legend, the minimap with the part in view outlined.
     std::size_t cell = 0;
