@@ -311,11 +311,12 @@ void MeshGridItem::build_header() {
     parts << part;
   }
   header_ = parts.join(QStringLiteral("   "));
-  // About a ninetieth of the mesh, so it reads when the mesh is fitted to a window, and above every frame label.
+  // About a fortieth of the mesh, so it reads (12 px or more) when a large mesh is fitted to a window, and above every
+  // frame label.
   int largest_label = 0;
   for (const auto& label : labels_) largest_label = std::max(largest_label, label.font_px);
   header_px_ = std::max({10, largest_label + largest_label / 4,
-                         static_cast<int>(std::lround(std::max(g.bounds.width(), g.bounds.height()) / 90.0))});
+                         static_cast<int>(std::lround(std::max(g.bounds.width(), g.bounds.height()) / 40.0))});
   QFont font;
   font.setPixelSize(header_px_);
   const QFontMetricsF fm(font);

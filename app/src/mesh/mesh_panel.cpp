@@ -14,6 +14,7 @@
 #include <QPlainTextEdit>
 #include <QRegularExpression>
 #include <QSpinBox>
+#include <QStyle>
 #include <QTableView>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -124,7 +125,6 @@ MeshPanel::MeshPanel(DesignDocument* doc, AxesModel* axes, QWidget* parent)
   table_->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed |
                           QAbstractItemView::AnyKeyPressed);
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  table_->horizontalHeader()->setStretchLastSection(true);
   table_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->setToolTip(tr("Mesh axes (outer to inner), then flattened axes. Tick axes to slice; double-click a name or "
                         "size to edit."));
@@ -265,6 +265,18 @@ QString MeshPanel::message(const QString& field) const {
 std::string MeshPanel::current_axis() const {
   const QModelIndex i = table_->currentIndex();
   return i.isValid() ? axes_->axis_name(i.row()) : std::string();
+}
+
+int MeshPanel::width_for_table() const {
+  const QHeaderView* header = table_->horizontalHeader();
+  const QAbstractItemView* view = table_;  // QTableView makes sizeHintForColumn protected; the base has it public
+  int width = 2 * table_->frameWidth() + table_->verticalHeader()->sizeHint().width();
+  for (int c = 0; c < header->count(); ++c) {
+    width += std::max(header->sectionSizeHint(c), view->sizeHintForColumn(c));
+  }
+  const QMargins margins = layout() != nullptr ? layout()->contentsMargins() : QMargins();
+  // And room for a vertical scroll bar, which the table takes when the plan area opens under the column.
+  return width + margins.left() + margins.right() + table_->style()->pixelMetric(QStyle::PM_ScrollBarExtent);
 }
 
 void MeshPanel::select_axis(const std::string& name) {

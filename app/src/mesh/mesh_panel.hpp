@@ -56,6 +56,9 @@ public:
   void select_axis(const std::string& name);
   [[nodiscard]] std::string current_axis() const;  // "" when no row is selected
   [[nodiscard]] QTableView* table() const noexcept { return table_; }
+  // The panel's width that shows every column of the axes table for the design as it is, without scrolling across
+  // (with or without a vertical scroll bar).
+  [[nodiscard]] int width_for_table() const;
   // The inline message currently shown (empty when none): field is "name", "world", "devices", "axes".
   [[nodiscard]] QString message(const QString& field) const;
   // The Add axis and Unflatten dialogs, not yet shown (the actions exec them): fields validated by the engine as

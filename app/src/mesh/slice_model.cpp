@@ -92,6 +92,7 @@ QString SliceModel::summary() const {
   if (!error_.isEmpty()) return tr("%1 is not a valid slice.").arg(expression_);
   const auto groups = slice_.groups.size();
   const auto size = groups == 0 ? 0 : slice_.groups.front().size();
+  if (groups == 1) return tr("%1: 1 group of %2 ranks").arg(expression_).arg(size);
   return tr("%1: %2 groups of %3 ranks").arg(expression_).arg(groups).arg(size);
 }
 

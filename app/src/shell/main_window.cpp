@@ -81,9 +81,11 @@ constexpr qlonglong kMaxDrawnRanks = qlonglong{1} << 20;  // about 50 MB of cell
 constexpr int kAutosaveMs = 30'000;
 const char* const kRecentKey = "recent_files";
 
-// The layout puts the canvas in front: one side column narrow enough that the canvas keeps most of the window (the
-// Mesh dock's axes table needs about this width), the plan area hidden until something needs it.
+// The layout puts the canvas in front: one side column narrow enough that the canvas keeps most of the window, the
+// plan area hidden until something needs it. The column opens at kSideWidth and widens (never narrows) to show every
+// column of the Mesh dock's axes table when a design opens, up to kSideMaxShare of the window.
 constexpr int kSideWidth = 340;
+constexpr double kSideMaxShare = 0.32;
 constexpr double kScreenShare = 0.9;            // of the screen's available geometry, for the first window
 constexpr QSize kMaxWindowSize{1600, 1000};     // past this, the first window leaves the screen to other windows
 constexpr int kLayoutVersion = 1;               // saveState's version: a state saved by another arrangement is refused
@@ -331,6 +333,7 @@ void MainWindow::arrange_docks() {
   plan_dock_->raise();
   const int h = height();
   resizeDocks({mesh_dock_}, {kSideWidth}, Qt::Horizontal);
+  widen_side_column();
   resizeDocks({mesh_dock_, slice_dock_, rank_dock_}, {h * 9 / 20, h / 5, h * 7 / 20}, Qt::Vertical);
   resizeDocks({plan_dock_}, {h * 2 / 5}, Qt::Vertical);  // the height it opens at
   set_plan_area_visible(false);
@@ -534,7 +537,15 @@ bool MainWindow::open_design(const QString& path) {
   }
   last_error_.clear();
   remember_recent(QFileInfo(path).absoluteFilePath());
+  widen_side_column();
   return true;
+}
+
+void MainWindow::widen_side_column() {
+  if (mesh_dock_->isFloating() || dockWidgetArea(mesh_dock_) == Qt::NoDockWidgetArea) return;
+  const int wanted = std::min(mesh_panel_->width_for_table() + mesh_dock_->width() - mesh_panel_->width(),
+                              static_cast<int>(width() * kSideMaxShare));
+  if (mesh_dock_->width() < wanted) resizeDocks({mesh_dock_}, {wanted}, Qt::Horizontal);
 }
 
 bool MainWindow::save_design(const QString& path) {

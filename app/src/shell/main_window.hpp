@@ -202,6 +202,7 @@ private:
   void build_docks();
   void build_canvas();
   void arrange_docks();  // the first-launch layout: the side column beside the canvas, the plan area hidden
+  void widen_side_column();  // to the axes table's width (within kSideMaxShare of the window), never narrower
   void sync_plan_area_action();
   void show_in_plan_area(QDockWidget* dock);  // opens the plan area with `dock` in front
   [[nodiscard]] std::array<QDockWidget*, 3> plan_area_docks() const;  // Redistribution, Costs, Advisor

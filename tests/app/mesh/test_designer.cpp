@@ -293,7 +293,7 @@ private slots:
         for (auto r : slices.slice().groups[static_cast<std::size_t>(g)]) QCOMPARE(slices.group_of_rank(r), g);
       }
     }
-    QCOMPARE(slices.summary(), QStringLiteral("mesh[\"dp\", \"cp\", \"tp\"]: 1 groups of 8 ranks"));
+    QCOMPARE(slices.summary(), QStringLiteral("mesh[\"dp\", \"cp\", \"tp\"]: 1 group of 8 ranks"));
     slices.set_slice(doc.mesh(), {"tp", "dp"});
     QCOMPARE(slices.rowCount(), 0);
     QVERIFY(slices.error().contains(QLatin1String("ascending order")));

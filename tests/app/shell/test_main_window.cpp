@@ -30,6 +30,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QScreen>
+#include <QScrollBar>
 #include <QSettings>
 
 #include "plan/animation_bar.hpp"
@@ -44,6 +45,7 @@
 #include "canvas/mesh_grid_item.hpp"
 #include "canvas/mesh_view.hpp"
 #include "canvas/tensor_key.hpp"
+#include "mesh/mesh_panel.hpp"
 #include "document/design_document.hpp"
 
 using meshloom::app::MainWindow;
@@ -239,6 +241,32 @@ private slots:
                                                            .arg(covered.width())
                                                            .arg(covered.height())));
       }
+    }
+  }
+
+  // The side column opens wide enough for every column of the axes table (the Layout column was cut off at
+  // 1280x800, Llama 405B's at every size), widening as a design opens, never narrowing, and never past a third of
+  // the window (torchtitan's and HSDP's long flattened axes scroll there rather than crowd the canvas).
+  void the_axes_table_shows_every_column() {
+    for (const char* example : {"default", "llama3-405b", "llama3-8b", "hsdp-2d", "torchtitan-4d"}) {
+      const bool fits = std::string_view(example) != "hsdp-2d" && std::string_view(example) != "torchtitan-4d";
+      MainWindow w;
+      show_at(w, QSize(1280, 800));  // as meshloom does: the window, then the design
+      QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/%1.meshloom.json").arg(QLatin1String(example))));
+      QCoreApplication::processEvents();
+      const QTableView* table = w.mesh_panel()->table();
+      const int side = dock(w, "mesh_dock")->width();
+      QVERIFY2((table->horizontalScrollBar()->maximum() == 0) == fits,
+               qPrintable(QStringLiteral("%1: the axes table scrolls by %2 px in a side column of %3 px")
+                              .arg(QLatin1String(example))
+                              .arg(table->horizontalScrollBar()->maximum())
+                              .arg(side)));
+      QVERIFY2(side <= w.width() / 3, example);
+      QVERIFY2(canvas_share(w) >= 0.55, example);  // the canvas stays in front
+      // A design with a narrower table keeps the width the column has.
+      QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/default.meshloom.json")));
+      QCoreApplication::processEvents();
+      QCOMPARE(dock(w, "mesh_dock")->width(), side);
     }
   }
 
