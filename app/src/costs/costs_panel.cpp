@@ -251,9 +251,11 @@ void CostsPanel::build() {
   mono.setStyleHint(QFont::Monospace);
   log_->setFont(mono);
 
-  // The chart has its own pickers (collective, metric, axes); the files it reads and writes sit beside them.
-  auto* files = new QHBoxLayout;
-  files->addStretch(1);
+  // The chart has its own pickers (collective, metric, axes); the files it reads and writes sit beside the tabs,
+  // in the tab bar's corner (a row of their own scrolled the dock at 1280x800).
+  auto* corner = new QWidget(this);
+  auto* files = new QHBoxLayout(corner);
+  files->setContentsMargins(0, 0, 0, 2);
   files->addWidget(open);
   files->addWidget(calibration);
   files->addWidget(predictions);
@@ -271,7 +273,7 @@ void CostsPanel::build() {
   auto* top = new QWidget(this);
   auto* top_layout = new QVBoxLayout(top);
   top_layout->setContentsMargins(0, 0, 0, 0);
-  top_layout->addLayout(files);
+  views_->setCornerWidget(corner, Qt::TopRightCorner);
   top_layout->addWidget(views_, 1);
   top_layout->addLayout(runs);
   top_layout->addWidget(message_);

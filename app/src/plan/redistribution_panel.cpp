@@ -94,6 +94,12 @@ QTableView* make_plan_table(QWidget* parent, PlanModel* model) {
   table->horizontalHeader()->setSectionResizeMode(PlanModel::FromToColumn, QHeaderView::Stretch);
   table->setTextElideMode(Qt::ElideMiddle);
   table->horizontalHeader()->setStretchLastSection(false);
+  // Its height is what the plan area has left, at least the header and three steps: the panel's word-wrapped lines
+  // make the dock's scroll area ask the panel's height for its width, which counted the table's 192 px hint and
+  // scrolled the panel at 1280x800.
+  table->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Ignored);
+  table->setMinimumHeight(table->horizontalHeader()->sizeHint().height() + 3 * table->verticalHeader()->defaultSectionSize() +
+                          2 * table->frameWidth());
   return table;
 }
 
@@ -206,9 +212,21 @@ RedistributionPanel::RedistributionPanel(DesignDocument* doc, QWidget* parent) :
   form->addRow(tensor_label, tensor_row);
   form->addRow(QString(), tensor_message_);
   form->addRow(QString(), tensor_hint_);
-  form->addRow(tr("Shape"), shape_);
+  // Two fields to a row where they are short, so that the request fits the plan area's opening height at 1280x800:
+  // the shape beside its dtype, the planner beside its cost model.
+  const auto pair_row = [this](QWidget* first, int first_stretch, const QString& label, QWidget* second) {
+    auto* row = new QWidget(this);
+    auto* row_layout = new QHBoxLayout(row);
+    row_layout->setContentsMargins(0, 0, 0, 0);
+    row_layout->addWidget(first, first_stretch);
+    auto* second_label = new QLabel(label, row);
+    second_label->setBuddy(second);
+    row_layout->addWidget(second_label);
+    row_layout->addWidget(second, 1);
+    return row;
+  };
+  form->addRow(tr("Shape"), pair_row(shape_, 2, tr("Dt&ype"), dtype_));
   form->addRow(QString(), shape_message_);
-  form->addRow(tr("Dt&ype"), dtype_);
   form->addRow(QString(), dtype_message_);
   form->addRow(tr("&Source"), src_);
   form->addRow(QString(), src_picker_);
@@ -216,8 +234,7 @@ RedistributionPanel::RedistributionPanel(DesignDocument* doc, QWidget* parent) :
   form->addRow(tr("T&arget"), dst_);
   form->addRow(QString(), dst_picker_);
   form->addRow(QString(), dst_message_);
-  form->addRow(tr("P&lanner"), planner_);
-  form->addRow(tr("&Cost model"), cost_);
+  form->addRow(tr("P&lanner"), pair_row(planner_, 1, tr("&Cost model"), cost_));
 
   // The chosen planner's plan.
   plan_model_ = new PlanModel(this);
@@ -229,7 +246,7 @@ RedistributionPanel::RedistributionPanel(DesignDocument* doc, QWidget* parent) :
   plan_summary_->setWordWrap(true);
   plan_message_ = make_message_label(plan_box_);
   auto* plan_layout = new QVBoxLayout(plan_box_);
-  plan_layout->addWidget(plan_table_);
+  plan_layout->addWidget(plan_table_, 1);  // the height the lines under it leave
   plan_layout->addWidget(plan_summary_);
   recalibration_ = new QLabel(plan_box_);
   recalibration_->setWordWrap(true);

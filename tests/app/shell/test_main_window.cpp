@@ -30,6 +30,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QScreen>
+#include <QScrollArea>
 #include <QScrollBar>
 #include <QSettings>
 
@@ -268,6 +269,30 @@ private slots:
       QCoreApplication::processEvents();
       QCOMPARE(dock(w, "mesh_dock")->width(), side);
     }
+  }
+
+  // The Redistribution dock's request and plan fit the plan area as it opens at 1280x800 (its form and its plan
+  // table's 192 px hint scrolled it): the shape shares a row with its dtype, the planner with its cost model, and the
+  // plan table takes the height the lines under it leave.
+  void the_redistribution_dock_fits_the_plan_area() {
+    MainWindow w;
+    show_at(w, QSize(1280, 800));
+    QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/pp-dp-tp-3d.meshloom.json")));
+    QVERIFY(w.redistribution_panel()->select_tensor(QStringLiteral("attention_out")));
+    w.show_plan();
+    QCoreApplication::processEvents();
+    const QScrollArea* area = nullptr;
+    for (QWidget* p = w.redistribution_panel()->parentWidget(); p != nullptr && area == nullptr; p = p->parentWidget()) {
+      area = qobject_cast<QScrollArea*>(p);
+    }
+    QVERIFY(area != nullptr);
+    QVERIFY(plan_area_is(w, true));
+    QVERIFY2(area->verticalScrollBar()->maximum() == 0,
+             qPrintable(QStringLiteral("the panel scrolls by %1 px in %2 px").arg(area->verticalScrollBar()->maximum())
+                            .arg(area->viewport()->height())));
+    const auto* table = w.redistribution_panel()->findChild<QTableView*>();
+    QVERIFY(table != nullptr);
+    QVERIFY2(table->height() >= 100, qPrintable(QString::number(table->height())));  // the rest goes to the plan
   }
 
   void reset_layout_puts_the_canvas_in_front_again() {
