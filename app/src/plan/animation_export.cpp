@@ -12,10 +12,13 @@
 #include <QPalette>
 #include <QPdfWriter>
 #include <QSaveFile>
+#include <QStyle>
+#include <QStyleFactory>
 
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <memory>
 
 #include "canvas/block_overlay_item.hpp"
 #include "canvas/canvas_export.hpp"
@@ -52,6 +55,26 @@ void show_frame(const PlanAnimation& animation, BlockOverlayItem& overlay, int k
   overlay.set_frame(animation.grid(), animation.frame(k));
   overlay.set_transition(nullptr, 1.0);
 }
+
+// A page is paper whatever the window's theme: while it renders, the scene draws in Fusion's light palette (a
+// handout made in the dark theme printed a black canvas on the white sheet), and gets its own palette back after.
+class PaperPalette {
+public:
+  explicit PaperPalette(QGraphicsScene& scene) : scene_(scene), kept_(scene.palette()) {
+    static const QPalette paper = [] {
+      const std::unique_ptr<QStyle> fusion(QStyleFactory::create(QStringLiteral("Fusion")));
+      return fusion ? fusion->standardPalette() : QPalette(Qt::white);
+    }();
+    scene_.setPalette(paper);
+  }
+  ~PaperPalette() { scene_.setPalette(kept_); }
+  PaperPalette(const PaperPalette&) = delete;
+  PaperPalette& operator=(const PaperPalette&) = delete;
+
+private:
+  QGraphicsScene& scene_;
+  QPalette kept_;  // with its resolve mask: a scene that followed the application's palette follows it again
+};
 
 // One page: the title, the canvas fitted in the space left (beside the tensor key, top right, when there is a grid),
 // the caption under it (word-wrapped).
@@ -94,6 +117,7 @@ void paint_page(QPainter& painter, const QRectF& page, QGraphicsScene& scene, co
   const double s = std::min(space.width() / source.width(), space.height() / source.height());
   const QSizeF size(source.width() * s, source.height() * s);
   const QRectF target(space.center() - QPointF(size.width() / 2, size.height() / 2), size);
+  const PaperPalette paper(scene);
   painter.fillRect(target, scene.palette().color(QPalette::Base));
   const WithoutPointer clean(scene);
   scene.render(&painter, target, source, Qt::KeepAspectRatio);

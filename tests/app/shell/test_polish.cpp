@@ -6,6 +6,7 @@
 #include <QClipboard>
 #include <QApplication>
 #include <QDir>
+#include <QGraphicsScene>
 #include <QFile>
 #include <QLabel>
 #include <QMap>
@@ -31,6 +32,7 @@
 #include "plan/animation_bar.hpp"
 #include "shell/code_dialog.hpp"
 #include "shell/inline_message.hpp"
+#include "canvas/mesh_view.hpp"
 #include "shell/main_window.hpp"
 
 using meshloom::app::MainWindow;
@@ -172,6 +174,27 @@ private slots:
 
   // Error text and the animation's caption read at >= 4.5:1 on the window colour under every theme, and the error
   // colour follows a theme change both ways (it is chosen again for the new window colour).
+  // A handout page is paper whatever the theme: made in the dark theme it is the light theme's page, pixel for pixel
+  // (the canvas was a black panel on the white sheet), and the canvas keeps following the theme after it.
+  void a_handout_page_is_paper_in_every_theme() {
+    MainWindow w;
+    QVERIFY2(w.open_design(kDefault), qPrintable(w.last_error()));
+    w.show();
+    QVERIFY(w.show_plan_step(1));
+    MainWindow::apply_theme(MainWindow::Theme::Light);
+    QCoreApplication::processEvents();
+    const QImage light = w.handout_page(1, 800);
+    QVERIFY2(!light.isNull(), qPrintable(w.last_error()));
+    MainWindow::apply_theme(MainWindow::Theme::Dark);
+    QCoreApplication::processEvents();
+    const QImage dark = w.handout_page(1, 800);
+    QVERIFY(dark == light);
+    QCOMPARE(w.view()->scene()->palette().color(QPalette::Base), QApplication::palette().color(QPalette::Base));
+    MainWindow::apply_theme(MainWindow::Theme::Light);
+    QCoreApplication::processEvents();
+    QCOMPARE(w.view()->scene()->palette().color(QPalette::Base), QApplication::palette().color(QPalette::Base));
+  }
+
   void text_contrast_follows_the_theme() {
     MainWindow w;
     QVERIFY2(w.open_design(kDefault), qPrintable(w.last_error()));
