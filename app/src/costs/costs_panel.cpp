@@ -5,6 +5,7 @@
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -262,25 +263,28 @@ void CostsPanel::build() {
   files->addWidget(png);
   files->addWidget(pdf);
 
-  auto* runs = new QHBoxLayout;
-  runs->addWidget(run_button_);
-  runs->addWidget(cancel_button_);
-  runs->addWidget(progress_, 1);
-  runs->addWidget(fit_button_);
-  runs->addWidget(refine_button_);
-  runs->addWidget(apply_button_);
-
-  auto* top = new QWidget(this);
-  auto* top_layout = new QVBoxLayout(top);
-  top_layout->setContentsMargins(0, 0, 0, 0);
+  // Beside the charts (the dock is wide and short): the run's buttons and progress, its message, and the launcher's
+  // log under them, so that the chart keeps the dock's whole height.
+  auto* runs = new QGridLayout;
+  runs->setContentsMargins(0, 0, 0, 0);
+  runs->addWidget(run_button_, 0, 0);
+  runs->addWidget(cancel_button_, 0, 1);
+  runs->addWidget(progress_, 1, 0, 1, 2);
+  runs->addWidget(fit_button_, 2, 0);
+  runs->addWidget(refine_button_, 2, 1);
+  runs->addWidget(apply_button_, 3, 0, 1, 2);
+  auto* side = new QWidget(this);
+  auto* side_layout = new QVBoxLayout(side);
+  side_layout->setContentsMargins(0, 0, 0, 0);
+  side_layout->addLayout(runs);
+  side_layout->addWidget(message_);
+  side_layout->addWidget(log_, 1);
   views_->setCornerWidget(corner, Qt::TopRightCorner);
-  top_layout->addWidget(views_, 1);
-  top_layout->addLayout(runs);
-  top_layout->addWidget(message_);
-  auto* split = new QSplitter(Qt::Vertical, this);
-  split->addWidget(top);
-  split->addWidget(log_);
-  split->setStretchFactor(0, 4);
+  auto* split = new QSplitter(Qt::Horizontal, this);
+  split->setChildrenCollapsible(false);
+  split->addWidget(views_);
+  split->addWidget(side);
+  split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 1);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
