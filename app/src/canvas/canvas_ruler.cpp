@@ -134,25 +134,50 @@ void CanvasRuler::paintEvent(QPaintEvent* /*event*/) {
     } else {
       painter.drawRect(strip(to_px(first->from), to_px(std::prev(last)->to)));
     }
-    // Labels: the first one in view with the axis name ("dp 3"), then the numbers of every stride-th block.
+    // Labels: the axis name, then the numbers of every stride-th block. Across, the name goes just left of the first
+    // number in view where the band has room for it there ("tp  0 4 0 4"), else in the corner left of the band where
+    // it fits, so that every group is labelled alike from the first (leading the first number, "tp 0" crowded out
+    // the first group's 4); else, and down, it leads the first label in view ("dp 3").
     painter.setPen(text);
     double free_from = offset_;  // labels never overlap, nor run into the corner
     bool named = false;
+    // Where a block's label of width w starts: centred on the part of the block in view, so that a block cut by an
+    // edge still says what it is.
+    const auto label_from = [&](const RulerTick& t, double w) {
+      const double from = std::max(to_px(t.from), static_cast<double>(offset_));
+      const double to = std::min(to_px(t.to), length);
+      return to - from >= w + kPad ? (from + to - w) / 2.0 : from + 1.0;
+    };
+    if (across) {
+      const double name_w = fm.horizontalAdvance(names_[b]);
+      const auto labelled = std::find_if(first, last, [stride](const RulerTick& t) { return t.index % stride == 0; });
+      double name_x = -1.0;
+      if (labelled != last) {
+        const QString number = QString::fromStdString(tick_text(band, *labelled, across));
+        const double x = label_from(*labelled, fm.horizontalAdvance(number));
+        if (x - 2 * kPad - name_w >= offset_) name_x = x - 2 * kPad - name_w;
+      }
+      if (name_x < 0.0 && name_w + 2 * kPad <= offset_) name_x = offset_ - kPad - name_w;
+      if (name_x >= 0.0) {
+        painter.drawText(QPointF(name_x, band_at + (extent - fm.height()) / 2.0 + fm.ascent()), names_[b]);
+        drawn << names_[b];
+        named = true;
+      }
+    }
     for (auto t = first; t != last; ++t) {
       if (t->index % stride != 0 && named) continue;
       QString label = QString::fromStdString(tick_text(band, *t, across));
       if (!named) label = names_[b] + QLatin1Char(' ') + label;
-      // Centred on the part of the block in view, so a block cut by an edge still says what it is.
-      const double from = std::max(to_px(t->from), static_cast<double>(offset_));
-      const double to = std::min(to_px(t->to), length);
       if (across) {
         const double w = fm.horizontalAdvance(label);
-        const double x = to - from >= w + kPad ? (from + to - w) / 2.0 : from + 1.0;
+        const double x = label_from(*t, w);
         if (x < free_from) continue;  // would run into the label before: this block goes unlabelled
         if (x + w > length) break;
         painter.drawText(QPointF(x, band_at + (extent - fm.height()) / 2.0 + fm.ascent()), label);
         free_from = x + w + kPad;
       } else {
+        const double from = std::max(to_px(t->from), static_cast<double>(offset_));
+        const double to = std::min(to_px(t->to), length);
         const double h = fm.height();
         const double y = to - from >= h ? (from + to - h) / 2.0 : from;
         if (y < free_from) continue;
@@ -165,7 +190,7 @@ void CanvasRuler::paintEvent(QPaintEvent* /*event*/) {
     }
     painter.setPen(Qt::NoPen);
   }
-  // The corner (top ruler, left of the viewport) stays plain; a rule parts the ruler from the canvas.
+  // A rule parts the ruler from the canvas.
   painter.setPen(mix(base, text, 0.35));
   if (across) {
     painter.drawLine(QPointF(offset_, height() - 0.5), QPointF(width(), height() - 0.5));

@@ -30,7 +30,9 @@ public:
   [[nodiscard]] int thickness() const { return band_count() * band_extent(); }
   // Where the viewport starts inside the ruler (along its edge), set by the view as it lays the rulers out.
   void set_viewport_offset(int offset);
-  // The labels last drawn, band by band ("dp 3" for the first in view, then the bare numbers): tests read them.
+  // The labels last drawn, band by band: across, the axis name in the corner ("tp") then the bare numbers, or, where
+  // the corner is too narrow for the name, and down, "dp 3" for the first in view, then the bare numbers. Tests read
+  // them.
   [[nodiscard]] const std::vector<QStringList>& drawn_labels() const noexcept { return drawn_; }
 
 protected:
