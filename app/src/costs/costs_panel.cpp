@@ -460,8 +460,11 @@ QString CostsPanel::load_calibration(const QString& path) {
   }
   calibration_path_ = QFileInfo(path).absoluteFilePath();
   sync_fits();
-  // Without measurements the chart has nothing to draw the fits against: show them as the table lists them.
-  if (chart_->measurements().point_count() == 0) views_->setCurrentWidget(fits_page_);
+  // Without measurements the chart has nothing to draw the fits against: show them as the table lists them (from
+  // the cost chart only: predictions being read stay in front).
+  if (chart_->measurements().point_count() == 0 && views_->currentWidget() == chart_) {
+    views_->setCurrentWidget(fits_page_);
+  }
   show_message(tr("Fitted model from %1: %2").arg(QFileInfo(path).fileName(), fits_->summary()), false);
   sync_buttons();
   return {};

@@ -78,7 +78,10 @@ struct PredictionChart::Impl {
       g->setName(q(model));
       g->setLineStyle(QCPGraph::lsNone);
       g->setPen(QPen(color));
-      g->setScatterStyle(QCPScatterStyle(kShapes[m % kShapes.size()], color, m % 2 == 0 ? color : QColor(Qt::white), 7));
+      // Every other model hollow: its fill transparent, so the plot shows through in either theme (white stood out
+      // as solid dots on the dark theme's plot).
+      const QColor fill = m % 2 == 0 ? color : QColor(Qt::transparent);
+      g->setScatterStyle(QCPScatterStyle(kShapes[m % kShapes.size()], color, fill, 7));
       QVector<double> xs;
       QVector<double> ys;
       for (const auto& p : shown) {

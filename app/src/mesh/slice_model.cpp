@@ -92,8 +92,9 @@ QString SliceModel::summary() const {
   if (!error_.isEmpty()) return tr("%1 is not a valid slice.").arg(expression_);
   const auto groups = slice_.groups.size();
   const auto size = groups == 0 ? 0 : slice_.groups.front().size();
-  if (groups == 1) return tr("%1: 1 group of %2 ranks").arg(expression_).arg(size);
-  return tr("%1: %2 groups of %3 ranks").arg(expression_).arg(groups).arg(size);
+  const QString of = groups == 1 ? tr("1 group") : tr("%1 groups").arg(groups);
+  const QString ranks = size == 1 ? tr("1 rank") : tr("%1 ranks").arg(size);
+  return tr("%1: %2 of %3").arg(expression_, of, ranks);
 }
 
 int SliceModel::group_of_rank(std::int64_t rank) const {

@@ -225,7 +225,9 @@ RedistributionPanel::RedistributionPanel(DesignDocument* doc, QWidget* parent) :
     row_layout->addWidget(second, 1);
     return row;
   };
-  form->addRow(tr("Shape"), pair_row(shape_, 2, tr("Dt&ype"), dtype_));
+  auto* shape_label = new QLabel(tr("Shape"), this);
+  shape_label->setBuddy(shape_);
+  form->addRow(shape_label, pair_row(shape_, 2, tr("Dt&ype"), dtype_));
   form->addRow(QString(), shape_message_);
   form->addRow(QString(), dtype_message_);
   form->addRow(tr("&Source"), src_);
@@ -234,7 +236,9 @@ RedistributionPanel::RedistributionPanel(DesignDocument* doc, QWidget* parent) :
   form->addRow(tr("T&arget"), dst_);
   form->addRow(QString(), dst_picker_);
   form->addRow(QString(), dst_message_);
-  form->addRow(tr("P&lanner"), pair_row(planner_, 1, tr("&Cost model"), cost_));
+  auto* planner_label = new QLabel(tr("P&lanner"), this);
+  planner_label->setBuddy(planner_);  // the combo, not the row holding it (which takes no focus: Alt+L did nothing)
+  form->addRow(planner_label, pair_row(planner_, 1, tr("&Cost model"), cost_));
 
   // The chosen planner's plan.
   plan_model_ = new PlanModel(this);

@@ -549,8 +549,6 @@ private slots:
     QCOMPARE(meshloom::app::format_gbps(1.832849), QStringLiteral("1.833 GB/s"));
   }
 
-  // The Fits table: one row per curve with its model, alpha-beta fit and held-out error ("-" where a curve has
-  // none), a summary over them; a calibration from before curves lists its per-axis fits.
   // A time axis on a narrow range stays logarithmic: 1-2-5 ticks (QCustomPlot's own log ticker falls back to linear
   // ticks below 1.6 decades, crowded at the top of a log axis), 1..9 where that gives fewer than 3, labelled in units.
   void time_ticks_on_a_narrow_range_stay_logarithmic() {
@@ -591,6 +589,8 @@ private slots:
     QCOMPARE(plot->legend->textColor(), QColor(0xe6, 0xe6, 0xe6));
   }
 
+  // The Fits table: one row per curve with its model, alpha-beta fit and held-out error ("-" where a curve has
+  // none), a summary over them; a calibration from before curves lists its per-axis fits.
   void fit_table_lists_every_curve_and_how_well_it_holds() {
     meshloom::Calibration c;
     c.backend = "mpi";

@@ -507,7 +507,7 @@ private slots:
   }
 
   // A calibration loaded with nothing measured shows the Fits tab (the chart has nothing to draw its fits against);
-  // once measurements are open the chart stays in front.
+  // once measurements are open the chart stays in front, and so do predictions.
   void a_calibration_without_measurements_shows_its_fits() {
     DesignDocument doc;
     doc.reset(meshloom::testing::two_by_two_design(), QString());  // the bench file's 4 ranks
@@ -518,6 +518,11 @@ private slots:
     QCOMPARE(panel.views()->currentWidget(), static_cast<QWidget*>(panel.chart()));
     QCOMPARE(panel.load_calibration(kCalibration), QString());
     QCOMPARE(panel.views()->currentWidget(), static_cast<QWidget*>(panel.chart()));
+    // Predictions being read stay in front.
+    CostsPanel reading(&doc);
+    reading.views()->setCurrentWidget(reading.prediction_chart());
+    QCOMPARE(reading.load_calibration(kCalibration), QString());
+    QCOMPARE(reading.views()->currentWidget(), static_cast<QWidget*>(reading.prediction_chart()));
   }
 
   // After Apply to planner replaced a calibration: the plan under the old one and the new one, and which came

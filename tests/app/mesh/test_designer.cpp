@@ -23,6 +23,7 @@
 #include "canvas/mesh_view.hpp"
 #include "meshloom/design/edit.hpp"
 #include "meshloom/design/export.hpp"
+#include "meshloom/mesh/device_mesh.hpp"
 #include "meshloom/plan/state.hpp"
 #include "meshloom/presets/presets.hpp"
 #include "mesh/preset_dialog.hpp"
@@ -294,6 +295,11 @@ private slots:
       }
     }
     QCOMPARE(slices.summary(), QStringLiteral("mesh[\"dp\", \"cp\", \"tp\"]: 1 group of 8 ranks"));
+    // Singular where a count is 1 ("1 group", "1 rank"), plural elsewhere.
+    slices.set_slice(DeviceMesh::init({4, 1}, DeviceMesh::Names{"dp", "cp"}), {"cp"});
+    QCOMPARE(slices.summary(), QStringLiteral("mesh[\"cp\"]: 4 groups of 1 rank"));
+    slices.set_slice(doc.mesh(), {"tp"});
+    QCOMPARE(slices.summary(), QStringLiteral("mesh[\"tp\"]: 4 groups of 2 ranks"));
     slices.set_slice(doc.mesh(), {"tp", "dp"});
     QCOMPARE(slices.rowCount(), 0);
     QVERIFY(slices.error().contains(QLatin1String("ascending order")));

@@ -103,7 +103,14 @@ private slots:
     };
     for (const QAction* menu : w.menuBar()->actions()) take(menu->text(), QStringLiteral("menu ") + menu->text());
     for (const QLabel* l : w.findChildren<QLabel*>()) {
-      if (l->buddy() != nullptr) take(l->text(), QStringLiteral("label ") + l->text());
+      if (l->buddy() == nullptr) continue;
+      take(l->text(), QStringLiteral("label ") + l->text());
+      // The letter moves focus to the buddy: a buddy that takes no focus (a row holding the field) does nothing.
+      if (!QKeySequence::mnemonic(l->text()).isEmpty()) {
+        QVERIFY2(l->buddy()->focusPolicy() != Qt::NoFocus,
+                 qPrintable(l->text() + QStringLiteral(": its buddy ") + QString::fromLatin1(l->buddy()->metaObject()->className()) +
+                            QStringLiteral(" takes no focus")));
+      }
     }
     for (const QAbstractButton* b : w.findChildren<QAbstractButton*>()) take(b->text(), QStringLiteral("button ") + b->text());
     QCOMPARE(owner.value(QKeySequence(Qt::ALT | Qt::Key_P).toString()), QStringLiteral("menu &Plan"));
@@ -172,8 +179,6 @@ private slots:
     QVERIFY(!save_as->shortcuts().contains(save->shortcut()));
   }
 
-  // Error text and the animation's caption read at >= 4.5:1 on the window colour under every theme, and the error
-  // colour follows a theme change both ways (it is chosen again for the new window colour).
   // A handout page is paper whatever the theme: made in the dark theme it is the light theme's page, pixel for pixel
   // (the canvas was a black panel on the white sheet), and the canvas keeps following the theme after it.
   void a_handout_page_is_paper_in_every_theme() {
@@ -195,6 +200,8 @@ private slots:
     QCOMPARE(w.view()->scene()->palette().color(QPalette::Base), QApplication::palette().color(QPalette::Base));
   }
 
+  // Error text and the animation's caption read at >= 4.5:1 on the window colour under every theme, and the error
+  // colour follows a theme change both ways (it is chosen again for the new window colour).
   void text_contrast_follows_the_theme() {
     MainWindow w;
     QVERIFY2(w.open_design(kDefault), qPrintable(w.last_error()));
