@@ -205,6 +205,13 @@ std::string unpriced_note(const CostModel& model, const std::vector<std::int64_t
          " (calibrate those shapes, or --extrapolate to guess them)";
 }
 
+std::optional<double> price_as_run(const PlanRequest& request, const Plan& plan, const CostModel& model) {
+  if (!plans_as_run(request, model)) return std::nullopt;
+  double sum = 0.0;
+  for (const double c : price_plan_steps(request, plan, model)) sum += c;
+  return std::isfinite(sum) ? std::optional<double>(sum) : std::nullopt;
+}
+
 Plan plan_naming_gaps(const PlanRequest& request, const CostModel& model) {
   Plan plan;
   try {
@@ -384,14 +391,14 @@ void append_step(std::string& out, const PlanStep& step) {
   out += std::string(",\"merged\":") + (step.merged ? "true" : "false") + "}";
 }
 
-std::string plan_object(const Plan& plan) {
-  // The contract's cost: the path's edges, before any merging. A plan the calibrated model chose as it runs
-  // (page 4) also carries that price, which its steps' costs add up to.
+std::string plan_object(const Plan& plan, std::optional<double> as_run) {
+  // The contract's cost: the path's edges, before any merging. Under a model that compares plans as they run
+  // (page 4), also that price, which the steps' costs of a plan it chose so add up to.
   std::string out = "{\"ok\":true,\"cost\":";
   append_double(out, plan.path_cost);
-  if (plan.cost != plan.path_cost) {
+  if (as_run) {
     out += ",\"cost_as_run\":";
-    append_double(out, plan.cost);
+    append_double(out, *as_run);
   }
   out += ",\"path\":[";
   for (std::size_t i = 0; i < plan.path.size(); ++i) {
@@ -421,7 +428,8 @@ std::string answer(const std::string& line, const PlanBatchLimits& limits) {
   const json doc = parse_line_object(line, limits.max_line_bytes, limits.max_depth);
   const PlanSetup setup = parse_setup(doc, limits);
   const auto model = make_cost_model(setup);
-  return plan_object(plan_naming_gaps(setup.request, *model));
+  const Plan plan = plan_naming_gaps(setup.request, *model);
+  return plan_object(plan, price_as_run(setup.request, plan, *model));
 }
 
 }  // namespace

@@ -108,6 +108,12 @@ void check_axis_names(const std::vector<std::string>& names, std::size_t ndim);
 // price a step leaves the search without that edge, and "no redistribution path" then names what was never measured.
 [[nodiscard]] Plan plan_naming_gaps(const PlanRequest& request, const CostModel& model);
 
+// A plan's price as it runs, where the model compares paths so (plans_as_run: a calibration with curves for a
+// flattened group two moving axes share): its steps priced by price_plan_steps, a merged step at its group's own
+// curve. nullopt where the model compares path costs, and where a step cannot be priced so (+inf). plan --batch's
+// `cost_as_run`, the human plan's "cost as it runs", and what plan --compare compares planners by.
+[[nodiscard]] std::optional<double> price_as_run(const PlanRequest& request, const Plan& plan, const CostModel& model);
+
 // The collectives that communicate, counted per kind: comm_counts(plan) without the local steps (chunk,
 // replicate_to_partial, shard_to_partial), as PyTorch's CommDebugMode counts them.
 [[nodiscard]] std::map<std::string, int> communication_counts(const Plan& plan);

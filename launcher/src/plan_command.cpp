@@ -195,7 +195,7 @@ std::string mesh_text(const PlanSetup& s) {
   return "(" + join(parts, {.separator = ", "}) + ")";
 }
 
-void print_plan(std::ostream& out, const HumanSetup& h, const Plan& plan) {
+void print_plan(std::ostream& out, const HumanSetup& h, const Plan& plan, const CostModel& model) {
   const PlanSetup& s = h.setup;
   const PlanRequest& r = s.request;
   std::vector<std::int64_t> coordinate = r.coordinate;
@@ -223,7 +223,12 @@ void print_plan(std::ostream& out, const HumanSetup& h, const Plan& plan) {
     print_table(out, rows, {true, false, false, false, false, true, true});
   }
   out << "\ntrace: " << trace(plan) << "\n";
-  out << "cost: " << format_cost(plan.cost, s.cost_model) << "\n";
+  // The path's cost before merging, as plan --batch's `cost`; under a model that compares plans as they run, also
+  // that price (what the steps above add up to where the plan was chosen so).
+  out << "cost: " << format_cost(plan.path_cost, s.cost_model) << "\n";
+  if (const auto as_run = price_as_run(r, plan, model)) {
+    out << "cost as it runs: " << format_cost(*as_run, s.cost_model) << "\n";
+  }
   out << "states explored: " << plan.states_explored << "\n";
 }
 
@@ -232,7 +237,13 @@ void print_comparison(std::ostream& out, const HumanSetup& h, const CostModel& m
   const PlanSetup& s = h.setup;
   out << "compare planners: " << to_string(s.request.src) << " -> " << to_string(s.request.dst) << " on mesh "
       << mesh_text(s) << ", tensor " << shape_text(s.request.tensor_shape) << "\n";
-  out << "  variant " << to_string(s.request.variant) << ", cost model " << model_text(s) << "\n\n";
+  out << "  variant " << to_string(s.request.variant) << ", cost model " << model_text(s) << "\n";
+  // Like with like: every planner's plan at its path cost before merging, or, under a model that compares plans as
+  // they run (a calibration with a flattened group's curve), every plan at its price as it runs (the graph planner's
+  // as it chose it; greedy's path cost against that compared unlike prices).
+  const bool as_run = plans_as_run(s.request, model);
+  if (as_run) out << "  priced as they run: the calibration prices the flattened group's merged steps\n";
+  out << "\n";
   std::vector<std::vector<std::string>> rows = {{"planner", "cost", "steps", "states", "trace"}};
   std::optional<double> graph_cost;
   std::optional<double> greedy_cost;
@@ -243,9 +254,11 @@ void print_comparison(std::ostream& out, const HumanSetup& h, const CostModel& m
     if (kind == PlannerKind::Auto) label += " (= " + std::string(to_string(resolve_planner(r))) + ")";
     try {
       const Plan plan = plan_naming_gaps(r, model);
-      if (kind == PlannerKind::Graph) graph_cost = plan.cost;
-      if (kind == PlannerKind::Greedy) greedy_cost = plan.cost;
-      rows.push_back({label, format_cost(plan.cost, s.cost_model), std::to_string(plan.steps.size()),
+      const std::optional<double> priced = as_run ? price_as_run(r, plan, model) : std::optional<double>(plan.path_cost);
+      if (!priced) raise(ErrorKind::ValueError, "its plan " + trace(plan) + " cannot be priced as it runs");
+      if (kind == PlannerKind::Graph) graph_cost = *priced;
+      if (kind == PlannerKind::Greedy) greedy_cost = *priced;
+      rows.push_back({label, format_cost(*priced, s.cost_model), std::to_string(plan.steps.size()),
                       std::to_string(plan.states_explored), trace(plan)});
     } catch (const Error& e) {
       rows.push_back({label, "-", "-", "-", std::string("failed: ") + e.what()});
@@ -313,7 +326,7 @@ int run(const PlanOptions& o, const CLI::App& cmd) {
       print_comparison(buffer, h, *model);
     } else {
       const Plan plan = plan_naming_gaps(h.setup.request, *model);
-      print_plan(buffer, h, plan);
+      print_plan(buffer, h, plan, *model);
       if (o.verify) status = print_verification(buffer, h.setup.request, plan);
     }
     std::cout << buffer.str();

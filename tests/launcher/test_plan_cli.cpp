@@ -87,6 +87,35 @@ TEST(PlanCli, CompareSaysWhichIsCheaper) {
   EXPECT_NE(same.out.find("\ngraph and greedy cost the same: "), std::string::npos) << same.out;
 }
 
+// A calibration with curves for all_gather on 2 ranks and on the flattened group of 4: the graph planner picks
+// S(0)S(0) -> RR as it runs (one merged all_gather of 4). The human plan says both prices, the path's before
+// merging (plan --batch's `cost`) and the price as it runs; --compare prices every planner as it runs (it compared
+// the graph plan as it runs, 17.98 us, with the same plan from greedy at its path cost, 30.02 us, and said graph
+// was cheaper).
+TEST(PlanCli, APlanChosenAsItRunsIsPricedLikeWithLike) {
+  const auto calibration = scratch.write("as_run.calibration.json", R"J({"format": "meshloom-calibration",
+      "version": 1, "backend": "mpi", "world": 4, "mesh": {"shape": [2, 2], "names": ["dp", "tp"]}, "axes": {},
+      "rank_hosts": [0, 0, 0, 0],
+      "groups": [{"collective": "all_gather", "n": 2, "hosts": 1, "ranks_per_host": 2, "model": "piecewise",
+                  "points": [[16, 10.0], [1024, 20.0]]},
+                 {"collective": "all_gather", "n": 4, "hosts": 1, "ranks_per_host": 4, "model": "piecewise",
+                  "points": [[16, 12.0], [1024, 22.0]]}]})J");
+  const std::string request = "plan --mesh 2,2 --names dp,tp --tensor 8,8 --src 'S(0)S(0)' --dst RR --flatten dp,tp "
+                              "--cost calibrated --calibration '" + calibration.string() + "'";
+  const Launched plan = launch(request + " 2>&1");
+  EXPECT_EQ(plan.status, 0) << plan.out;
+  EXPECT_NE(plan.out.find("\ncost: 30.0161 us\ncost as it runs: 17.9753 us\n"), std::string::npos) << plan.out;
+  const Launched compare = launch(request + " --compare 2>&1");
+  EXPECT_EQ(compare.status, 0) << compare.out;
+  EXPECT_NE(compare.out.find("  priced as they run: "), std::string::npos) << compare.out;
+  EXPECT_NE(compare.out.find("\ngraph and greedy cost the same: 17.9753 us\n"), std::string::npos) << compare.out;
+  // Without the flattened group nothing is priced as it runs: one cost line.
+  const Launched plain = launch("plan --mesh 2,2 --tensor 8,8 --src 'S(0)S(0)' --dst RR --cost calibrated "
+                                "--calibration '" + calibration.string() + "' 2>&1");
+  EXPECT_EQ(plain.status, 0) << plain.out;
+  EXPECT_NE(plain.out.find("\ncost: 30.0161 us\nstates explored"), std::string::npos) << plain.out;
+}
+
 TEST(PlanCli, BatchAnswersOneLinePerInputLine) {
   const std::string input =
       R"J({"mesh": [2, 2, 2], "tensor_shape": [8, 8, 8], "src": "S(0)[0]S(0)[1]R", "dst": "RS(0)R", "cost_model": "fixed"})J"
