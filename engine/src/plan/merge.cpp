@@ -63,11 +63,15 @@ PlanStep merged(const std::vector<PlanStep>& run, const PlanRequest& r) {
   m.cost = 0.0;
   for (const auto& s : run) m.cost += s.cost;
   // Partial avg axes reduce as a sum, divided by their sizes afterwards (PyTorch's avg_scale): the merged step
-  // then reads P(sum).
+  // then reads P(sum), as it does where sum and avg mix (P(sum)P(avg) on (2, 1) read P(avg), the first step's,
+  // where a sum runs: PyTorch labels it so, and averages over the group).
   const bool scaled_avg = std::any_of(run.begin(), run.end(), [&r](const PlanStep& s) {
     return s.from.is_partial() && s.from.op() == ReduceOp::Avg && r.mesh_shape[s.axes.front()] > 1;
   });
-  if (scaled_avg) m.from = Placement::partial(ReduceOp::Sum);
+  const bool sums = std::any_of(run.begin(), run.end(), [](const PlanStep& s) {
+    return s.from.is_partial() && s.from.op() == ReduceOp::Sum;
+  });
+  if (scaled_avg || sums) m.from = Placement::partial(ReduceOp::Sum);
   const std::int64_t dim = affected_dim(run.front());
   if (dim >= 0) {
     const auto d = static_cast<std::size_t>(dim);

@@ -6,6 +6,7 @@
 #include <limits>
 #include <optional>
 #include <queue>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -247,8 +248,11 @@ void for_each_edge(const Problem& p, const Compact& c, Fn&& fn) {
     }
   }
   // Newest only, after every other neighbour: S(a) -> P(sum) on the last axis of a's order, when the target
-  // holds exactly P(sum) on that axis (PyTorch's target-directed edge; it costs 0 in every model).
-  if (!newest) return;
+  // holds exactly P(sum) on that axis (PyTorch's target-directed edge; it costs 0 in every model), and, as for R -> P,
+  // no state mixing sum with max, min or product (S(0)RP(min) -> S(0)P(sum)P(min) was planned).
+  if (!newest || !partial_mix_allowed(static_cast<std::uint8_t>(ops | (1U << static_cast<unsigned>(ReduceOp::Sum))))) {
+    return;
+  }
   for (std::uint8_t a = 0; a < dims; ++a) {
     if (o.len[a] == 0) continue;
     const std::size_t axis = o.axes[a][o.len[a] - 1];
@@ -712,6 +716,23 @@ void validate(const PlanRequest& r) {
   for (const auto& [name, state] : {std::pair<const char*, const State*>{"src", &r.src}, {"dst", &r.dst}}) {
     if (const auto why = state_misfit(*state, r.mesh_shape.size(), dims)) {
       raise(ErrorKind::ValueError, std::string(name) + ": state \"" + to_string(*state) + "\" does not fit: " + *why);
+    }
+  }
+  // PyTorch's assert_no_mixed_partial_types, which DTensor's constructors and redistribute call: max and min do not
+  // commute with sum, so which axis reduces first would change the value (P(max)P(sum) -> RR reduced max first and
+  // P(max)P(sum) -> RS(0) sum first); only sum with avg may mix.
+  for (const auto& [name, state] : {std::pair<const char*, const State*>{"src", &r.src}, {"dst", &r.dst}}) {
+    std::set<std::string> ops;
+    for (std::size_t axis = 0; axis < r.mesh_shape.size(); ++axis) {
+      if (state->placement(axis).is_partial()) ops.insert(std::string(to_string(state->placement(axis).op())));
+    }
+    if (ops.size() > 1 && ops != std::set<std::string>{"avg", "sum"}) {
+      std::string found;
+      for (const auto& op : ops) found += (found.empty() ? "'" : ", '") + op + "'";
+      raise(ErrorKind::ValueError, std::string(name) + ": state \"" + to_string(*state) +
+                                       "\": Mixed Partial reduce types are not supported in the same placement list. "
+                                       "Found reduce ops: {" + found + "}. Please ensure all Partial placements use "
+                                       "the same reduce operation.");
     }
   }
   for (std::size_t axis = 0; axis < r.mesh_shape.size(); ++axis) {

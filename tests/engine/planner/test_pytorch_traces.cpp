@@ -377,6 +377,14 @@ TEST(PyTorchCounts, MixedSumAvgPartialsMergeAsSum) {
     EXPECT_EQ(p.steps[0].from, Placement::partial(ReduceOp::Sum));
     EXPECT_EQ(trace(p), std::string("P(avg)P(avg)P(sum)-->") + dst);
   }
+  // An avg axis of size 1 divides by 1: the merged step still reads P(sum), what runs (the first step's P(avg)
+  // was its label, and PyTorch, which labels it so, averages over the group of 2).
+  PlanRequest r = request({2, 1}, {8}, "P(sum)P(avg)", "RR", PlannerKind::Auto);
+  r.flattened = {{0, 1}};
+  const Plan p = plan_comm(r);
+  ASSERT_EQ(p.steps.size(), 1U);
+  EXPECT_TRUE(p.steps[0].merged);
+  EXPECT_EQ(p.steps[0].from, Placement::partial(ReduceOp::Sum));
 }
 
 TEST(PyTorchCounts, FlattenedReductionIntegration) {

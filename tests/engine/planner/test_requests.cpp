@@ -113,6 +113,22 @@ TEST(Requests, PartialToAnotherPartial) {
   expect_invalid(r, {"one partial type (min) to another (max) on mesh axis 0"});
 }
 
+TEST(Requests, MixedPartialOpsAreRefusedAsPyTorchRefusesThem) {
+  // P(max)P(sum) has no one meaning: to RR it reduced max first, to RS(0) sum first (the values differ).
+  PlanRequest r = ok();
+  r.src = parse_state("P(max)P(sum)");
+  r.dst = parse_state("RR");
+  expect_invalid(r, {"src: state \"P(max)P(sum)\"", "Mixed Partial reduce types are not supported",
+                     "Found reduce ops: {'max', 'sum'}"});
+  r.src = parse_state("RR");
+  r.dst = parse_state("P(min)P(avg)");
+  expect_invalid(r, {"dst: state \"P(min)P(avg)\"", "{'avg', 'min'}"});
+  // Sum and avg commute: they may mix.
+  r.src = parse_state("P(sum)P(avg)");
+  r.dst = parse_state("RR");
+  EXPECT_NO_THROW((void)meshloom::plan_redistribution(r, meshloom::FixedCostModel()));
+}
+
 // ---- How big the graph is -----------------------------------------------------------------------------------------
 
 // Makes every partial axis cost 1000 and everything else nothing: a state's distance from RR..R is 1000 times its

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -193,6 +194,22 @@ TEST(Transitions, ShardToPartialSumOnlyWhereTheTargetHasIt) {
   const Plan q = plan_comm(request({2, 2}, {8, 8}, "S(0)R", "P(max)R"));
   EXPECT_EQ(trace(q), "S(0)R->RR->P(max)R");
   EXPECT_EQ(comm_counts(q).count("shard_to_partial"), 0U);
+}
+
+TEST(Transitions, ShardToPartialSumMixesNoOpBeyondSumAndAvg) {
+  // S(0)RP(min) -> S(0)[0]P(sum)S(0)[1]: S -> P(sum) on axis 1 while axis 2 holds P(min) would pass through
+  // S(0)P(sum)P(min), a state no edge may reach (PyTorch refuses max/min mixed with sum: they do not commute).
+  PlanRequest r = request({2, 2, 2}, {4}, "S(0)RP(min)", "S(0)[0]P(sum)S(0)[1]");
+  r.itemsize = 2;
+  const Plan p = meshloom::plan_redistribution(r, meshloom::CommCostModel({2, 2, 2}, 3));
+  for (const State& s : p.path) {
+    std::set<ReduceOp> ops;
+    for (std::size_t a = 0; a < 3; ++a) {
+      if (s.placement(a).is_partial()) ops.insert(s.placement(a).op());
+    }
+    EXPECT_TRUE(ops.size() <= 1 || ops == (std::set<ReduceOp>{ReduceOp::Sum, ReduceOp::Avg})) << trace(p);
+  }
+  EXPECT_EQ(p.path.back(), r.dst);
 }
 
 TEST(Transitions, SeedHasNoShardToPartialEdge) {

@@ -89,6 +89,8 @@ struct Limits {
   std::int64_t max_size;
 };
 
+bool mix_ok(const State& s);  // below
+
 PlanRequest random_request(Gen& g, const Limits& lim) {
   PlanRequest r;
   const auto axes = static_cast<std::size_t>(g.uniform(1, static_cast<std::int64_t>(lim.max_axes)));
@@ -106,8 +108,11 @@ PlanRequest random_request(Gen& g, const Limits& lim) {
     numel *= r.tensor_shape.back();
   }
   const auto ops = random_ops(g);
-  r.src = random_state(g, axes, dims, ops);
-  r.dst = random_state(g, axes, dims, g.chance(0.5) ? ops : std::vector<ReduceOp>{ops.front()});
+  // A source or target may mix Partial ops only as sum with avg (PyTorch refuses, and so does the planner): ops
+  // that may not mix (sum and max) go one to the source, the other to the target (P(sum)R -> RP(max)).
+  const bool linear = std::all_of(ops.begin(), ops.end(), [](ReduceOp op) { return op == ReduceOp::Sum || op == ReduceOp::Avg; });
+  r.src = random_state(g, axes, dims, linear ? ops : std::vector<ReduceOp>{ops.front()});
+  r.dst = random_state(g, axes, dims, linear && g.chance(0.5) ? ops : std::vector<ReduceOp>{linear ? ops.front() : ops.back()});
   // Fix axes that would go from one partial op to another (PyTorch refuses them).
   std::vector<Placement> dp = r.dst.placements();
   bool changed = false;
@@ -118,6 +123,12 @@ PlanRequest random_request(Gen& g, const Limits& lim) {
     }
   }
   if (changed) r.dst = State(dp, r.dst.shard_order());
+  if (!mix_ok(r.dst)) {  // the source's op kept on an axis beside the target's own: that axis is replicated instead
+    for (std::size_t a = 0; a < axes; ++a) {
+      if (dp[a].is_partial() && dp[a].op() != ops.back()) dp[a] = Placement::replicate();
+    }
+    r.dst = State(dp, r.dst.shard_order());
+  }
   if (axes >= 2 && g.chance(0.4)) {
     for (unsigned mask = 0; mask < (1U << axes); ++mask) {
       std::vector<std::size_t> group;
@@ -208,7 +219,8 @@ std::vector<Move> moves(const PlanRequest& r, const State& s) {
       }
       out.push_back({with_axis(s, x, Placement::replicate()), x, Collective::AllGather});
       if (r.variant == PartialVariant::Newest && r.dst.placement(x) == Placement::partial(ReduceOp::Sum)) {
-        out.push_back({with_axis(s, x, Placement::partial(ReduceOp::Sum)), x, Collective::ShardToPartial});
+        State next = with_axis(s, x, Placement::partial(ReduceOp::Sum));
+        if (mix_ok(next)) out.push_back({std::move(next), x, Collective::ShardToPartial});  // as for R -> P
       }
     } else if (p.is_partial()) {
       out.push_back({with_axis(s, x, Placement::replicate()), x, Collective::AllReduce});

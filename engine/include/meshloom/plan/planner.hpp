@@ -66,7 +66,8 @@ struct PlanRequest {
 
 // Validates the request (ValueError naming the field and value: sizes < 1, states that do not fit the mesh or the
 // tensor, a coordinate outside the mesh, more than kMaxPlanAxes axes or kMaxPlanTensorDims dims, itemsize < 1, an
-// axis going from one Partial op to another, as PyTorch refuses) and plans it. ValueError when no path exists ("no
+// axis going from one Partial op to another, as PyTorch's executor refuses, a source or target mixing Partial ops
+// other than sum with avg, as PyTorch's assert_no_mixed_partial_types refuses) and plans it. ValueError when no path exists ("no
 // redistribution path from P(sum) to P(max) ...") or, compared as they run (plans_as_run), when even the cheapest
 // plan runs a merged step the model cannot price ("no plan from S(0)[0]S(0)[1] to RR can be priced as it runs: ...");
 // RuntimeError when the search settles more than state_budget states.
