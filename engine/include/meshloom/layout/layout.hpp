@@ -91,7 +91,8 @@ struct Leaf {
 
 // ---- Algebra --------------------------------------------------------------------------------------------
 
-// An equivalent layout (same size, same L(i) for every i) with as few leaves as possible. Nesting is lost;
+// An equivalent layout (same size, same L(i) for every i < size) with as few leaves as possible (past size the two
+// may differ: coalesce((1,4):(7,1)) == 4:1, whose L(4) is 4, not 7). Nesting is lost;
 // one remaining mode is returned int-shaped; all-size-1 input gives 1:0.
 // coalesce((2,4):(4,1)) == 8:1; coalesce((2,1,4):(4,7,1)) == 8:1; coalesce((2,4):(1,2)) == (2,4):(1,2).
 [[nodiscard]] Layout coalesce(const Layout& l);
@@ -107,17 +108,23 @@ struct Leaf {
 // previous one ends or at a multiple of it (e.g. (2,2):(1,1), which overlaps, or (2,2):(1,3)).
 [[nodiscard]] Layout complement(const Layout& l, std::int64_t max_index);
 
-// R = A o B, "A after B": R(i) == A(B(i)) for every i < size(B). B with a tuple shape composes mode by mode
-// and R has B's top-level modes. Throws ValueError when a stride of B does not divide (or is not divided by) a
-// size of A, as pycute asserts.
+// R = A o B, "A after B": R(i) == A(B(i)) for every i < size(B) where B is injective and its offsets stay below
+// size(A); elsewhere R is pycute's answer, which can differ (A's size-1 leaves are dropped with their strides:
+// composition(1:2, 2:1) == 2:0 though A(1) == 2; modes of a tuple-shaped B that overlap do not add up:
+// composition((2,2):(1,4), (2,2):(1,1)) == (2,2):(4,4)). B with a tuple shape composes mode by mode and R has B's
+// top-level modes. Throws ValueError when a stride of B does not divide (or is not divided by) a size of A, as
+// pycute asserts, and when a size of B does not split evenly over A's sizes (composition((3,4):(10,1), 6:1):
+// pycute answers 4:1, of the wrong size).
 // composition((4,2):(2,1), 2:1) == 2:1; composition(4:2, (2,2):(2,1)) == (2,2):(4,2);
 // composition((4,2):(4,1), 2:3) throws.
 [[nodiscard]] Layout composition(const Layout& a, const Layout& b);
 // Mode-by-mode: R's mode i is composition(mode(a, i), b[i]); a's remaining modes are kept.
 [[nodiscard]] Layout composition(const Layout& a, const std::vector<Layout>& b);
 
-// The layout R with L(R(i)) == i for i < size(R), as large as possible. right_inverse((2,4):(4,1)) == 8:1;
-// right_inverse((2,3):(1,2)) == (3,2):(1,3). A stride-0 leaf stops the scan (result 1:0).
+// For an injective L, the layout R with L(R(i)) == i for i < size(R), as large as possible.
+// right_inverse((2,4):(4,1)) == 8:1; right_inverse((2,3):(1,2)) == (3,2):(1,3). A non-injective L gets pycute's
+// scan, which need not be the largest: a stride-0 leaf stops it (right_inverse((2,3):(0,1)) == 1:0, though 3:1
+// also inverts it).
 [[nodiscard]] Layout right_inverse(const Layout& l);
 // The layout R with R(L(i)) == i for every i < size(L) (L injective): right_inverse(make_layout(complement(L), L)).
 // left_inverse(4:2) == (4,2):(1,4): it maps 0,2,4,6 back to 0,1,2,3.
@@ -141,6 +148,7 @@ void for_each_offset(const std::vector<Leaf>& leaves, const std::function<void(s
 [[nodiscard]] std::vector<std::int64_t> codomain(const Layout& l);
 // For each offset o of complement(l, world) (lexicographic): {o + r for r in codomain(l)}.
 // global_ranks(4:2, 8) == {{0,2,4,6},{1,3,5,7}}.
+// Throws ValueError when l has no complement in world (complement's error).
 [[nodiscard]] std::vector<std::vector<std::int64_t>> global_ranks(const Layout& l, std::int64_t world);
 
 // A dense row-major tensor of ranks: shape {instances, top-level sizes...}.
@@ -153,7 +161,8 @@ struct RankTensor {
 // Every instance of l over an explicit rank map (PyTorch's remap_to_tensor): with C = complement of l's leaves
 // in rank_map.size(), entry [k][c...] = rank_map[offset_k + l(c)], offsets in lexicographic order of C.
 // remap((2,2):(2,1), {10,20,30,40}) == [[[10,20],[30,40]]]; remap(2:4, 0..7) == [[0,4],[1,5],[2,6],[3,7]].
-// Throws ValueError when cosize(l) > rank_map.size() or an instance would read past the rank map.
+// Throws ValueError when cosize(l) > rank_map.size(), when l has no complement (complement's error), or when an
+// instance would read past the rank map.
 [[nodiscard]] RankTensor remap(const Layout& l, const std::vector<std::int64_t>& rank_map);
 
 // ---- Checks ---------------------------------------------------------------------------------------------
@@ -161,7 +170,9 @@ struct RankTensor {
 // All offsets distinct. is_injective((3,2):(2,3)) is true; is_injective((2,2):(1,1)) is false.
 [[nodiscard]] bool is_injective(const Layout& l);
 // The stricter test PyTorch's newest DeviceMesh uses: after coalescing, leaves sorted by stride descending
-// each have a stride that is a multiple of the next leaf's stride * size. A single leaf always passes.
+// each have a stride that is a multiple of the next leaf's stride * size. A single leaf always passes, even a stride-0
+// one (as PyTorch's check does: is_orthogonal(4:0) is true though 4:0 is not injective; DeviceMesh refuses stride-0
+// leaves before it asks). With two or more leaves, orthogonal implies injective.
 // is_orthogonal((3,2):(2,3)) is false although that layout is injective.
 [[nodiscard]] bool is_orthogonal(const Layout& l);
 // Strides of the coalesced leaves are non-increasing left to right (a normal, major-to-minor layout).
