@@ -32,11 +32,11 @@ CanvasRuler::CanvasRuler(QGraphicsView* view, Qt::Orientation orientation, QWidg
 
 void CanvasRuler::set_bands(std::vector<RulerBand> bands, std::vector<QString> names) {
   bands_ = std::move(bands);
-  periods_.clear();
+  largest_.clear();
   for (const RulerBand& band : bands_) {
     std::int64_t last = 0;
     for (const auto& t : band.ticks) last = std::max(last, t.index);
-    periods_.push_back(last + 1);
+    largest_.push_back(last);
   }
   names_ = std::move(names);
   names_.resize(bands_.size());
@@ -51,7 +51,7 @@ int CanvasRuler::band_extent() const {
   // Down the left: wide enough for the widest "name index" of any band.
   double widest = 0.0;
   for (std::size_t b = 0; b < bands_.size(); ++b) {
-    widest = std::max(widest, fm.horizontalAdvance(names_[b] + QStringLiteral(" ") + QString::number(periods_[b] - 1)));
+    widest = std::max(widest, fm.horizontalAdvance(names_[b] + QStringLiteral(" ") + QString::number(largest_[b])));
   }
   return static_cast<int>(std::ceil(widest + 2.0 * kPad));
 }
@@ -105,11 +105,15 @@ void CanvasRuler::paintEvent(QPaintEvent* /*event*/) {
     }
     const double need =
         (across ? fm.horizontalAdvance(QString::fromStdString(tick_text(band, *widest, across))) : fm.height()) + kPad;
-    // A divisor of the band's period, so that the labelled indices repeat alike in every group (0 and 4 of 8, not
-    // 0 and 5 with the next group's 0 crowded out); past the period, 1, 2, 5, 10, 20, ... as before.
+    // A divisor of the ticks in a group, so that the labelled ones repeat alike in every group (0 and 4 of 8, not
+    // 0 and 5 with the next group's 0 crowded out); past a group, or, in a band of one group, past its largest
+    // proper divisor (a prime size would leave its first tick alone), 1, 2, 5, 10, 20, ... Strides count ticks: a
+    // wrapped axis' rows are 0, 16, 32, ...
     std::int64_t stride = 0;
-    for (std::int64_t d = 1; d <= periods_[b]; ++d) {
-      if (periods_[b] % d == 0 && static_cast<double>(d) * block_px >= need) {
+    const std::int64_t per_group = std::max<std::int64_t>(band.per_group, 1);
+    const bool one_group = static_cast<std::int64_t>(band.ticks.size()) <= per_group;
+    for (std::int64_t d = 1; d < per_group || (!one_group && d == per_group); ++d) {
+      if (per_group % d == 0 && static_cast<double>(d) * block_px >= need) {
         stride = d;
         break;
       }
@@ -141,6 +145,7 @@ void CanvasRuler::paintEvent(QPaintEvent* /*event*/) {
     painter.setPen(text);
     double free_from = offset_;  // labels never overlap, nor run into the corner
     bool named = false;
+    const auto ordinal = [&band](const RulerTick& t) { return t.index / std::max<std::int64_t>(band.index_step, 1); };
     // Where a block's label of width w starts: centred on the part of the block in view, so that a block cut by an
     // edge still says what it is.
     const auto label_from = [&](const RulerTick& t, double w) {
@@ -150,7 +155,7 @@ void CanvasRuler::paintEvent(QPaintEvent* /*event*/) {
     };
     if (across) {
       const double name_w = fm.horizontalAdvance(names_[b]);
-      const auto labelled = std::find_if(first, last, [stride](const RulerTick& t) { return t.index % stride == 0; });
+      const auto labelled = std::find_if(first, last, [&](const RulerTick& t) { return ordinal(t) % stride == 0; });
       double name_x = -1.0;
       if (labelled != last) {
         const QString number = QString::fromStdString(tick_text(band, *labelled, across));
@@ -165,7 +170,7 @@ void CanvasRuler::paintEvent(QPaintEvent* /*event*/) {
       }
     }
     for (auto t = first; t != last; ++t) {
-      if (t->index % stride != 0 && named) continue;
+      if (ordinal(*t) % stride != 0 && named) continue;
       QString label = QString::fromStdString(tick_text(band, *t, across));
       if (!named) label = names_[b] + QLatin1Char(' ') + label;
       if (across) {

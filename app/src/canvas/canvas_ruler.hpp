@@ -42,7 +42,7 @@ private:
   QGraphicsView* view_;
   Qt::Orientation orientation_;
   std::vector<RulerBand> bands_;
-  std::vector<std::int64_t> periods_;  // per band: its largest index + 1, the count its indices repeat over
+  std::vector<std::int64_t> largest_;  // per band: its largest index (the widest label down the left)
   std::vector<QString> names_;
   int offset_ = 0;
   std::vector<QStringList> drawn_;

@@ -68,6 +68,7 @@ public:
 
 protected:
   QVector<double> createTickVector(double tick_step, const QCPRange& range) override {
+    narrow_ = false;
     if (range.lower > 0 && range.upper > range.lower && std::log10(range.upper / range.lower) < 1.6) {
       const auto first = static_cast<int>(std::floor(std::log10(range.lower)));
       const auto last = static_cast<int>(std::ceil(std::log10(range.upper)));
@@ -80,11 +81,35 @@ protected:
             if (tick >= range.lower && tick <= range.upper) ticks.push_back(tick);
           }
         }
-        if (ticks.size() >= 3) return ticks;
+        if (ticks.size() >= 3) {
+          narrow_ = true;
+          return ticks;
+        }
       }
     }
     return QCPAxisTickerLog::createTickVector(tick_step, range);
   }
+
+  // Between such ticks, sub-ticks at the m x 10^k (m in 1..9) that are not ticks: QCustomPlot's own are evenly
+  // spaced in value, which is right only between decades (20, 50, 100 got 23.3, 26.7, ...).
+  QVector<double> createSubTickVector(int sub_tick_count, const QVector<double>& ticks) override {
+    if (!narrow_) return QCPAxisTickerLog::createSubTickVector(sub_tick_count, ticks);
+    QVector<double> sub;
+    if (ticks.size() < 2) return sub;
+    const auto first = static_cast<int>(std::floor(std::log10(ticks.front())));
+    const auto last = static_cast<int>(std::ceil(std::log10(ticks.back())));
+    for (int k = first; k <= last; ++k) {
+      for (int m = 1; m <= 9; ++m) {
+        const double v = m * std::pow(10.0, k);
+        const bool is_tick = std::any_of(ticks.begin(), ticks.end(), [v](double t) { return std::abs(t - v) <= 1e-9 * v; });
+        if (v > ticks.front() && v < ticks.back() && !is_tick) sub.push_back(v);
+      }
+    }
+    return sub;
+  }
+
+private:
+  bool narrow_ = false;  // the last tick vector was this ticker's own (a narrow range)
 };
 
 // Log ticks in microseconds, shown as µs, ms or s.

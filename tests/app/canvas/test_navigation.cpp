@@ -359,6 +359,31 @@ private slots:
     QVERIFY(!view.minimap()->isVisible());
   }
 
+  // A wrapped axis' rows down the left, shorter than a line of text: thinned to every d-th row for a divisor d of the
+  // rows (Llama's dp: 8 rows of 16), labelled evenly; their indices step by 16, which made the count they repeat over
+  // 113 (a prime) and left only "dp 0".
+  void wrapped_rows_thin_evenly() {
+    QGraphicsScene scene;
+    auto* grid = make_grid(llama(), 8);
+    scene.addItem(grid);
+    scene.setSceneRect(grid->boundingRect().adjusted(-24, -24, 24, 24));
+    MeshView view(&scene);
+    view.resize(420, 150);  // rows of about 10 px
+    view.set_grid(grid);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.fit();
+    (void)view.grab();
+    const QStringList dp = view.left_ruler()->drawn_labels()[0];
+    QVERIFY2(dp.size() >= 2, qPrintable(dp.join(QLatin1Char(' '))));
+    QCOMPARE(dp.front(), QStringLiteral("dp 0"));
+    std::vector<int> rows{0};
+    for (const QString& label : dp.mid(1)) rows.push_back(label.toInt() / 16);
+    const int d = rows[1] - rows[0];
+    QVERIFY2(d >= 2 && 8 % d == 0, qPrintable(dp.join(QLatin1Char(' '))));  // thinned, to a divisor of 8
+    for (std::size_t i = 1; i < rows.size(); ++i) QVERIFY2(rows[i] == rows[i - 1] + d, qPrintable(dp.join(QLatin1Char(' '))));
+  }
+
   // Arrow keys move the selection (Shift: a block of the next axis out) while a cell is selected; without a
   // selection, or with keyboard navigation off, the view leaves them to the window.
   void arrow_keys_move_the_selection() {

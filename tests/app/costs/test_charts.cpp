@@ -553,19 +553,24 @@ private slots:
   // ticks below 1.6 decades, crowded at the top of a log axis), 1..9 where that gives fewer than 3, labelled in units.
   void time_ticks_on_a_narrow_range_stay_logarithmic() {
     const QSharedPointer<QCPAxisTicker> ticker = meshloom::app::make_time_ticker();
-    const auto ticks_of = [&ticker](double lo, double hi) {
+    QVector<double> last_sub;
+    const auto ticks_of = [&ticker, &last_sub](double lo, double hi) {
       QVector<double> ticks;
       QVector<double> sub;
       QVector<QString> labels;
       ticker->generate(QCPRange(lo, hi), QLocale::c(), QLatin1Char('g'), 6, ticks, &sub, &labels);
+      last_sub = sub;
       return std::make_pair(ticks, labels);
     };
     auto [ticks, labels] = ticks_of(20, 150);
     QCOMPARE(ticks, (QVector<double>{20, 50, 100}));
+    // Sub-ticks at the other m x 10^k between them, not evenly in value (23.3, 26.7, ...).
+    QCOMPARE(last_sub, (QVector<double>{30, 40, 60, 70, 80, 90}));
     QCOMPARE(labels, (QVector<QString>{QStringLiteral("20 \u00b5s"), QStringLiteral("50 \u00b5s"),
                                        QStringLiteral("100 \u00b5s")}));
     std::tie(ticks, labels) = ticks_of(1100, 4500);  // 1-2-5 gives 2000 alone: 1..9
     QCOMPARE(ticks, (QVector<double>{2000, 3000, 4000}));
+    QVERIFY(last_sub.isEmpty());  // every m x 10^k between them is a tick
     QCOMPARE(labels.front(), QStringLiteral("2 ms"));
     std::tie(ticks, labels) = ticks_of(1, 1e4);  // four decades: QCustomPlot's own decade ticks
     QVERIFY(ticks.contains(10) && ticks.contains(100) && ticks.contains(1000));
