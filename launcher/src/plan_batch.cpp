@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <istream>
 #include <limits>
@@ -424,11 +425,36 @@ std::string plan_object(const Plan& plan, std::optional<double> as_run) {
   return out + "}";
 }
 
+// The engine names a refused flattened group by its axis indices ("flattened[0] = [1, 0]: ..."); a line that wrote
+// the group by names gets it back as written ("flattened[0] = [\"tp\", \"dp\"]: ...").
+[[noreturn]] void restate_flattened(const Error& e, const json& doc) {
+  const std::string& m = e.message();
+  const json* groups = doc.contains("flattened") ? &doc["flattened"] : nullptr;
+  const std::size_t open = m.find("] = [");
+  const std::size_t close = open == std::string::npos ? open : m.find(']', open + 5);
+  if (groups != nullptr && groups->is_array() && m.starts_with("flattened[") && close != std::string::npos) {
+    std::size_t g = 0;
+    const auto [end, ec] = std::from_chars(m.data() + 10, m.data() + open, g);
+    const auto named = [](const json& group) {
+      return group.is_array() && std::any_of(group.begin(), group.end(), [](const json& a) { return a.is_string(); });
+    };
+    if (ec == std::errc() && end == m.data() + open && g < groups->size() && named((*groups)[g])) {
+      raise(e.kind(), m.substr(0, open + 4) + show((*groups)[g]) + m.substr(close + 1));
+    }
+  }
+  throw e;
+}
+
 std::string answer(const std::string& line, const PlanBatchLimits& limits) {
   const json doc = parse_line_object(line, limits.max_line_bytes, limits.max_depth);
   const PlanSetup setup = parse_setup(doc, limits);
   const auto model = make_cost_model(setup);
-  const Plan plan = plan_naming_gaps(setup.request, *model);
+  Plan plan;
+  try {
+    plan = plan_naming_gaps(setup.request, *model);
+  } catch (const Error& e) {
+    restate_flattened(e, doc);
+  }
   return plan_object(plan, price_as_run(setup.request, plan, *model));
 }
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
@@ -127,9 +128,22 @@ public:
   explicit Conversation(const std::vector<std::string>& args) {
     int in[2] = {-1, -1};
     int out[2] = {-1, -1};
-    if (::pipe(in) != 0 || ::pipe(out) != 0) return;
+    const auto close_all = [&] {
+      for (const int fd : {in[0], in[1], out[0], out[1]}) {
+        if (fd >= 0) ::close(fd);
+      }
+    };
+    // On a failed pipe or fork nothing is left open and say/hear fail at once (the test then fails on its answers).
+    if (::pipe(in) != 0 || ::pipe(out) != 0) {
+      close_all();
+      return;
+    }
     ::signal(SIGPIPE, SIG_IGN);  // a write to a launcher that died fails instead of killing the test
     pid_ = ::fork();
+    if (pid_ < 0) {
+      close_all();
+      return;
+    }
     if (pid_ == 0) {
       ::dup2(in[0], 0);
       ::dup2(out[1], 1);
@@ -173,7 +187,9 @@ public:
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (from_ < 0 || left.count() <= 0) return std::nullopt;
       pollfd p{from_, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+      const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
+      if (ready < 0 && errno != EINTR) return std::nullopt;  // not a timeout: nothing more will come
+      if (ready <= 0) continue;
       std::array<char, 4096> buf{};
       const ssize_t n = ::read(from_, buf.data(), buf.size());
       if (n <= 0) return std::nullopt;

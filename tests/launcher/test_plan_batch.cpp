@@ -449,6 +449,9 @@ TEST(PlanBatch, FieldErrorsNameTheValue) {
        "ValueError: flattened[0] = [1, 0]"},
       {R"J({"mesh": [2, 2], "tensor_shape": [4], "src": "RR", "dst": "RR", "flattened": [[0, 1], [1]]})J",
        "ValueError: flattened[1] = [1]"},
+      // Written by names, the group comes back as written.
+      {R"J({"mesh": [2, 2], "tensor_shape": [4], "src": "RR", "dst": "RR", "names": ["dp", "tp"], "flattened": [["tp", "dp"]]})J",
+       "ValueError: flattened[0] = [\"tp\",\"dp\"]: "},
       {R"J({"mesh": [2, 2], "tensor_shape": [4], "src": "RR", "dst": "RR", "coordinate": [0, 2]})J",
        "ValueError: coordinate [0, 2]"},
       {R"J({"mesh": [0], "tensor_shape": [4], "src": "R", "dst": "R"})J", "ValueError: mesh [0]: axis 0 has size 0"},

@@ -567,11 +567,17 @@ std::string loser_text(const CandidateCost& w, const CandidateCost& r, const std
 // with the hosts (3 ranks per group on hosts of 4). "tp in (dp 4, tp 3) as inside a host (PyTorch's rule: ...)".
 std::vector<std::string> comm_rule_misses(const CandidateCost& c, std::int64_t per_host) {
   std::vector<std::string> misses;
+  // The comm model's own topology decides (mesh_topology: an axis within a host keeps the in-host latency); the
+  // running product only counts the ranks for the message.
+  std::vector<std::int64_t> shape;
+  for (const AxisCost& axis : c.axes) shape.push_back(axis.size);
+  const MeshTopology topology = mesh_topology(shape, per_host);
+  const double in_host_latency = mesh_topology({1}, 1).latency_us.front();
   std::int64_t ranks = 1;  // the axis' size times the inner axes', saturating past per_host
   for (std::size_t a = c.axes.size(); a-- > 0;) {
     const AxisCost& axis = c.axes[a];
-    ranks = ranks > per_host / axis.size ? per_host + 1 : ranks * axis.size;
-    if (ranks <= per_host && axis.hosts > 1) {
+    ranks = ranks > per_host / std::max<std::int64_t>(axis.size, 1) ? per_host + 1 : ranks * axis.size;
+    if (topology.latency_us[a] == in_host_latency && axis.hosts > 1) {
       misses.push_back(axis.name + " in " + layout_text(c.mesh) + " as inside a host (PyTorch's rule: it and the " +
                        "axes after it hold " + std::to_string(ranks) + " ranks, at most " + std::to_string(per_host) +
                        " per host) though its groups cross " + std::to_string(axis.hosts) + " hosts");
