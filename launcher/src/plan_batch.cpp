@@ -11,6 +11,7 @@
 #include <istream>
 #include <limits>
 #include <ostream>
+#include <string_view>
 #include <utility>
 
 #include "batch_io.hpp"
@@ -439,7 +440,22 @@ std::string plan_object(const Plan& plan, std::optional<double> as_run) {
       return group.is_array() && std::any_of(group.begin(), group.end(), [](const json& a) { return a.is_string(); });
     };
     if (ec == std::errc() && end == m.data() + open && g < groups->size() && named((*groups)[g])) {
-      raise(e.kind(), m.substr(0, open + 4) + show((*groups)[g]) + m.substr(close + 1));
+      std::string tail = m.substr(close + 1);
+      // "..., got axis 0": the axis by the name the group wrote it with, where it did ("got axis 0 (\"dp\")").
+      constexpr std::string_view kGot = ", got axis ";
+      const std::size_t got = tail.rfind(kGot);
+      const json* names = doc.contains("names") && doc["names"].is_array() ? &doc["names"] : nullptr;
+      if (got != std::string::npos && names != nullptr) {
+        std::size_t axis = 0;
+        const char* last = tail.data() + tail.size();
+        const auto [axis_end, axis_ec] = std::from_chars(tail.data() + got + kGot.size(), last, axis);
+        const json& group = (*groups)[g];
+        if (axis_ec == std::errc() && axis_end == last && axis < names->size() && (*names)[axis].is_string() &&
+            std::find(group.begin(), group.end(), (*names)[axis]) != group.end()) {
+          tail += " (" + (*names)[axis].dump() + ")";
+        }
+      }
+      raise(e.kind(), m.substr(0, open + 4) + show((*groups)[g]) + tail);
     }
   }
   throw e;

@@ -451,7 +451,9 @@ TEST(PlanBatch, FieldErrorsNameTheValue) {
        "ValueError: flattened[1] = [1]"},
       // Written by names, the group comes back as written.
       {R"J({"mesh": [2, 2], "tensor_shape": [4], "src": "RR", "dst": "RR", "names": ["dp", "tp"], "flattened": [["tp", "dp"]]})J",
-       "ValueError: flattened[0] = [\"tp\",\"dp\"]: "},
+       "ValueError: flattened[0] = [\"tp\",\"dp\"]: axes must be ascending and < 2, got axis 0 (\"dp\")"},
+      {R"J({"mesh": [2, 2, 2], "tensor_shape": [4], "src": "RRR", "dst": "RRR", "names": ["dp", "cp", "tp"], "flattened": [["dp", 2, "cp"]]})J",
+       "ValueError: flattened[0] = [\"dp\",2,\"cp\"]: axes must be ascending and < 3, got axis 1 (\"cp\")"},
       {R"J({"mesh": [2, 2], "tensor_shape": [4], "src": "RR", "dst": "RR", "coordinate": [0, 2]})J",
        "ValueError: coordinate [0, 2]"},
       {R"J({"mesh": [0], "tensor_shape": [4], "src": "R", "dst": "R"})J", "ValueError: mesh [0]: axis 0 has size 0"},
