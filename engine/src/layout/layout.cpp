@@ -226,15 +226,16 @@ Layout complement(const Layout& l, std::int64_t max_index) {
   for (const auto& [size, stride] : sorted) {
     if (stride == 0 || size == 1) continue;
     if (stride % current != 0 || current > size * stride) {
-      // `current` is the extent of the leaves of smaller stride: a leaf starting inside it overlaps them; one
-      // starting past it, off a multiple of it, leaves gaps no layout tiles.
+      // `current` is the extent of the leaves before this one in stride order (smaller strides, or equal ones sorted
+      // first): a leaf starting inside it overlaps them; one starting past it, off a multiple of it, leaves gaps no
+      // layout tiles.
       const bool overlaps = stride < current || current > size * stride;
       const std::string leaf = std::to_string(size) + ":" + std::to_string(stride);
       raise(ErrorKind::ValueError,
             "complement of " + to_string(l) + ": leaf " + leaf +
-                (overlaps ? " overlaps the leaves of smaller stride (they span " + std::to_string(current) + ")"
+                (overlaps ? " overlaps the leaves before it in stride order (they span " + std::to_string(current) + ")"
                           : " has stride " + std::to_string(stride) + ", not a multiple of " + std::to_string(current) +
-                                ", the span of the leaves of smaller stride") +
+                                ", the span of the leaves before it in stride order") +
                 ": no complement exists");
     }
     result.push_back({stride / current, current});
