@@ -214,10 +214,9 @@ std::optional<double> price_as_run(const PlanRequest& request, const Plan& plan,
   return std::isfinite(sum) ? std::optional<double>(sum) : std::nullopt;
 }
 
-Plan plan_naming_gaps(const PlanRequest& request, const CostModel& model) {
-  Plan plan;
+Plan plan_noting_gaps(const PlanRequest& request, const CostModel& model) {
   try {
-    plan = plan_redistribution(request, model);
+    return plan_redistribution(request, model);
   } catch (const Error& e) {
     // Only where a search found nothing it could price: not on a refused request (a Partial op changed, a shard
     // order greedy cannot follow).
@@ -226,8 +225,9 @@ Plan plan_naming_gaps(const PlanRequest& request, const CostModel& model) {
     if (note.empty()) throw;
     raise(e.kind(), e.message() + note);
   }
-  if (std::isfinite(plan.cost)) return plan;
-  // Only a planner that looks at placements alone (greedy) reaches a step its model cannot price.
+}
+
+std::string unpriced_steps(const Plan& plan) {
   std::vector<std::string> unpriced;
   for (std::size_t i = 0; i < plan.steps.size(); ++i) {
     const PlanStep& step = plan.steps[i];
@@ -235,11 +235,35 @@ Plan plan_naming_gaps(const PlanRequest& request, const CostModel& model) {
     unpriced.push_back("step " + std::to_string(i) + ", " + std::string(to_string(step.collective)) + " on " +
                        step_axes_text(step.axes));
   }
+  return join(unpriced, {.separator = "; "});
+}
+
+std::string unpriced_plan_note(const PlanRequest& request, const Plan& plan, const CostModel& model) {
+  if (const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(&model)) {
+    std::vector<std::string> lacking;
+    for (const auto& gap : calibrated->gap_list(request.mesh_shape, request.flattened)) {
+      const bool named = std::any_of(plan.steps.begin(), plan.steps.end(), [&gap](const PlanStep& step) {
+        return !std::isfinite(step.cost) && step.axes == gap.axes && to_string(step.collective) == gap.collective;
+      });
+      if (named) lacking.push_back(gap.text);
+    }
+    if (!lacking.empty()) {
+      return "; the calibration cannot price: " + join(lacking, {.separator = "; "}) +
+             " (calibrate those shapes, or --extrapolate to guess them)";
+    }
+  }
+  return unpriced_note(model, request.mesh_shape);
+}
+
+Plan plan_naming_gaps(const PlanRequest& request, const CostModel& model) {
+  Plan plan = plan_noting_gaps(request, model);
+  if (std::isfinite(plan.cost)) return plan;
+  // Only a planner that looks at placements alone (greedy) reaches a step its model cannot price.
   std::string path;
   for (const State& state : plan.path) path += (path.empty() ? "" : "->") + to_string(state);
   raise(ErrorKind::ValueError, std::string(to_string(resolve_planner(request))) + "'s plan " + path +
-                                   " takes steps its cost model cannot price (" +
-                                   join(unpriced, {.separator = "; "}) + ")" + unpriced_note(model, request.mesh_shape));
+                                   " takes steps its cost model cannot price (" + unpriced_steps(plan) + ")" +
+                                   unpriced_plan_note(request, plan, model));
 }
 
 std::map<std::string, int> communication_counts(const Plan& plan) {

@@ -104,14 +104,26 @@ void check_axis_names(const std::vector<std::string>& names, std::size_t ndim);
 // "; the calibration cannot price: <gaps> (calibrate those shapes, or --extrapolate to guess them)"; empty for any
 // other model or where it prices everything.
 [[nodiscard]] std::string unpriced_note(const CostModel& model, const std::vector<std::int64_t>& mesh_shape);
-// plan_redistribution, its error followed by unpriced_note on the request's mesh: a calibrated model that cannot
-// price a step leaves the search without that edge, and "no redistribution path" then names what was never measured.
+// plan_redistribution, a search's error followed by unpriced_note on the request's mesh: a calibrated model that
+// cannot price a step leaves the search without that edge, and "no redistribution path" then names what was never
+// measured. The plan may cost +inf: greedy chooses by placements alone (plan_naming_gaps refuses such a plan).
+[[nodiscard]] Plan plan_noting_gaps(const PlanRequest& request, const CostModel& model);
+// The steps of `plan` that cost +inf: "step 1, all_gather on axes 0,1; ..."; empty where none does.
+[[nodiscard]] std::string unpriced_steps(const Plan& plan);
+// What the calibration lacks to price the steps of `plan` that cost +inf (a merged step's curve on its flattened
+// group): "; the calibration cannot price: all_gather on axes 0,1: 4 ranks on 1 host (4 per host) never measured
+// (calibrate those shapes, or --extrapolate to guess them)"; else unpriced_note on the request's mesh.
+[[nodiscard]] std::string unpriced_plan_note(const PlanRequest& request, const Plan& plan, const CostModel& model);
+// plan_noting_gaps, refusing a plan that costs +inf: "greedy's plan S(0)S(0)->... takes steps its cost model cannot
+// price (step 0, all_gather on axes 0,1)", followed by unpriced_plan_note.
 [[nodiscard]] Plan plan_naming_gaps(const PlanRequest& request, const CostModel& model);
 
 // A plan's price as it runs, where the model compares paths so (plans_as_run: a calibration with curves for a
 // flattened group two moving axes share): its steps priced by price_plan_steps, a merged step at its group's own
 // curve. nullopt where the model compares path costs, and where a step cannot be priced so (+inf). plan --batch's
-// `cost_as_run`, the human plan's "cost as it runs", and what plan --compare compares planners by.
+// `cost_as_run`, the human plan's "cost as it runs", and what plan --compare compares planners by. The plan's own
+// steps say the same where plan_redistribution priced it so (either planner; not the graph planner's fallback to
+// the one search past its state budget).
 [[nodiscard]] std::optional<double> price_as_run(const PlanRequest& request, const Plan& plan, const CostModel& model);
 
 // The collectives that communicate, counted per kind: comm_counts(plan) without the local steps (chunk,

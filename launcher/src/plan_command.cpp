@@ -247,18 +247,24 @@ void print_comparison(std::ostream& out, const HumanSetup& h, const CostModel& m
   std::vector<std::vector<std::string>> rows = {{"planner", "cost", "steps", "states", "trace"}};
   std::optional<double> graph_cost;
   std::optional<double> greedy_cost;
+  std::vector<std::string> unpriced;  // "greedy's step 0, all_gather on axes 0,1": plans found but not priced
+  std::string lacking;                // what the calibration lacks to price them
   for (const auto kind : {PlannerKind::Graph, PlannerKind::Greedy, PlannerKind::Auto}) {
     PlanRequest r = s.request;
     r.planner = kind;
     std::string label(to_string(kind));
     if (kind == PlannerKind::Auto) label += " (= " + std::string(to_string(resolve_planner(r))) + ")";
     try {
-      const Plan plan = plan_naming_gaps(r, model);
-      const std::optional<double> priced = as_run ? price_as_run(r, plan, model) : std::optional<double>(plan.path_cost);
-      if (!priced) raise(ErrorKind::ValueError, "its plan " + trace(plan) + " cannot be priced as it runs");
-      if (kind == PlannerKind::Graph) graph_cost = *priced;
-      if (kind == PlannerKind::Greedy) greedy_cost = *priced;
-      rows.push_back({label, format_cost(*priced, s.cost_model), std::to_string(plan.steps.size()),
+      const Plan plan = plan_noting_gaps(r, model);
+      std::optional<double> priced = as_run ? price_as_run(r, plan, model) : std::optional<double>(plan.path_cost);
+      if (priced && !std::isfinite(*priced)) priced.reset();
+      if (priced && kind == PlannerKind::Graph) graph_cost = *priced;
+      if (priced && kind == PlannerKind::Greedy) greedy_cost = *priced;
+      if (!priced && kind != PlannerKind::Auto) {
+        unpriced.push_back(std::string(to_string(kind)) + "'s " + unpriced_steps(plan));
+        if (lacking.empty()) lacking = unpriced_plan_note(r, plan, model);
+      }
+      rows.push_back({label, priced ? format_cost(*priced, s.cost_model) : "unpriced", std::to_string(plan.steps.size()),
                       std::to_string(plan.states_explored), trace(plan)});
     } catch (const Error& e) {
       rows.push_back({label, "-", "-", "-", std::string("failed: ") + e.what()});
@@ -276,6 +282,15 @@ void print_comparison(std::ostream& out, const HumanSetup& h, const CostModel& m
     } else {
       out << "graph and greedy cost the same: " << g << "\n";
     }
+  } else if (!unpriced.empty()) {
+    // A plan was found that the model cannot price (greedy's, which chooses by placements alone): say which step.
+    if (graph_cost || greedy_cost) {
+      out << "only " << (graph_cost ? "graph" : "greedy") << "'s plan can be priced ("
+          << format_cost(graph_cost ? *graph_cost : *greedy_cost, s.cost_model) << "): ";
+    } else {
+      out << "no plan can be priced: ";
+    }
+    out << "the cost model cannot price " << join(unpriced, {.separator = "; "}) << lacking << "\n";
   } else if (graph_cost || greedy_cost) {
     out << (graph_cost ? "only graph" : "only greedy") << " finds a plan\n";
   } else {

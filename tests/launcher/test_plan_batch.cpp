@@ -253,6 +253,13 @@ TEST(PlanBatch, APlanChosenAsItRunsKeepsItsPathCostAndSaysItsPriceAsItRuns) {
   EXPECT_EQ(merged["cost_as_run"].get<double>(), merged["steps"][0]["cost"].get<double>());
   EXPECT_LT(merged["cost_as_run"].get<double>(), merged["cost"].get<double>());
   EXPECT_FALSE(plain.contains("cost_as_run"));
+  // Greedy's plan is the same, and priced as it runs too: its step says the merged all_gather's price, not its edges'.
+  const json greedy = ok(request + calibration + R"J(, "flattened": [[0, 1]], "planner": "greedy"})J");
+  EXPECT_EQ(greedy["path"], merged["path"]);
+  ASSERT_EQ(greedy["steps"].size(), 1U) << greedy.dump();
+  EXPECT_EQ(greedy["steps"][0]["cost"].get<double>(), greedy["cost_as_run"].get<double>());
+  EXPECT_EQ(greedy["cost_as_run"].get<double>(), merged["cost_as_run"].get<double>());
+  EXPECT_EQ(greedy["cost"].get<double>(), plain["cost"].get<double>());
   double edges = 0;
   for (const json& step : plain["steps"]) edges += step["cost"].get<double>();
   EXPECT_EQ(plain["cost"].get<double>(), edges);

@@ -347,19 +347,14 @@ CandidateCost price(const Design& design, const MeshSpec& mesh, const CostModel&
       c.unpriced = item.name + ": no plan: " + plan->error;
       // A calibration without a curve the path needs is the usual cause: say which curves this layout lacks.
       if (const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(&model)) {
-        std::vector<std::string> gaps = calibrated->gaps(mesh.shape);
+        std::vector<CalibratedCostModel::Gap> gaps = calibrated->gap_list(mesh.shape);
         // Named first: a gap on an axis whose placement the item changes (one its plan cannot avoid).
-        std::stable_partition(gaps.begin(), gaps.end(), [&item](const std::string& gap) {
-          for (std::size_t a = 0; a < item.src.ndim(); ++a) {
-            if (item.src.placement(a) != item.dst.placement(a) && gap.find(" on axis " + std::to_string(a) + ":") !=
-                                                                       std::string::npos) {
-              return true;
-            }
-          }
-          return false;
+        std::stable_partition(gaps.begin(), gaps.end(), [&item](const CalibratedCostModel::Gap& gap) {
+          return gap.axes.size() == 1 && gap.axes.front() < item.src.ndim() &&
+                 item.src.placement(gap.axes.front()) != item.dst.placement(gap.axes.front());
         });
         if (!gaps.empty()) {
-          c.unpriced += "; the calibration cannot price: " + gaps.front() +
+          c.unpriced += "; the calibration cannot price: " + gaps.front().text +
                         (gaps.size() > 1 ? " (and " + std::to_string(gaps.size() - 1) + " more)" : std::string());
         }
       }

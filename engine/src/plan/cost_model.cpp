@@ -584,8 +584,9 @@ std::optional<double> CalibratedCostModel::flattened_step_cost(const StepCostInp
   return c == nullptr ? cost : cost * as_run_factor(c->factors, size) * as_run_factor(c->as_run, size);
 }
 
-std::vector<std::string> CalibratedCostModel::gaps(const std::vector<std::int64_t>& mesh_shape) const {
-  std::vector<std::string> out;
+std::vector<CalibratedCostModel::Gap> CalibratedCostModel::gap_list(
+    const std::vector<std::int64_t>& mesh_shape, const std::vector<std::vector<std::size_t>>& flattened) const {
+  std::vector<Gap> out;
   constexpr std::array<Collective, 4> kPlanned{Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter,
                                                Collective::AllToAll};
   std::int64_t ranks = 1;
@@ -594,36 +595,63 @@ std::vector<std::string> CalibratedCostModel::gaps(const std::vector<std::int64_
   }
   if (!calibration_.groups.empty() && ranks > static_cast<std::int64_t>(calibration_.rank_hosts.size()) &&
       !options_.extrapolate) {
-    out.push_back("the mesh holds " + std::to_string(ranks) + " ranks but the calibrated job placed " +
-                  std::to_string(calibration_.rank_hosts.size()));
+    out.push_back({{}, {}, "the mesh holds " + std::to_string(ranks) + " ranks but the calibrated job placed " +
+                               std::to_string(calibration_.rank_hosts.size())});
     return out;
   }
   if (!calibration_.groups.empty() && ranks > kMaxEnumeratedRanks) {
-    out.push_back("the mesh holds " + std::to_string(ranks) + " ranks, more than the " +
-                  std::to_string(kMaxEnumeratedRanks) + " whose groups the calibrated model places");
+    out.push_back({{}, {}, "the mesh holds " + std::to_string(ranks) + " ranks, more than the " +
+                               std::to_string(kMaxEnumeratedRanks) + " whose groups the calibrated model places"});
     return out;
   }
   for (std::size_t axis = 0; axis < mesh_shape.size(); ++axis) {
     if (mesh_shape[axis] == 1) continue;
     for (const Collective c : kPlanned) {
-      const std::string_view name = to_string(c);
+      const std::string name(to_string(c));
       if (calibration_.groups.empty()) {
         const bool named = axis < names_.size();
         const auto fits = named ? calibration_.axes.find(names_[axis]) : calibration_.axes.end();
-        if (fits == calibration_.axes.end() || !fits->second.contains(std::string(name))) {
-          out.push_back(std::string(name) + " on axis " + (named ? "'" + names_[axis] + "'" : std::to_string(axis)) +
-                        ": no fit");
+        if (fits == calibration_.axes.end() || !fits->second.contains(name)) {
+          out.push_back({{axis}, name,
+                         name + " on axis " + (named ? "'" + names_[axis] + "'" : std::to_string(axis)) + ": no fit"});
         }
         continue;
       }
       for (const GroupShape& shape : shapes_of(mesh_shape, axis)) {
         if (!predict_us(name, shape, 1.0)) {
-          out.push_back(std::string(name) + " on axis " + std::to_string(axis) + ": " + to_string(shape) +
-                        " never measured");
+          out.push_back({{axis}, name, name + " on axis " + std::to_string(axis) + ": " + to_string(shape) + " never measured"});
         }
       }
     }
   }
+  if (calibration_.groups.empty()) return out;  // merged steps are priced as their members
+  for (const std::vector<std::size_t>& group : flattened) {
+    std::vector<std::size_t> axes;  // of size > 1: a merge needs two
+    for (const std::size_t a : group) {
+      if (a < mesh_shape.size() && mesh_shape[a] > 1) axes.push_back(a);
+    }
+    if (axes.size() < 2 || !std::is_sorted(axes.begin(), axes.end()) ||
+        std::adjacent_find(axes.begin(), axes.end()) != axes.end()) {
+      continue;
+    }
+    std::string text;
+    for (const std::size_t a : axes) text += (text.empty() ? "" : ",") + std::to_string(a);
+    const std::vector<GroupShape> shapes = group_shapes(mesh_shape, axes, calibration_.rank_hosts, options_.extrapolate);
+    for (const Collective c : kPlanned) {
+      const std::string name(to_string(c));
+      for (const GroupShape& shape : shapes) {
+        if (!predict_us(name, shape, 1.0)) {
+          out.push_back({axes, name, name + " on axes " + text + ": " + to_string(shape) + " never measured"});
+        }
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> CalibratedCostModel::gaps(const std::vector<std::int64_t>& mesh_shape) const {
+  std::vector<std::string> out;
+  for (Gap& gap : gap_list(mesh_shape)) out.push_back(std::move(gap.text));
   return out;
 }
 

@@ -878,6 +878,18 @@ Plan graph_plan(const Problem& p, const std::vector<Key>& keys, std::size_t stat
   return plan;
 }
 
+// A plan compared as it runs costs what it runs at: every consumer of cost (the advisor's sums, advise --measure's
+// predictions, the planners' comparison) then prices the plan that runs as the model does. path_cost stays the
+// path's edges before merging.
+void price_as_it_runs(const PlanRequest& request, Plan& plan, const CostModel& model) {
+  const std::vector<double> as_run = price_plan_steps(request, plan, model);
+  plan.cost = 0;
+  for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+    plan.steps[i].cost = as_run[i];
+    plan.cost += as_run[i];
+  }
+}
+
 }  // namespace
 
 PlannerKind resolve_planner(const PlanRequest& request) noexcept {
@@ -925,14 +937,7 @@ Plan plan_redistribution(const PlanRequest& request, const CostModel& model) {
       try {
         std::vector<Plan> pool = as_run_pool(request, model, kAsRunPool);
         Plan plan = std::move(pool[cheapest_as_run(request, pool, model)]);
-        // Chosen as it runs, it costs what it runs at: every consumer of cost (the advisor's sums, advise --measure's
-        // predictions, the planners' comparison) then prices the plan that runs as the model does.
-        const std::vector<double> as_run = price_plan_steps(request, plan, model);
-        plan.cost = 0;
-        for (std::size_t i = 0; i < plan.steps.size(); ++i) {
-          plan.steps[i].cost = as_run[i];
-          plan.cost += as_run[i];
-        }
+        price_as_it_runs(request, plan, model);
         return plan;
       } catch (const Error& e) {
         if (e.kind() != ErrorKind::RuntimeError) throw;
@@ -961,6 +966,10 @@ Plan plan_redistribution(const PlanRequest& request, const CostModel& model) {
     plan.path.back() = request.dst;
   }
   build_steps(p, plan);
+  // Greedy chooses by placements alone, but under a model that compares plans as they run its plan is priced so too,
+  // like the graph planner's: a step the model cannot price as it runs (a merged step on a group shape it lacks)
+  // then costs +inf, and so does the plan.
+  if (plans_as_run(request, model)) price_as_it_runs(request, plan, model);
   return plan;
 }
 

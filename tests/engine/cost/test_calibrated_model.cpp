@@ -140,6 +140,16 @@ TEST(CalibratedModel, MissingFitsCostInfinity) {
   EXPECT_EQ(model.step_cost(step_input(Collective::AllGather, 2, mesh3, 512, 1, 2048)), kInf);
   const CalibratedCostModel renamed(c, {"data", "tensor"});
   EXPECT_EQ(renamed.step_cost(step_input(Collective::AllGather, 0, mesh, 512, 1, 2048)), kInf);
+  // gap_list names each gap's axis, by name in the text for fits keyed by name (the advisor ranks a gap on an axis a
+  // tensor moves first by it: matching " on axis 1:" in the text missed these).
+  const std::vector<CalibratedCostModel::Gap> gaps = model.gap_list(mesh);
+  ASSERT_EQ(gaps.size(), 5U);
+  EXPECT_EQ(gaps[0].axes, std::vector<std::size_t>{0});
+  EXPECT_EQ(gaps[0].collective, "all_reduce");
+  EXPECT_EQ(gaps[0].text, "all_reduce on axis 'dp': no fit");
+  for (std::size_t i = 1; i < gaps.size(); ++i) EXPECT_EQ(gaps[i].axes, std::vector<std::size_t>{1}) << gaps[i].text;
+  EXPECT_EQ(gaps[1].text, "all_reduce on axis 'tp': no fit");
+  EXPECT_EQ(model.gaps(mesh).size(), gaps.size());
   // A fit without positive bandwidth (possible only when built in code) cannot be used either.
   Calibration zero = full_calibration();
   zero.axes["dp"]["all_gather"].busbw_gbps = 0;
@@ -551,6 +561,16 @@ TEST(CalibratedModel, AShapeNeverMeasuredIsRefusedUnlessExtrapolating) {
                                             "reduce_scatter on axis 0: 4 ranks on 1 host (4 per host) never measured",
                                             "all_to_all on axis 0: 4 ranks on 1 host (4 per host) never measured"}));
   EXPECT_EQ(model.gaps({8}), (std::vector<std::string>{"the mesh holds 8 ranks but the calibrated job placed 4"}));
+  EXPECT_TRUE(model.gap_list({8}).front().axes.empty());  // the whole mesh's
+  EXPECT_EQ(model.gap_list(line).back().axes, std::vector<std::size_t>{0});
+  // A flattened group's merged collectives on (2, 2): its 4 ranks are the shape the line's axis lacks.
+  std::vector<std::string> merged;
+  for (const auto& gap : model.gap_list({2, 2}, {{0, 1}})) {
+    if (gap.axes.size() > 1) merged.push_back(gap.text);
+  }
+  EXPECT_EQ(merged, (std::vector<std::string>{"all_gather on axes 0,1: 4 ranks on 1 host (4 per host) never measured",
+                                              "reduce_scatter on axes 0,1: 4 ranks on 1 host (4 per host) never measured",
+                                              "all_to_all on axes 0,1: 4 ranks on 1 host (4 per host) never measured"}));
   // Extrapolating: all_gather on 4 ranks from the 2-rank curve, scaled by (3/4) / (1/2).
   const CalibratedCostModel guess(c, {}, {.extrapolate = true});
   EXPECT_DOUBLE_EQ(*guess.predict_us("all_gather", {4, 1, 4}, 1024), 8.0 * 1.5);

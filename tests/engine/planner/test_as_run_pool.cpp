@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "meshloom/plan/simulator.hpp"
@@ -139,6 +140,46 @@ TEST(AsRunPool, NoPlanPricedAsItRunsIsAValueError) {
   const Plan plan = plan_redistribution(reduce, model);
   EXPECT_TRUE(std::isfinite(plan.cost)) << trace(plan);
   EXPECT_DOUBLE_EQ(plan.cost, as_run(reduce, plan, model)) << trace(plan);
+}
+
+// Greedy chooses by placements alone, but on a request compared as it runs its plan is priced so too, like the
+// graph planner's: its steps' costs add up to its price as it runs, and path_cost keeps its edges' sum. A merged
+// step the model cannot price so costs +inf, and so does the plan (the launcher then names the missing curve).
+TEST(AsRunPool, GreedysPlanIsPricedAsItRunsToo) {
+  const CalibratedCostModel model(merging_pays(), {});
+  std::size_t merged = 0;
+  for (const auto& [src, dst] : std::vector<std::pair<const char*, const char*>>{
+           {"S(0)S(0)", "RR"}, {"P(sum)P(sum)", "RR"}, {"S(0)S(1)", "RR"}, {"RR", "S(0)S(1)"}, {"P(sum)P(sum)", "S(0)S(1)"}}) {
+    PlanRequest r = request({2, 2}, {8, 16}, src, dst);
+    r.flattened = {{0, 1}};
+    r.planner = PlannerKind::Greedy;
+    ASSERT_TRUE(plans_as_run(r, model)) << src << " -> " << dst;
+    const Plan plan = plan_redistribution(r, model);
+    double steps = 0;
+    for (const PlanStep& step : plan.steps) {
+      steps += step.cost;
+      merged += step.merged ? 1 : 0;
+    }
+    EXPECT_DOUBLE_EQ(plan.cost, steps) << trace(plan);
+    EXPECT_DOUBLE_EQ(plan.cost, as_run(r, plan, model)) << trace(plan);
+    PlanRequest unflattened = r;
+    unflattened.flattened.clear();
+    EXPECT_DOUBLE_EQ(plan.path_cost, plan_redistribution(unflattened, model).cost) << trace(plan);
+  }
+  EXPECT_GT(merged, 0U);  // some plan merged, priced as its group's collective
+  Calibration two_only = testing::four_ranks_on_one_host();
+  for (const char* name : {"all_reduce", "reduce_scatter", "all_gather", "all_to_all"}) {
+    two_only.groups.push_back(curve(name, 2, 1.0));
+  }
+  PlanRequest r = request({2, 2}, {8}, "S(0)S(0)", "RR");
+  r.flattened = {{0, 1}};
+  r.planner = PlannerKind::Greedy;
+  const Plan unpriced = plan_redistribution(r, CalibratedCostModel(two_only, {}));
+  ASSERT_EQ(unpriced.steps.size(), 1U);
+  EXPECT_TRUE(unpriced.steps[0].merged);
+  EXPECT_TRUE(std::isinf(unpriced.steps[0].cost));
+  EXPECT_TRUE(std::isinf(unpriced.cost));
+  EXPECT_TRUE(std::isfinite(unpriced.path_cost));
 }
 
 }  // namespace

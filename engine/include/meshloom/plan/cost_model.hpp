@@ -394,8 +394,19 @@ public:
   [[nodiscard]] std::optional<double> benchmark_us(std::string_view collective, const GroupShape& shape,
                                                    double bytes) const;
   // What the calibration cannot price on a mesh: "all_to_all on axis 0: 4 ranks on 1 host (4 per host) never
-  // measured", one line per (axis, collective, shape); empty when every communicating collective of every axis of
-  // size > 1 has a price.
+  // measured" ("all_gather on axis 'dp': no fit" for fits keyed by axis name), one per (axis, collective, shape); then,
+  // for curves by group shape, the merged steps' collectives on each group of `flattened` (axes ascending) no curve
+  // prices: "all_gather on axes 0,1: 4 ranks on 1 host (4 per host) never measured". Each with its axes and
+  // collective (neither for the whole mesh: "the mesh holds 8 ranks but the calibrated job placed 4"); empty when
+  // every communicating collective of every axis of size > 1 (and group) has a price.
+  struct Gap {
+    std::vector<std::size_t> axes;
+    std::string collective;
+    std::string text;
+  };
+  [[nodiscard]] std::vector<Gap> gap_list(const std::vector<std::int64_t>& mesh_shape,
+                                          const std::vector<std::vector<std::size_t>>& flattened = {}) const;
+  // gap_list's texts, for the axes alone.
   [[nodiscard]] std::vector<std::string> gaps(const std::vector<std::int64_t>& mesh_shape) const;
 
 private:
