@@ -41,6 +41,7 @@ void CanvasRuler::set_bands(std::vector<RulerBand> bands, std::vector<QString> n
   names_ = std::move(names);
   names_.resize(bands_.size());
   drawn_.assign(bands_.size(), {});
+  drawn_ticks_.assign(bands_.size(), {});
   updateGeometry();
   update();
 }
@@ -84,6 +85,7 @@ void CanvasRuler::paintEvent(QPaintEvent* /*event*/) {
     const RulerBand& band = bands_[b];
     QStringList& drawn = drawn_[b];
     drawn.clear();
+    drawn_ticks_[b].clear();
     const double band_at = static_cast<double>(b) * extent;
     const auto strip = [&](double from, double to) {
       return across ? QRectF(from, band_at + 1.0, to - from, extent - 2.0)
@@ -106,25 +108,29 @@ void CanvasRuler::paintEvent(QPaintEvent* /*event*/) {
     const double need =
         (across ? fm.horizontalAdvance(QString::fromStdString(tick_text(band, *widest, across))) : fm.height()) + kPad;
     // A divisor of the ticks in a group, so that the labelled ones repeat alike in every group (0 and 4 of 8, not
-    // 0 and 5 with the next group's 0 crowded out); past a group, or, in a band of one group, past its largest
-    // proper divisor (a prime size would leave its first tick alone), 1, 2, 5, 10, 20, ... Strides count ticks: a
-    // wrapped axis' rows are 0, 16, 32, ...
+    // 0 and 5 with the next group's 0 crowded out); past the group's proper divisors, in a band of one group 1, 2, 5,
+    // 10, 20, ... ticks (a prime size would leave its first tick alone), and in a band of several whole groups: every
+    // group's 0, then every 2nd, 5th, 10th, ... group's. Strides count ticks along the band (a wrapped axis' rows are
+    // 0, 16, 32, ...; the band's groups are whole and in order).
     std::int64_t stride = 0;
     const std::int64_t per_group = std::max<std::int64_t>(band.per_group, 1);
     const bool one_group = static_cast<std::int64_t>(band.ticks.size()) <= per_group;
-    for (std::int64_t d = 1; d < per_group || (!one_group && d == per_group); ++d) {
+    for (std::int64_t d = 1; d < per_group; ++d) {
       if (per_group % d == 0 && static_cast<double>(d) * block_px >= need) {
         stride = d;
         break;
       }
     }
     static constexpr std::array<std::int64_t, 3> kSteps{1, 2, 5};
-    for (std::int64_t decade = 1; stride == 0 || (static_cast<double>(stride) * block_px < need &&
-                                                  decade < (std::int64_t{1} << 40));
-         decade *= 10) {
+    const std::int64_t unit = one_group ? 1 : per_group;
+    for (std::int64_t decade = 1; stride == 0; decade *= 10) {
       for (const auto s : kSteps) {
-        stride = s * decade;
-        if (static_cast<double>(stride) * block_px >= need) break;
+        const std::int64_t ticks = s * decade * unit;
+        // No band has 2^50 ticks: the cap ends the search on a zoom no view reaches.
+        if (static_cast<double>(ticks) * block_px >= need || ticks >= (std::int64_t{1} << 50) / 10) {
+          stride = ticks;
+          break;
+        }
       }
     }
     // The blocks, each a bar once it is two pixels long; else one bar over the blocks in view.
@@ -145,7 +151,7 @@ void CanvasRuler::paintEvent(QPaintEvent* /*event*/) {
     painter.setPen(text);
     double free_from = offset_;  // labels never overlap, nor run into the corner
     bool named = false;
-    const auto ordinal = [&band](const RulerTick& t) { return t.index / std::max<std::int64_t>(band.index_step, 1); };
+    const auto position = [&band](auto t) { return static_cast<std::int64_t>(t - band.ticks.begin()); };
     // Where a block's label of width w starts: centred on the part of the block in view, so that a block cut by an
     // edge still says what it is.
     const auto label_from = [&](const RulerTick& t, double w) {
@@ -155,7 +161,8 @@ void CanvasRuler::paintEvent(QPaintEvent* /*event*/) {
     };
     if (across) {
       const double name_w = fm.horizontalAdvance(names_[b]);
-      const auto labelled = std::find_if(first, last, [&](const RulerTick& t) { return ordinal(t) % stride == 0; });
+      auto labelled = first;
+      while (labelled != last && position(labelled) % stride != 0) ++labelled;
       double name_x = -1.0;
       if (labelled != last) {
         const QString number = QString::fromStdString(tick_text(band, *labelled, across));
@@ -170,7 +177,7 @@ void CanvasRuler::paintEvent(QPaintEvent* /*event*/) {
       }
     }
     for (auto t = first; t != last; ++t) {
-      if (ordinal(*t) % stride != 0 && named) continue;
+      if (position(t) % stride != 0 && named) continue;
       QString label = QString::fromStdString(tick_text(band, *t, across));
       if (!named) label = names_[b] + QLatin1Char(' ') + label;
       if (across) {
@@ -191,6 +198,7 @@ void CanvasRuler::paintEvent(QPaintEvent* /*event*/) {
         free_from = y + h;
       }
       drawn << label;
+      drawn_ticks_[b].push_back(position(t));
       named = true;
     }
     painter.setPen(Qt::NoPen);

@@ -384,6 +384,35 @@ private slots:
     for (std::size_t i = 1; i < rows.size(); ++i) QVERIFY2(rows[i] == rows[i - 1] + d, qPrintable(dp.join(QLatin1Char(' '))));
   }
 
+  // Past a group: a band of several groups too narrow to label every group labels each group's first block, or
+  // every 2nd, 5th, 10th, ... group's, evenly (it labelled the 0 of whichever groups had room after the last label).
+  void bands_of_many_groups_thin_by_whole_groups() {
+    QGraphicsScene scene;
+    auto* grid = make_grid(llama(), 8);
+    scene.addItem(grid);
+    scene.setSceneRect(grid->boundingRect().adjusted(-24, -24, 24, 24));
+    MeshView view(&scene);
+    view.resize(420, 150);
+    view.set_grid(grid);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.fit();
+    (void)view.grab();
+    // tp across: 8 blocks a group, under dp's 16 columns.
+    const std::vector<std::int64_t>& ticks = view.top_ruler()->drawn_ticks()[1];
+    QString all;
+    for (const auto t : ticks) all += QString::number(t) + QLatin1Char(' ');
+    QVERIFY2(ticks.size() >= 3, qPrintable(all));
+    const std::int64_t stride = ticks[1] - ticks[0];
+    QVERIFY2(stride % 8 == 0 && stride > 8, qPrintable(all));  // past one group
+    std::int64_t groups = stride / 8;
+    while (groups % 10 == 0) groups /= 10;
+    QVERIFY2(groups == 1 || groups == 2 || groups == 5, qPrintable(all));
+    QVERIFY2(ticks[0] % stride == 0, qPrintable(all));
+    for (std::size_t i = 1; i < ticks.size(); ++i) QVERIFY2(ticks[i] - ticks[i - 1] == stride, qPrintable(all));
+    for (const QString& label : view.top_ruler()->drawn_labels()[1].mid(1)) QCOMPARE(label, QStringLiteral("0"));
+  }
+
   // Arrow keys move the selection (Shift: a block of the next axis out) while a cell is selected; without a
   // selection, or with keyboard navigation off, the view leaves them to the window.
   void arrow_keys_move_the_selection() {
