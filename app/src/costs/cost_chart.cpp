@@ -83,6 +83,7 @@ protected:
         }
         if (ticks.size() >= 3) {
           narrow_ = true;
+          range_ = range;
           return ticks;
         }
       }
@@ -90,26 +91,27 @@ protected:
     return QCPAxisTickerLog::createTickVector(tick_step, range);
   }
 
-  // Between such ticks, sub-ticks at the m x 10^k (m in 1..9) that are not ticks: QCustomPlot's own are evenly
-  // spaced in value, which is right only between decades (20, 50, 100 got 23.3, 26.7, ...).
+  // Sub-ticks at the m x 10^k (m in 1..9) in the range that are not ticks, past the first and last tick too (15..450
+  // ticks 20, 50, 100, 200 and has sub-ticks at 300 and 400): QCustomPlot's own are evenly spaced in value, which is
+  // right only between decades (20, 50, 100 got 23.3, 26.7, ...).
   QVector<double> createSubTickVector(int sub_tick_count, const QVector<double>& ticks) override {
     if (!narrow_) return QCPAxisTickerLog::createSubTickVector(sub_tick_count, ticks);
     QVector<double> sub;
-    if (ticks.size() < 2) return sub;
-    const auto first = static_cast<int>(std::floor(std::log10(ticks.front())));
-    const auto last = static_cast<int>(std::ceil(std::log10(ticks.back())));
+    const auto first = static_cast<int>(std::floor(std::log10(range_.lower)));
+    const auto last = static_cast<int>(std::ceil(std::log10(range_.upper)));
     for (int k = first; k <= last; ++k) {
       for (int m = 1; m <= 9; ++m) {
         const double v = m * std::pow(10.0, k);
         const bool is_tick = std::any_of(ticks.begin(), ticks.end(), [v](double t) { return std::abs(t - v) <= 1e-9 * v; });
-        if (v > ticks.front() && v < ticks.back() && !is_tick) sub.push_back(v);
+        if (v >= range_.lower && v <= range_.upper && !is_tick) sub.push_back(v);
       }
     }
     return sub;
   }
 
 private:
-  bool narrow_ = false;  // the last tick vector was this ticker's own (a narrow range)
+  bool narrow_ = false;  // the last tick vector was this ticker's own (a narrow range), ...
+  QCPRange range_;       // ... for this range
 };
 
 // Log ticks in microseconds, shown as µs, ms or s.

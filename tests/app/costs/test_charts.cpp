@@ -568,6 +568,12 @@ private slots:
     QCOMPARE(last_sub, (QVector<double>{30, 40, 60, 70, 80, 90}));
     QCOMPARE(labels, (QVector<QString>{QStringLiteral("20 \u00b5s"), QStringLiteral("50 \u00b5s"),
                                        QStringLiteral("100 \u00b5s")}));
+    // Past the last tick (and before the first) too, as far as the range goes: 300 and 400 (they stopped at 200).
+    std::tie(ticks, labels) = ticks_of(15, 450);
+    QCOMPARE(ticks, (QVector<double>{20, 50, 100, 200}));
+    QCOMPARE(last_sub, (QVector<double>{30, 40, 60, 70, 80, 90, 300, 400}));
+    std::tie(ticks, labels) = ticks_of(35, 450);  // 40 before the first tick, 50
+    QCOMPARE(last_sub.front(), 40.0);
     std::tie(ticks, labels) = ticks_of(1100, 4500);  // 1-2-5 gives 2000 alone: 1..9
     QCOMPARE(ticks, (QVector<double>{2000, 3000, 4000}));
     QVERIFY(last_sub.isEmpty());  // every m x 10^k between them is a tick
