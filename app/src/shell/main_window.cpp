@@ -542,7 +542,8 @@ bool MainWindow::open_design(const QString& path) {
 }
 
 void MainWindow::widen_side_column() {
-  if (mesh_dock_->isFloating() || dockWidgetArea(mesh_dock_) == Qt::NoDockWidgetArea) return;
+  // Not a column the user closed (resizing it would bring nothing into view) nor one they floated off.
+  if (mesh_dock_->isHidden() || mesh_dock_->isFloating() || dockWidgetArea(mesh_dock_) == Qt::NoDockWidgetArea) return;
   const int wanted = std::min(mesh_panel_->width_for_table() + mesh_dock_->width() - mesh_panel_->width(),
                               static_cast<int>(width() * kSideMaxShare));
   if (mesh_dock_->width() < wanted) resizeDocks({mesh_dock_}, {wanted}, Qt::Horizontal);

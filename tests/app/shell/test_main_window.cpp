@@ -269,6 +269,17 @@ private slots:
       QCoreApplication::processEvents();
       QCOMPARE(dock(w, "mesh_dock")->width(), side);
     }
+    // A column whose Mesh dock the user closed stays as they left it: the Slice dock keeps its width.
+    MainWindow w;
+    show_at(w, QSize(1280, 800));
+    dock(w, "mesh_dock")->toggleViewAction()->trigger();
+    QCoreApplication::processEvents();
+    QVERIFY(dock(w, "mesh_dock")->isHidden());
+    const int slice = dock(w, "slice_dock")->width();
+    QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/llama3-405b.meshloom.json")));
+    QCoreApplication::processEvents();
+    QVERIFY(dock(w, "mesh_dock")->isHidden());
+    QCOMPARE(dock(w, "slice_dock")->width(), slice);
   }
 
   // The Redistribution dock's request and plan fit the plan area as it opens at 1280x800 (its form and its plan
