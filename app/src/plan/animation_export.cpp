@@ -12,8 +12,6 @@
 #include <QPalette>
 #include <QPdfWriter>
 #include <QSaveFile>
-#include <QStyle>
-#include <QStyleFactory>
 
 #include <algorithm>
 #include <cmath>
@@ -25,6 +23,7 @@
 #include "canvas/tensor_key.hpp"
 #include "plan/plan_animation.hpp"
 #include "shell/inline_message.hpp"
+#include "shell/palettes.hpp"
 
 namespace meshloom::app {
 
@@ -56,17 +55,11 @@ void show_frame(const PlanAnimation& animation, BlockOverlayItem& overlay, int k
   overlay.set_transition(nullptr, 1.0);
 }
 
-// A page is paper whatever the window's theme: while it renders, the scene draws in Fusion's light palette (a
-// handout made in the dark theme printed a black canvas on the white sheet), and gets its own palette back after.
+// A page is paper whatever the window's theme: while it renders, the scene draws in the light palette (a handout
+// made in the dark theme printed a black canvas on the white sheet), and gets its own palette back after.
 class PaperPalette {
 public:
-  explicit PaperPalette(QGraphicsScene& scene) : scene_(scene), kept_(scene.palette()) {
-    static const QPalette paper = [] {
-      const std::unique_ptr<QStyle> fusion(QStyleFactory::create(QStringLiteral("Fusion")));
-      return fusion ? fusion->standardPalette() : QPalette(Qt::white);
-    }();
-    scene_.setPalette(paper);
-  }
+  explicit PaperPalette(QGraphicsScene& scene) : scene_(scene), kept_(scene.palette()) { scene_.setPalette(light_palette()); }
   ~PaperPalette() { scene_.setPalette(kept_); }
   PaperPalette(const PaperPalette&) = delete;
   PaperPalette& operator=(const PaperPalette&) = delete;

@@ -46,6 +46,7 @@
 #include "document/design_document.hpp"
 #include "shell/code_dialog.hpp"
 #include "shell/inline_message.hpp"
+#include "shell/palettes.hpp"
 #include "canvas/mesh_geometry.hpp"
 #include "canvas/mesh_grid_item.hpp"
 #include "mesh/mesh_panel.hpp"
@@ -135,33 +136,6 @@ public:
     painter->restore();
   }
 };
-
-QPalette dark_palette() {
-  QPalette p;
-  const QColor window(0x2b, 0x2d, 0x31);
-  const QColor base(0x1f, 0x21, 0x24);
-  const QColor text(0xe6, 0xe6, 0xe6);
-  p.setColor(QPalette::Window, window);
-  p.setColor(QPalette::WindowText, text);
-  p.setColor(QPalette::Base, base);
-  p.setColor(QPalette::AlternateBase, QColor(0x2f, 0x32, 0x37));
-  p.setColor(QPalette::ToolTipBase, window);
-  p.setColor(QPalette::ToolTipText, text);
-  p.setColor(QPalette::Text, text);
-  p.setColor(QPalette::Button, window);
-  p.setColor(QPalette::ButtonText, text);
-  p.setColor(QPalette::BrightText, QColor(0xff, 0x6e, 0x6e));
-  p.setColor(QPalette::Mid, QColor(0x55, 0x58, 0x5e));
-  p.setColor(QPalette::Dark, QColor(0x18, 0x19, 0x1b));
-  p.setColor(QPalette::Highlight, QColor(0x3d, 0x8e, 0xe6));
-  p.setColor(QPalette::HighlightedText, Qt::white);
-  p.setColor(QPalette::Link, QColor(0x6c, 0xb4, 0xff));
-  p.setColor(QPalette::PlaceholderText, QColor(0x90, 0x90, 0x90));
-  for (auto role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText}) {
-    p.setColor(QPalette::Disabled, role, QColor(0x80, 0x80, 0x80));
-  }
-  return p;
-}
 
 }  // namespace
 
@@ -512,7 +486,7 @@ void MainWindow::apply_theme(Theme theme) {
     return;
   }
   QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
-  QApplication::setPalette(QApplication::style()->standardPalette());
+  QApplication::setPalette(light_palette());
 }
 
 // ---- Documents --------------------------------------------------------------------------------------------

@@ -16,12 +16,15 @@
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSettings>
+#include <QStyle>
+#include <QStyleFactory>
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QToolButton>
 #include <QtTest>
 
+#include <memory>
 #include <stdexcept>
 
 #include "document/design_document.hpp"
@@ -34,6 +37,7 @@
 #include "shell/inline_message.hpp"
 #include "canvas/mesh_view.hpp"
 #include "shell/main_window.hpp"
+#include "shell/palettes.hpp"
 
 using meshloom::app::MainWindow;
 
@@ -198,6 +202,31 @@ private slots:
     MainWindow::apply_theme(MainWindow::Theme::Light);
     QCoreApplication::processEvents();
     QCOMPARE(w.view()->scene()->palette().color(QPalette::Base), QApplication::palette().color(QPalette::Base));
+  }
+
+  // The light theme and paper are Fusion's light palette as Qt 6.4 defines it, colour for colour in every group, kept
+  // fixed: from Qt 6.5 Fusion's own follows a dark desktop (and a handout page would print dark).
+  void the_light_palette_is_fusions_light_one() {
+    const QPalette light = meshloom::app::light_palette();
+    QCOMPARE(light.color(QPalette::Base), QColor(Qt::white));
+    QCOMPARE(light.color(QPalette::Text), QColor(Qt::black));
+    QCOMPARE(light.color(QPalette::Window), QColor(0xef, 0xef, 0xef));
+#if QT_VERSION < QT_VERSION_CHECK(6, 5, 0)
+    const std::unique_ptr<QStyle> fusion(QStyleFactory::create(QStringLiteral("Fusion")));
+    QVERIFY(fusion != nullptr);
+    const QPalette qt = fusion->standardPalette();
+    for (const auto group : {QPalette::Active, QPalette::Inactive, QPalette::Disabled}) {
+      for (int role = 0; role < QPalette::NColorRoles; ++role) {
+        const auto r = static_cast<QPalette::ColorRole>(role);
+        QVERIFY2(light.color(group, r).rgba() == qt.color(group, r).rgba(),
+                 qPrintable(QStringLiteral("group %1, role %2: %3, Fusion's %4")
+                                .arg(group).arg(role).arg(light.color(group, r).name(QColor::HexArgb),
+                                                          qt.color(group, r).name(QColor::HexArgb))));
+      }
+    }
+#endif
+    MainWindow::apply_theme(MainWindow::Theme::Light);
+    QCOMPARE(QApplication::palette().color(QPalette::Window), light.color(QPalette::Window));
   }
 
   // Error text and the animation's caption read at >= 4.5:1 on the window colour under every theme, and the error
