@@ -58,6 +58,27 @@ using meshloom::app::testing::make_grid;
 
 DeviceMesh llama() { return DeviceMesh::init({128, 16, 1, 8}, Names{"dp", "pp", "cp", "tp"}); }
 
+// Llama 3 405B's mesh in a view of `size`, shown and fitted (show() says whether it was exposed), its rulers painted.
+struct FittedLlama {
+  QGraphicsScene scene;
+  MeshGridItem* grid = make_grid(llama(), 8);
+  MeshView view{&scene};
+
+  explicit FittedLlama(QSize size) {
+    scene.addItem(grid);
+    scene.setSceneRect(grid->boundingRect().adjusted(-24, -24, 24, 24));
+    view.resize(size);
+    view.set_grid(grid);
+  }
+  [[nodiscard]] bool show() {
+    view.show();
+    if (!QTest::qWaitForWindowExposed(&view)) return false;
+    view.fit();
+    (void)view.grab();  // paints the rulers
+    return true;
+  }
+};
+
 // For every cell, its nearest neighbour each way on its own row (same top) or column (same left), by brute order.
 struct Neighbours {
   std::vector<std::optional<std::size_t>> left, right, up, down;
@@ -294,17 +315,10 @@ private slots:
   // The view: rulers labelled with axis names and coordinates, the legend while hosts are blocks, the minimap
   // while part of the mesh is out of view, centring a cell.
   void the_view_shows_rulers_minimap_and_legend() {
-    QGraphicsScene scene;
-    auto* grid = make_grid(llama(), 8);
-    scene.addItem(grid);
-    scene.setSceneRect(grid->boundingRect().adjusted(-24, -24, 24, 24));
-    MeshView view(&scene);
-    view.resize(1000, 700);
-    view.set_grid(grid);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
-    view.fit();
-    (void)view.grab();  // paints the rulers
+    FittedLlama fitted(QSize(1000, 700));
+    QVERIFY(fitted.show());
+    MeshView& view = fitted.view;
+    MeshGridItem* grid = fitted.grid;
     QCOMPARE(view.top_ruler()->band_count(), 2);   // dp (wrapped: its columns) and tp
     QCOMPARE(view.left_ruler()->band_count(), 2);  // dp (its rows) and pp
     const auto& top = view.top_ruler()->drawn_labels();
@@ -363,17 +377,9 @@ private slots:
   // rows (Llama's dp: 8 rows of 16), labelled evenly; their indices step by 16, which made the count they repeat over
   // 113 (a prime) and left only "dp 0".
   void wrapped_rows_thin_evenly() {
-    QGraphicsScene scene;
-    auto* grid = make_grid(llama(), 8);
-    scene.addItem(grid);
-    scene.setSceneRect(grid->boundingRect().adjusted(-24, -24, 24, 24));
-    MeshView view(&scene);
-    view.resize(420, 150);  // rows of about 10 px
-    view.set_grid(grid);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
-    view.fit();
-    (void)view.grab();
+    FittedLlama fitted(QSize(420, 150));  // rows of about 10 px
+    QVERIFY(fitted.show());
+    const MeshView& view = fitted.view;
     const QStringList dp = view.left_ruler()->drawn_labels()[0];
     QVERIFY2(dp.size() >= 2, qPrintable(dp.join(QLatin1Char(' '))));
     QCOMPARE(dp.front(), QStringLiteral("dp 0"));
@@ -387,17 +393,9 @@ private slots:
   // Past a group: a band of several groups too narrow to label every group labels each group's first block, or
   // every 2nd, 5th, 10th, ... group's, evenly (it labelled the 0 of whichever groups had room after the last label).
   void bands_of_many_groups_thin_by_whole_groups() {
-    QGraphicsScene scene;
-    auto* grid = make_grid(llama(), 8);
-    scene.addItem(grid);
-    scene.setSceneRect(grid->boundingRect().adjusted(-24, -24, 24, 24));
-    MeshView view(&scene);
-    view.resize(420, 150);
-    view.set_grid(grid);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
-    view.fit();
-    (void)view.grab();
+    FittedLlama fitted(QSize(420, 150));
+    QVERIFY(fitted.show());
+    const MeshView& view = fitted.view;
     // tp across: 8 blocks a group, under dp's 16 columns.
     const std::vector<std::int64_t>& ticks = view.top_ruler()->drawn_ticks()[1];
     QString all;
