@@ -48,7 +48,7 @@ AdvisorChart::AdvisorChart(QWidget* parent) : QWidget(parent), d_(std::make_uniq
   layout->setContentsMargins(0, 0, 0, 0);
   d_->plot = new QCustomPlot(this);
   d_->plot->setObjectName(QStringLiteral("advisor_plot"));
-  d_->plot->setMinimumSize(320, 200);
+  d_->plot->setMinimumSize(320, 145);
   d_->plot->legend->setVisible(false);
   place_legend_below(*d_->plot);
   follow_palette(*d_->plot);

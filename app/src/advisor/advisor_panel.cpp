@@ -68,6 +68,7 @@ std::optional<std::map<std::string, std::int64_t>> parse_fixed(const QString& te
 
 AdvisorPanel::AdvisorPanel(DesignDocument* doc, QWidget* parent) : QWidget(parent), doc_(doc) {
   auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);  // as the Costs dock's: the table and chart keep the height
 
   auto* controls = new QHBoxLayout;
   auto* form = new QFormLayout;
@@ -95,10 +96,15 @@ AdvisorPanel::AdvisorPanel(DesignDocument* doc, QWidget* parent) : QWidget(paren
   fixed_->setObjectName(QStringLiteral("advisor_fixed"));
   fixed_->setPlaceholderText(tr("e.g. tp=8, pp=16"));
   fixed_->setToolTip(tr("Axes whose size a factorization must keep, as axis=size, comma-separated"));
-  constraints->addRow(tr("Fixed sizes"), fixed_);
   pp_divides_ = new QCheckBox(tr("pipeline size divides the layers"), this);
   pp_divides_->setObjectName(QStringLiteral("advisor_pp_divides"));
-  constraints->addRow(QString(), pp_divides_);
+  // Beside the sizes it constrains: a row of its own cost the table and chart their height in a laptop's plan area.
+  auto* sizes = new QHBoxLayout;
+  sizes->addWidget(fixed_, 1);
+  sizes->addWidget(pp_divides_);
+  auto* sizes_label = new QLabel(tr("Fixed sizes"), this);
+  sizes_label->setBuddy(fixed_);
+  constraints->addRow(sizes_label, sizes);
   controls->addLayout(constraints, 1);
 
   auto* buttons = new QVBoxLayout;

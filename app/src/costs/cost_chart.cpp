@@ -446,12 +446,19 @@ CostChart::CostChart(QWidget* parent) : QWidget(parent), d_(std::make_unique<Imp
   bar->addWidget(d_->metric_box);
   bar->addWidget(new QLabel(tr("Axes:"), this));
   bar->addWidget(d_->axis_box);
-  bar->addStretch(1);
+  // The point under the mouse, in the pickers' row (a row of its own under the chart scrolled a laptop's plan area);
+  // a long readout is cut at the dock's edge rather than widening it.
+  d_->readout = new QLabel(this);
+  d_->readout->setObjectName(QStringLiteral("readout"));
+  d_->readout->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  d_->readout->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  bar->addSpacing(12);
+  bar->addWidget(d_->readout, 1);
   layout->addLayout(bar);
 
   d_->plot = new QCustomPlot(this);
   d_->plot->setObjectName(QStringLiteral("cost_plot"));
-  d_->plot->setMinimumSize(320, 220);
+  d_->plot->setMinimumSize(320, 170);
   d_->plot->xAxis->setScaleType(QCPAxis::stLogarithmic);
   d_->plot->yAxis->setScaleType(QCPAxis::stLogarithmic);
   d_->plot->xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new BytesTicker));
@@ -465,11 +472,6 @@ CostChart::CostChart(QWidget* parent) : QWidget(parent), d_(std::make_unique<Imp
   place_legend_below(*d_->plot);
   follow_palette(*d_->plot);
   layout->addWidget(d_->plot, 1);
-
-  d_->readout = new QLabel(this);
-  d_->readout->setObjectName(QStringLiteral("readout"));
-  d_->readout->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  layout->addWidget(d_->readout);
 
   connect(d_->plot, &QCustomPlot::mouseMove, this,
           [this](QMouseEvent* event) { d_->set_readout(readout_at(event->position()), this); });

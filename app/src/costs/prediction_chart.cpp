@@ -1,5 +1,6 @@
 #include "costs/prediction_chart.hpp"
 
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMouseEvent>
@@ -109,10 +110,10 @@ struct PredictionChart::Impl {
     plot->xAxis->setRange(lo, hi);
     plot->yAxis->setRange(lo, hi);
     plot->legend->setVisible(!drawn.empty());
-    title->setText(records.steps().empty()
-                       ? QObject::tr("Predicted against measured: no step records")
-                       : QObject::tr("Predicted against measured step time") +
-                             (title_text.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(title_text)));
+    // Short: the axes say predicted and measured, and the chart shares the dock's width with its table.
+    title->setText(records.steps().empty() ? QObject::tr("No step records")
+                                           : QObject::tr("Step time") +
+                                                 (title_text.isEmpty() ? QString() : QStringLiteral(": %1").arg(title_text)));
     fill_table(models);
     show_message(drift, q(drift_text(records.drift())), any_drifted(records.drift()));
   }
@@ -179,11 +180,17 @@ struct PredictionChart::Impl {
 };
 
 PredictionChart::PredictionChart(QWidget* parent) : QWidget(parent), d_(std::make_unique<Impl>()) {
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
+  // The scatter and its readout on the left, the drift and the summary table beside them: stacked, they needed 300 px
+  // of height that a laptop's plan area does not have, and the table filled a third of the width.
+  auto* columns = new QHBoxLayout(this);
+  columns->setContentsMargins(0, 0, 0, 0);
+  auto* layout = new QVBoxLayout;
+  auto* side = new QVBoxLayout;
+  columns->addLayout(layout, 1);
+  columns->addLayout(side);
   d_->plot = new QCustomPlot(this);
   d_->plot->setObjectName(QStringLiteral("prediction_plot"));
-  d_->plot->setMinimumSize(320, 220);
+  d_->plot->setMinimumSize(320, 170);
   for (QCPAxis* axis : {d_->plot->xAxis, d_->plot->yAxis}) {
     axis->setScaleType(QCPAxis::stLogarithmic);
     axis->setTicker(make_time_ticker());
@@ -225,10 +232,15 @@ PredictionChart::PredictionChart(QWidget* parent) : QWidget(parent), d_(std::mak
   d_->table->horizontalHeader()->setStretchLastSection(false);  // columns as wide as their contents
   d_->table->setEditTriggers(QAbstractItemView::NoEditTriggers);
   d_->table->setSelectionBehavior(QAbstractItemView::SelectRows);
+  // As wide as its columns, so the column beside the chart is the table's width.
+  d_->table->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
+  d_->table->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
   d_->drift = make_message_label(this);
   d_->drift->setObjectName(QStringLiteral("prediction_drift"));
-  layout->addWidget(d_->drift);
-  layout->addWidget(d_->table);
+  d_->drift->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // wraps to the table's width
+  side->addWidget(d_->drift);
+  side->addWidget(d_->table);
+  side->addStretch(1);
 
   connect(d_->plot, &QCustomPlot::mouseMove, this,
           [this](QMouseEvent* event) { d_->set_readout(readout_at(event->position()), this); });

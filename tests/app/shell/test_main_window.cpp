@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <csignal>
 
 #include <QDir>
@@ -37,6 +38,8 @@
 #include "plan/animation_bar.hpp"
 #include "canvas/block_overlay_item.hpp"
 #include "shell/main_window.hpp"
+#include "costs/costs_panel.hpp"
+#include "advisor/advisor_panel.hpp"
 #include "plan/plan_animation.hpp"
 #include "plan/plan_model.hpp"
 #include "plan/redistribution_panel.hpp"
@@ -304,6 +307,31 @@ private slots:
     const auto* table = w.redistribution_panel()->findChild<QTableView*>();
     QVERIFY(table != nullptr);
     QVERIFY2(table->height() >= 100, qPrintable(QString::number(table->height())));  // the rest goes to the plan
+  }
+
+  // At 1280x800 every dock of the plan area fits the height it opens at (the side column's minimum leaves it about
+  // 290 px): the Costs dock scrolled by 89 px and the Advisor dock by 75 (the predictions' table under their chart,
+  // the chart's readout on a row of its own, the advisor's check box on a row of its own).
+  void no_dock_of_the_plan_area_scrolls_at_1280x800() {
+    MainWindow w;
+    show_at(w, QSize(1280, 800));
+    QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/advisor-2x2.meshloom.json")));
+    for (int front = 0; front < 3; ++front) {
+      QWidget* panel = nullptr;
+      if (front == 0) w.show_plan(), panel = w.redistribution_panel();
+      if (front == 1) w.show_costs(), panel = w.costs_panel();
+      if (front == 2) w.show_advisor(), panel = w.advisor_panel();
+      QCoreApplication::processEvents();
+      const QScrollArea* area = nullptr;
+      for (QWidget* p = panel->parentWidget(); p != nullptr && area == nullptr; p = p->parentWidget()) {
+        area = qobject_cast<QScrollArea*>(p);
+      }
+      QVERIFY(area != nullptr);
+      const int need = std::max(panel->minimumSizeHint().height(), panel->heightForWidth(area->viewport()->width()));
+      QVERIFY2(need <= area->viewport()->height(),
+               qPrintable(QStringLiteral("%1 needs %2 px of %3").arg(QLatin1String(panel->metaObject()->className()))
+                              .arg(need).arg(area->viewport()->height())));
+    }
   }
 
   void reset_layout_puts_the_canvas_in_front_again() {
