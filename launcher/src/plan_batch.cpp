@@ -227,11 +227,25 @@ Plan plan_noting_gaps(const PlanRequest& request, const CostModel& model) {
   }
 }
 
-std::string unpriced_steps(const Plan& plan) {
+namespace {
+
+// What `model` charges each step of `plan`: its price as it runs where the model compares plans so (the steps' own
+// costs say the same, but for the graph planner's plan past its state budget, priced by its edges), else its cost.
+std::vector<double> step_prices(const PlanRequest& request, const Plan& plan, const CostModel& model) {
+  if (plans_as_run(request, model)) return price_plan_steps(request, plan, model);
+  std::vector<double> costs;
+  for (const PlanStep& step : plan.steps) costs.push_back(step.cost);
+  return costs;
+}
+
+}  // namespace
+
+std::string unpriced_steps(const PlanRequest& request, const Plan& plan, const CostModel& model) {
+  const std::vector<double> prices = step_prices(request, plan, model);
   std::vector<std::string> unpriced;
   for (std::size_t i = 0; i < plan.steps.size(); ++i) {
     const PlanStep& step = plan.steps[i];
-    if (std::isfinite(step.cost)) continue;
+    if (std::isfinite(prices[i])) continue;
     unpriced.push_back("step " + std::to_string(i) + ", " + std::string(to_string(step.collective)) + " on " +
                        step_axes_text(step.axes));
   }
@@ -240,11 +254,14 @@ std::string unpriced_steps(const Plan& plan) {
 
 std::string unpriced_plan_note(const PlanRequest& request, const Plan& plan, const CostModel& model) {
   if (const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(&model)) {
+    const std::vector<double> prices = step_prices(request, plan, model);
     std::vector<std::string> lacking;
     for (const auto& gap : calibrated->gap_list(request.mesh_shape, request.flattened)) {
-      const bool named = std::any_of(plan.steps.begin(), plan.steps.end(), [&gap](const PlanStep& step) {
-        return !std::isfinite(step.cost) && step.axes == gap.axes && to_string(step.collective) == gap.collective;
-      });
+      bool named = false;
+      for (std::size_t i = 0; i < plan.steps.size() && !named; ++i) {
+        const PlanStep& step = plan.steps[i];
+        named = !std::isfinite(prices[i]) && step.axes == gap.axes && to_string(step.collective) == gap.collective;
+      }
       if (named) lacking.push_back(gap.text);
     }
     if (!lacking.empty()) {
@@ -262,7 +279,7 @@ Plan plan_naming_gaps(const PlanRequest& request, const CostModel& model) {
   std::string path;
   for (const State& state : plan.path) path += (path.empty() ? "" : "->") + to_string(state);
   raise(ErrorKind::ValueError, std::string(to_string(resolve_planner(request))) + "'s plan " + path +
-                                   " takes steps its cost model cannot price (" + unpriced_steps(plan) + ")" +
+                                   " takes steps its cost model cannot price (" + unpriced_steps(request, plan, model) + ")" +
                                    unpriced_plan_note(request, plan, model));
 }
 

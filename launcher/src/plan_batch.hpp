@@ -108,10 +108,10 @@ void check_axis_names(const std::vector<std::string>& names, std::size_t ndim);
 // cannot price a step leaves the search without that edge, and "no redistribution path" then names what was never
 // measured. The plan may cost +inf: greedy chooses by placements alone (plan_naming_gaps refuses such a plan).
 [[nodiscard]] Plan plan_noting_gaps(const PlanRequest& request, const CostModel& model);
-// The steps of `plan` that cost +inf: "step 1, all_gather on axes 0,1; ..."; empty where none does.
-[[nodiscard]] std::string unpriced_steps(const Plan& plan);
-// What the calibration lacks to price the steps of `plan` that cost +inf (a merged step's curve on its flattened
-// group): "; the calibration cannot price: all_gather on axes 0,1: 4 ranks on 1 host (4 per host) never measured
+// The steps of `plan` that `model` prices at +inf (as they run, where it compares plans so): "step 1, all_gather on
+// axes 0,1; ..."; empty where none is.
+[[nodiscard]] std::string unpriced_steps(const PlanRequest& request, const Plan& plan, const CostModel& model);
+// What the calibration lacks to price those steps (a merged step's curve on its flattened group): "; the calibration cannot price: all_gather on axes 0,1: 4 ranks on 1 host (4 per host) never measured
 // (calibrate those shapes, or --extrapolate to guess them)"; else unpriced_note on the request's mesh.
 [[nodiscard]] std::string unpriced_plan_note(const PlanRequest& request, const Plan& plan, const CostModel& model);
 // plan_noting_gaps, refusing a plan that costs +inf: "greedy's plan S(0)S(0)->... takes steps its cost model cannot

@@ -261,7 +261,7 @@ void print_comparison(std::ostream& out, const HumanSetup& h, const CostModel& m
       if (priced && kind == PlannerKind::Graph) graph_cost = *priced;
       if (priced && kind == PlannerKind::Greedy) greedy_cost = *priced;
       if (!priced && kind != PlannerKind::Auto) {
-        unpriced.push_back(std::string(to_string(kind)) + "'s " + unpriced_steps(plan));
+        unpriced.push_back(std::string(to_string(kind)) + "'s " + unpriced_steps(r, plan, model));
         if (lacking.empty()) lacking = unpriced_plan_note(r, plan, model);
       }
       rows.push_back({label, priced ? format_cost(*priced, s.cost_model) : "unpriced", std::to_string(plan.steps.size()),

@@ -130,6 +130,15 @@ TEST(PlanCli, APlanChosenAsItRunsIsPricedLikeWithLike) {
                             "host (4 per host) never measured (calibrate those shapes, or --extrapolate to guess them)\n"),
             std::string::npos)
       << partly.out;
+  // Past a state budget too small for the searches of plans compared as they run, the graph planner's plan is the
+  // one search's, priced by its edges; as it runs, it merges the same all_gather: named as a step, with its curve.
+  const Launched budget = launch(unpriced + " --compare --state-budget 100 2>&1");
+  EXPECT_EQ(budget.status, 0) << budget.out;
+  EXPECT_NE(budget.out.find("\nno plan can be priced: the cost model cannot price graph's step 0, all_gather on axes 0,1; "
+                            "greedy's step 0, all_gather on axes 0,1; the calibration cannot price: all_gather on axes "
+                            "0,1: 4 ranks on 1 host (4 per host) never measured (calibrate those shapes"),
+            std::string::npos)
+      << budget.out;
   const Launched refused = launch(unpriced + " --planner greedy 2>&1");
   EXPECT_EQ(refused.status, 2) << refused.out;
   EXPECT_NE(refused.out.find("ValueError: greedy's plan S(0)[0]S(0)[1]->S(0)R->RR takes steps its cost model cannot "
