@@ -198,13 +198,15 @@ std::unique_ptr<CostModel> make_cost_model(const PlanSetup& setup) {
   raise(ErrorKind::ValueError, "unknown cost model");
 }
 
-std::string unpriced_note(const CostModel& model, const std::vector<std::int64_t>& mesh_shape) {
-  const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(&model);
-  if (calibrated == nullptr) return {};
-  const std::vector<std::string> gaps = calibrated->gaps(mesh_shape);
+std::string calibration_note(const std::vector<std::string>& gaps) {
   if (gaps.empty()) return {};
   return "; the calibration cannot price: " + join(gaps, {.separator = "; "}) +
          " (calibrate those shapes, or --extrapolate to guess them)";
+}
+
+std::string unpriced_note(const CostModel& model, const std::vector<std::int64_t>& mesh_shape) {
+  const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(&model);
+  return calibrated == nullptr ? std::string() : calibration_note(calibrated->gaps(mesh_shape));
 }
 
 std::optional<double> price_as_run(const PlanRequest& request, const Plan& plan, const CostModel& model) {
@@ -219,68 +221,58 @@ Plan plan_noting_gaps(const PlanRequest& request, const CostModel& model) {
     return plan_redistribution(request, model);
   } catch (const Error& e) {
     // Only where a search found nothing it could price: not on a refused request (a Partial op changed, a shard
-    // order greedy cannot follow).
-    const bool unpriced = e.message().starts_with("no redistribution path") || e.message().starts_with("no plan from");
-    const std::string note = unpriced ? unpriced_note(model, request.mesh_shape) : std::string();
+    // order greedy cannot follow). Compared as they run, no plan could be priced for a merged step: the flattened
+    // groups' curves are what is missing, not the axes'.
+    std::string note;
+    if (e.message().starts_with("no redistribution path")) note = unpriced_note(model, request.mesh_shape);
+    if (e.message().starts_with("no plan from")) {
+      if (const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(&model)) {
+        std::vector<std::string> groups;
+        for (const auto& gap : calibrated->gap_list(request.mesh_shape, request.flattened)) {
+          if (gap.axes.size() > 1) groups.push_back(gap.text);
+        }
+        note = groups.empty() ? unpriced_note(model, request.mesh_shape) : calibration_note(groups);
+      }
+    }
     if (note.empty()) throw;
     raise(e.kind(), e.message() + note);
   }
 }
 
-namespace {
-
-// What `model` charges each step of `plan`: its price as it runs where the model compares plans so (the steps' own
-// costs say the same, but for the graph planner's plan past its state budget, priced by its edges), else its cost.
-std::vector<double> step_prices(const PlanRequest& request, const Plan& plan, const CostModel& model) {
-  if (plans_as_run(request, model)) return price_plan_steps(request, plan, model);
-  std::vector<double> costs;
-  for (const PlanStep& step : plan.steps) costs.push_back(step.cost);
-  return costs;
-}
-
-}  // namespace
-
-std::string unpriced_steps(const PlanRequest& request, const Plan& plan, const CostModel& model) {
-  const std::vector<double> prices = step_prices(request, plan, model);
+std::string unpriced_steps(const Plan& plan) {
   std::vector<std::string> unpriced;
   for (std::size_t i = 0; i < plan.steps.size(); ++i) {
     const PlanStep& step = plan.steps[i];
-    if (std::isfinite(prices[i])) continue;
+    if (std::isfinite(step.cost)) continue;
     unpriced.push_back("step " + std::to_string(i) + ", " + std::string(to_string(step.collective)) + " on " +
                        step_axes_text(step.axes));
   }
   return join(unpriced, {.separator = "; "});
 }
 
-std::string unpriced_plan_note(const PlanRequest& request, const Plan& plan, const CostModel& model) {
-  if (const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(&model)) {
-    const std::vector<double> prices = step_prices(request, plan, model);
-    std::vector<std::string> lacking;
-    for (const auto& gap : calibrated->gap_list(request.mesh_shape, request.flattened)) {
-      bool named = false;
-      for (std::size_t i = 0; i < plan.steps.size() && !named; ++i) {
-        const PlanStep& step = plan.steps[i];
-        named = !std::isfinite(prices[i]) && step.axes == gap.axes && to_string(step.collective) == gap.collective;
-      }
-      if (named) lacking.push_back(gap.text);
-    }
-    if (!lacking.empty()) {
-      return "; the calibration cannot price: " + join(lacking, {.separator = "; "}) +
-             " (calibrate those shapes, or --extrapolate to guess them)";
-    }
+std::vector<std::string> missing_curves(const PlanRequest& request, const Plan& plan, const CostModel& model) {
+  std::vector<std::string> missing;
+  const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(&model);
+  if (calibrated == nullptr) return missing;
+  for (const auto& gap : calibrated->gap_list(request.mesh_shape, request.flattened)) {
+    const bool named = std::any_of(plan.steps.begin(), plan.steps.end(), [&gap](const PlanStep& step) {
+      return !std::isfinite(step.cost) && step.axes == gap.axes && to_string(step.collective) == gap.collective;
+    });
+    if (named) missing.push_back(gap.text);
   }
-  return unpriced_note(model, request.mesh_shape);
+  return missing;
 }
 
 Plan plan_naming_gaps(const PlanRequest& request, const CostModel& model) {
   Plan plan = plan_noting_gaps(request, model);
   if (std::isfinite(plan.cost)) return plan;
-  // Only a planner that looks at placements alone (greedy) reaches a step its model cannot price.
+  // Greedy, which looks at placements alone, or a plan priced as it runs whose merged step has no curve.
   std::string path;
   for (const State& state : plan.path) path += (path.empty() ? "" : "->") + to_string(state);
+  const std::vector<std::string> missing = missing_curves(request, plan, model);
   raise(ErrorKind::ValueError, std::string(to_string(resolve_planner(request))) + "'s plan " + path +
-                                   " takes steps its cost model cannot price (" + unpriced_steps(request, plan, model) + ")" +
-                                   unpriced_plan_note(request, plan, model));
+                                   " takes steps its cost model cannot price (" + unpriced_steps(plan) + ")" +
+                                   (missing.empty() ? unpriced_note(model, request.mesh_shape) : calibration_note(missing)));
 }
 
 std::map<std::string, int> communication_counts(const Plan& plan) {

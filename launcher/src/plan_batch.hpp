@@ -100,30 +100,32 @@ void check_axis_names(const std::vector<std::string>& names, std::size_t ndim);
 // can be named. ValueError otherwise. The request itself is checked by plan_redistribution.
 [[nodiscard]] std::unique_ptr<CostModel> make_cost_model(const PlanSetup& setup);
 
+// "; the calibration cannot price: <gaps> (calibrate those shapes, or --extrapolate to guess them)"; empty for no gaps.
+[[nodiscard]] std::string calibration_note(const std::vector<std::string>& gaps);
 // What a calibrated model cannot price on `mesh_shape`, to follow the planner's error where that left it no plan:
-// "; the calibration cannot price: <gaps> (calibrate those shapes, or --extrapolate to guess them)"; empty for any
-// other model or where it prices everything.
+// calibration_note of its gaps on the axes; empty for any other model or where it prices everything.
 [[nodiscard]] std::string unpriced_note(const CostModel& model, const std::vector<std::int64_t>& mesh_shape);
-// plan_redistribution, a search's error followed by unpriced_note on the request's mesh: a calibrated model that
-// cannot price a step leaves the search without that edge, and "no redistribution path" then names what was never
-// measured. The plan may cost +inf: greedy chooses by placements alone (plan_naming_gaps refuses such a plan).
+// plan_redistribution, a search's error followed by what the calibration lacks: a calibrated model that cannot price
+// a step leaves the search without that edge, and "no redistribution path" then names what was never measured on the
+// axes (unpriced_note); "no plan from ... can be priced as it runs" names the flattened groups' missing curves. The
+// plan may cost +inf: greedy chooses by placements alone, and a plan priced as it runs may merge a step no curve
+// prices (plan_naming_gaps refuses such a plan).
 [[nodiscard]] Plan plan_noting_gaps(const PlanRequest& request, const CostModel& model);
-// The steps of `plan` that `model` prices at +inf (as they run, where it compares plans so): "step 1, all_gather on
-// axes 0,1; ..."; empty where none is.
-[[nodiscard]] std::string unpriced_steps(const PlanRequest& request, const Plan& plan, const CostModel& model);
-// What the calibration lacks to price those steps (a merged step's curve on its flattened group): "; the calibration cannot price: all_gather on axes 0,1: 4 ranks on 1 host (4 per host) never measured
-// (calibrate those shapes, or --extrapolate to guess them)"; else unpriced_note on the request's mesh.
-[[nodiscard]] std::string unpriced_plan_note(const PlanRequest& request, const Plan& plan, const CostModel& model);
+// The steps of `plan` that cost +inf: "step 1, all_gather on axes 0,1; ..."; empty where none does.
+[[nodiscard]] std::string unpriced_steps(const Plan& plan);
+// The curves a calibrated model lacks for those steps (a merged step's on its flattened group): "all_gather on axes
+// 0,1: 4 ranks on 1 host (4 per host) never measured", ...; empty for any other model.
+[[nodiscard]] std::vector<std::string> missing_curves(const PlanRequest& request, const Plan& plan,
+                                                      const CostModel& model);
 // plan_noting_gaps, refusing a plan that costs +inf: "greedy's plan S(0)S(0)->... takes steps its cost model cannot
-// price (step 0, all_gather on axes 0,1)", followed by unpriced_plan_note.
+// price (step 0, all_gather on axes 0,1)", followed by calibration_note of missing_curves (else unpriced_note).
 [[nodiscard]] Plan plan_naming_gaps(const PlanRequest& request, const CostModel& model);
 
 // A plan's price as it runs, where the model compares paths so (plans_as_run: a calibration with curves for a
 // flattened group two moving axes share): its steps priced by price_plan_steps, a merged step at its group's own
 // curve. nullopt where the model compares path costs, and where a step cannot be priced so (+inf). plan --batch's
-// `cost_as_run`, the human plan's "cost as it runs", and what plan --compare compares planners by. The plan's own
-// steps say the same where plan_redistribution priced it so (either planner; not the graph planner's fallback to
-// the one search past its state budget).
+// `cost_as_run`, the human plan's "cost as it runs", and what plan --compare compares planners by; a plan of
+// plan_redistribution's steps say the same (it prices every plan so where plans_as_run holds).
 [[nodiscard]] std::optional<double> price_as_run(const PlanRequest& request, const Plan& plan, const CostModel& model);
 
 // The collectives that communicate, counted per kind: comm_counts(plan) without the local steps (chunk,

@@ -248,7 +248,7 @@ void print_comparison(std::ostream& out, const HumanSetup& h, const CostModel& m
   std::optional<double> graph_cost;
   std::optional<double> greedy_cost;
   std::vector<std::string> unpriced;  // "greedy's step 0, all_gather on axes 0,1": plans found but not priced
-  std::string lacking;                // what the calibration lacks to price them
+  std::vector<std::string> missing;   // the curves the calibration lacks to price them
   for (const auto kind : {PlannerKind::Graph, PlannerKind::Greedy, PlannerKind::Auto}) {
     PlanRequest r = s.request;
     r.planner = kind;
@@ -261,8 +261,10 @@ void print_comparison(std::ostream& out, const HumanSetup& h, const CostModel& m
       if (priced && kind == PlannerKind::Graph) graph_cost = *priced;
       if (priced && kind == PlannerKind::Greedy) greedy_cost = *priced;
       if (!priced && kind != PlannerKind::Auto) {
-        unpriced.push_back(std::string(to_string(kind)) + "'s " + unpriced_steps(r, plan, model));
-        if (lacking.empty()) lacking = unpriced_plan_note(r, plan, model);
+        unpriced.push_back(std::string(to_string(kind)) + "'s " + unpriced_steps(plan));
+        for (std::string& curve : missing_curves(r, plan, model)) {
+          if (std::find(missing.begin(), missing.end(), curve) == missing.end()) missing.push_back(std::move(curve));
+        }
       }
       rows.push_back({label, priced ? format_cost(*priced, s.cost_model) : "unpriced", std::to_string(plan.steps.size()),
                       std::to_string(plan.states_explored), trace(plan)});
@@ -290,7 +292,8 @@ void print_comparison(std::ostream& out, const HumanSetup& h, const CostModel& m
     } else {
       out << "no plan can be priced: ";
     }
-    out << "the cost model cannot price " << join(unpriced, {.separator = "; "}) << lacking << "\n";
+    out << "the cost model cannot price " << join(unpriced, {.separator = "; "})
+        << (missing.empty() ? unpriced_note(model, s.request.mesh_shape) : calibration_note(missing)) << "\n";
   } else if (graph_cost || greedy_cost) {
     out << (graph_cost ? "only graph" : "only greedy") << " finds a plan\n";
   } else {

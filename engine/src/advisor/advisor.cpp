@@ -347,11 +347,14 @@ CandidateCost price(const Design& design, const MeshSpec& mesh, const CostModel&
       c.unpriced = item.name + ": no plan: " + plan->error;
       // A calibration without a curve the path needs is the usual cause: say which curves this layout lacks.
       if (const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(&model)) {
-        std::vector<CalibratedCostModel::Gap> gaps = calibrated->gap_list(mesh.shape);
-        // Named first: a gap on an axis whose placement the item changes (one its plan cannot avoid).
+        std::vector<CalibratedCostModel::Gap> gaps = calibrated->gap_list(mesh.shape, flattened);
+        // Named first: a gap on an axis whose placement the item changes (one its plan cannot avoid), or on a
+        // flattened group two of whose axes change (where the plan's merged step runs).
         std::stable_partition(gaps.begin(), gaps.end(), [&item](const CalibratedCostModel::Gap& gap) {
-          return gap.axes.size() == 1 && gap.axes.front() < item.src.ndim() &&
-                 item.src.placement(gap.axes.front()) != item.dst.placement(gap.axes.front());
+          const auto moves = std::count_if(gap.axes.begin(), gap.axes.end(), [&item](std::size_t a) {
+            return a < item.src.ndim() && item.src.placement(a) != item.dst.placement(a);
+          });
+          return gap.axes.size() == 1 ? moves == 1 : moves >= 2;
         });
         if (!gaps.empty()) {
           c.unpriced += "; the calibration cannot price: " + gaps.front().text +

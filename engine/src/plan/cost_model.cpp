@@ -1,6 +1,7 @@
 #include "meshloom/plan/cost_model.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <array>
 #include <atomic>
 #include <tuple>
@@ -625,19 +626,17 @@ std::vector<CalibratedCostModel::Gap> CalibratedCostModel::gap_list(
     }
   }
   if (calibration_.groups.empty()) return out;  // merged steps are priced as their members
-  for (const std::vector<std::size_t>& group : flattened) {
-    std::vector<std::size_t> axes;  // of size > 1: a merge needs two
-    for (const std::size_t a : group) {
-      if (a < mesh_shape.size() && mesh_shape[a] > 1) axes.push_back(a);
-    }
-    if (axes.size() < 2 || !std::is_sorted(axes.begin(), axes.end()) ||
-        std::adjacent_find(axes.begin(), axes.end()) != axes.end()) {
-      continue;
-    }
+  // The collectives that merge (all_to_all does not), on each group as a merged step names it: all its axes.
+  constexpr std::array<Collective, 3> kMerged{Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter};
+  for (const std::vector<std::size_t>& axes : flattened) {
+    const bool valid = std::all_of(axes.begin(), axes.end(), [&](std::size_t a) { return a < mesh_shape.size(); }) &&
+                       std::adjacent_find(axes.begin(), axes.end(), std::greater_equal<>()) == axes.end();
+    const auto moving = std::count_if(axes.begin(), axes.end(), [&](std::size_t a) { return a < mesh_shape.size() && mesh_shape[a] > 1; });
+    if (!valid || moving < 2) continue;  // a merge needs two axes of size > 1
     std::string text;
     for (const std::size_t a : axes) text += (text.empty() ? "" : ",") + std::to_string(a);
     const std::vector<GroupShape> shapes = group_shapes(mesh_shape, axes, calibration_.rank_hosts, options_.extrapolate);
-    for (const Collective c : kPlanned) {
+    for (const Collective c : kMerged) {
       const std::string name(to_string(c));
       for (const GroupShape& shape : shapes) {
         if (!predict_us(name, shape, 1.0)) {

@@ -946,7 +946,10 @@ Plan plan_redistribution(const PlanRequest& request, const CostModel& model) {
     std::size_t settled = 0;
     const Found found = dijkstra(p, compact(request.src), p.dst, settled);
     if (found.keys.empty()) raise_no_path(request);
-    return graph_plan(p, found.keys, settled);
+    Plan plan = graph_plan(p, found.keys, settled);
+    // Past the budget of the searches above, the one search's path, priced as it runs all the same.
+    if (plans_as_run(request, model)) price_as_it_runs(request, plan, model);
+    return plan;
   }
   // PyTorch's greedy planner reads placements only; on a non-default shard order its steps gather inner
   // splits out of order or end in the wrong order, and the data comes out wrong (the simulator shows it).

@@ -395,8 +395,9 @@ public:
                                                    double bytes) const;
   // What the calibration cannot price on a mesh: "all_to_all on axis 0: 4 ranks on 1 host (4 per host) never
   // measured" ("all_gather on axis 'dp': no fit" for fits keyed by axis name), one per (axis, collective, shape); then,
-  // for curves by group shape, the merged steps' collectives on each group of `flattened` (axes ascending) no curve
-  // prices: "all_gather on axes 0,1: 4 ranks on 1 host (4 per host) never measured". Each with its axes and
+  // for curves by group shape, the collectives that merge (all_reduce, all_gather, reduce_scatter) on each group of
+  // `flattened` (axes ascending, two of size > 1) that no curve prices: "all_gather on axes 0,1: 4 ranks on 1 host
+  // (4 per host) never measured", its axes the group's, as a merged step's are. Each with its axes and
   // collective (neither for the whole mesh: "the mesh holds 8 ranks but the calibrated job placed 4"); empty when
   // every communicating collective of every axis of size > 1 (and group) has a price.
   struct Gap {

@@ -77,9 +77,9 @@ struct PlanRequest {
 // edges say, so the planner compares the plans of as_run_pool (below) and returns the one cheapest as it runs
 // (cheapest_as_run), its steps' costs and its cost being its price as it runs (price_plan_steps). Otherwise (every
 // other model, no merge that can form, or those searches together settling more than state_budget states) the plan
-// is the search's cheapest path, PyTorch's. The greedy planner chooses by placements alone, but where plans_as_run
-// holds its plan is priced as it runs too (a step the model cannot price so, and the plan, then cost +inf), so that
-// plans of both planners compare like with like. Example, (4, 4) on one host calibrated on 16 ranks, 1024x2048 float64,
+// is the search's cheapest path, PyTorch's. Wherever plans_as_run holds, the plan is priced as it runs, that path
+// past the budget and greedy's plan too (greedy chooses by placements alone): a step the model cannot price so, and
+// the plan, then cost +inf, and plans of both planners compare like with like. Example, (4, 4) on one host calibrated on 16 ranks, 1024x2048 float64,
 // axes 0 and 1 flattened, P(sum)P(sum) -> RR: the search's cheapest is reduce_scatter + all_reduce + all_gather on
 // the axes (23.6 ms as it runs); the all_reduces on both axes merge into one all_reduce of the 16-rank group,
 // 20.1 ms as it runs, measured 15% faster (docs/benchmarks.md).
