@@ -153,6 +153,10 @@ AdvisorPanel::AdvisorPanel(DesignDocument* doc, QWidget* parent) : QWidget(paren
   split->addWidget(chart_);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
+  // The height the lines above leave, down to the chart's minimum: the table's and chart's own 192 px hint made the
+  // panel ask a laptop's plan area for more than it has (as the Redistribution dock's plan table).
+  split->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Ignored);
+  split->setMinimumHeight(chart_->minimumSizeHint().height());
   layout->addWidget(split, 1);
 
   connect(rank_button_, &QPushButton::clicked, this, [this] { (void)rank(); });

@@ -740,7 +740,7 @@ std::pair<QString, QString> RedistributionPanel::calibrations_text(const PlanReq
   const std::vector<double> before = price_plan_steps(request, plan, old_model);
   const std::vector<double> after = price_plan_steps(request, plan, *now);
   const auto us = [](double v) {
-    return std::isfinite(v) ? QStringLiteral("%1 µs").arg(v, 0, 'f', 2) : tr("not priced (a step has no fit)");
+    return std::isfinite(v) ? QStringLiteral("%1 µs").arg(v, 0, 'f', 2) : tr("not priced (a step has no curve or fit)");
   };
   const double old_total = std::accumulate(before.begin(), before.end(), 0.0);
   const double new_total = std::accumulate(after.begin(), after.end(), 0.0);
