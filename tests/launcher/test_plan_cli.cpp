@@ -139,6 +139,18 @@ TEST(PlanCli, APlanChosenAsItRunsIsPricedLikeWithLike) {
                             "0,1: 4 ranks on 1 host (4 per host) never measured (calibrate those shapes"),
             std::string::npos)
       << budget.out;
+  // Where every plan merges the gathers (a 1-D tensor: no chunk between them), the graph planner finds none it can
+  // price as it runs, and says which curves of the flattened group are missing (it listed the axes' gaps).
+  const Launched none = launch("plan --mesh 2,2 --names dp,tp --tensor 8 --src 'S(0)S(0)' --dst RR --flatten dp,tp "
+                               "--cost calibrated --calibration '" + no_four.string() + "' 2>&1");
+  EXPECT_EQ(none.status, 2) << none.out;
+  EXPECT_NE(none.out.find("ValueError: no plan from S(0)[0]S(0)[1] to RR can be priced as it runs: "), std::string::npos)
+      << none.out;
+  EXPECT_NE(none.out.find("; the calibration cannot price: all_reduce on axes 0,1: 4 ranks on 1 host (4 per host) never "
+                          "measured; all_gather on axes 0,1: 4 ranks on 1 host (4 per host) never measured; "
+                          "reduce_scatter on axes 0,1: 4 ranks on 1 host (4 per host) never measured (calibrate"),
+            std::string::npos)
+      << none.out;
   const Launched refused = launch(unpriced + " --planner greedy 2>&1");
   EXPECT_EQ(refused.status, 2) << refused.out;
   EXPECT_NE(refused.out.find("ValueError: greedy's plan S(0)[0]S(0)[1]->S(0)R->RR takes steps its cost model cannot "
