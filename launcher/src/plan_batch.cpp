@@ -270,9 +270,9 @@ Plan plan_naming_gaps(const PlanRequest& request, const CostModel& model) {
   std::string path;
   for (const State& state : plan.path) path += (path.empty() ? "" : "->") + to_string(state);
   const std::vector<std::string> missing = missing_curves(request, plan, model);
+  const std::string note = missing.empty() ? unpriced_note(model, request.mesh_shape) : calibration_note(missing);
   raise(ErrorKind::ValueError, std::string(to_string(resolve_planner(request))) + "'s plan " + path +
-                                   " takes steps its cost model cannot price (" + unpriced_steps(plan) + ")" +
-                                   (missing.empty() ? unpriced_note(model, request.mesh_shape) : calibration_note(missing)));
+                                   " takes steps its cost model cannot price (" + unpriced_steps(plan) + ")" + note);
 }
 
 std::map<std::string, int> communication_counts(const Plan& plan) {

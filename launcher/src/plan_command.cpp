@@ -266,8 +266,8 @@ void print_comparison(std::ostream& out, const HumanSetup& h, const CostModel& m
           if (std::find(missing.begin(), missing.end(), curve) == missing.end()) missing.push_back(std::move(curve));
         }
       }
-      rows.push_back({label, priced ? format_cost(*priced, s.cost_model) : "unpriced", std::to_string(plan.steps.size()),
-                      std::to_string(plan.states_explored), trace(plan)});
+      rows.push_back({label, priced ? format_cost(*priced, s.cost_model) : "unpriced",
+                      std::to_string(plan.steps.size()), std::to_string(plan.states_explored), trace(plan)});
     } catch (const Error& e) {
       rows.push_back({label, "-", "-", "-", std::string("failed: ") + e.what()});
     }

@@ -111,9 +111,8 @@ struct PredictionChart::Impl {
     plot->yAxis->setRange(lo, hi);
     plot->legend->setVisible(!drawn.empty());
     // Short: the axes say predicted and measured, and the chart shares the dock's width with its table.
-    title->setText(records.steps().empty() ? QObject::tr("No step records")
-                                           : QObject::tr("Step time") +
-                                                 (title_text.isEmpty() ? QString() : QStringLiteral(": %1").arg(title_text)));
+    const QString file = title_text.isEmpty() ? QString() : QStringLiteral(": %1").arg(title_text);
+    title->setText(records.steps().empty() ? QObject::tr("No step records") : QObject::tr("Step time") + file);
     fill_table(models);
     show_message(drift, q(drift_text(records.drift())), any_drifted(records.drift()));
   }

@@ -59,7 +59,9 @@ void show_frame(const PlanAnimation& animation, BlockOverlayItem& overlay, int k
 // made in the dark theme printed a black canvas on the white sheet), and gets its own palette back after.
 class PaperPalette {
 public:
-  explicit PaperPalette(QGraphicsScene& scene) : scene_(scene), kept_(scene.palette()) { scene_.setPalette(light_palette()); }
+  explicit PaperPalette(QGraphicsScene& scene) : scene_(scene), kept_(scene.palette()) {
+    scene_.setPalette(light_palette());
+  }
   ~PaperPalette() { scene_.setPalette(kept_); }
   PaperPalette(const PaperPalette&) = delete;
   PaperPalette& operator=(const PaperPalette&) = delete;

@@ -1,9 +1,9 @@
 #include "meshloom/plan/cost_model.hpp"
 
 #include <algorithm>
-#include <functional>
 #include <array>
 #include <atomic>
+#include <functional>
 #include <tuple>
 #include <cmath>
 #include <limits>
@@ -620,7 +620,8 @@ std::vector<CalibratedCostModel::Gap> CalibratedCostModel::gap_list(
       }
       for (const GroupShape& shape : shapes_of(mesh_shape, axis)) {
         if (!predict_us(name, shape, 1.0)) {
-          out.push_back({{axis}, name, name + " on axis " + std::to_string(axis) + ": " + to_string(shape) + " never measured"});
+          out.push_back(
+              {{axis}, name, name + " on axis " + std::to_string(axis) + ": " + to_string(shape) + " never measured"});
         }
       }
     }
@@ -631,11 +632,13 @@ std::vector<CalibratedCostModel::Gap> CalibratedCostModel::gap_list(
   for (const std::vector<std::size_t>& axes : flattened) {
     const bool valid = std::all_of(axes.begin(), axes.end(), [&](std::size_t a) { return a < mesh_shape.size(); }) &&
                        std::adjacent_find(axes.begin(), axes.end(), std::greater_equal<>()) == axes.end();
-    const auto moving = std::count_if(axes.begin(), axes.end(), [&](std::size_t a) { return a < mesh_shape.size() && mesh_shape[a] > 1; });
+    const auto moving = std::count_if(axes.begin(), axes.end(),
+                                      [&](std::size_t a) { return a < mesh_shape.size() && mesh_shape[a] > 1; });
     if (!valid || moving < 2) continue;  // a merge needs two axes of size > 1
     std::string text;
     for (const std::size_t a : axes) text += (text.empty() ? "" : ",") + std::to_string(a);
-    const std::vector<GroupShape> shapes = group_shapes(mesh_shape, axes, calibration_.rank_hosts, options_.extrapolate);
+    const std::vector<GroupShape> shapes =
+        group_shapes(mesh_shape, axes, calibration_.rank_hosts, options_.extrapolate);
     for (const Collective c : kMerged) {
       const std::string name(to_string(c));
       for (const GroupShape& shape : shapes) {

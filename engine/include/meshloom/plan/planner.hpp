@@ -79,10 +79,10 @@ struct PlanRequest {
 // other model, no merge that can form, or those searches together settling more than state_budget states) the plan
 // is the search's cheapest path, PyTorch's. Wherever plans_as_run holds, the plan is priced as it runs, that path
 // past the budget and greedy's plan too (greedy chooses by placements alone): a step the model cannot price so, and
-// the plan, then cost +inf, and plans of both planners compare like with like. Example, (4, 4) on one host calibrated on 16 ranks, 1024x2048 float64,
-// axes 0 and 1 flattened, P(sum)P(sum) -> RR: the search's cheapest is reduce_scatter + all_reduce + all_gather on
-// the axes (23.6 ms as it runs); the all_reduces on both axes merge into one all_reduce of the 16-rank group,
-// 20.1 ms as it runs, measured 15% faster (docs/benchmarks.md).
+// the plan, then cost +inf, and plans of both planners compare like with like. Example, (4, 4) on one host
+// calibrated on 16 ranks, 1024x2048 float64, axes 0 and 1 flattened, P(sum)P(sum) -> RR: the search's cheapest is
+// reduce_scatter + all_reduce + all_gather on the axes (23.6 ms as it runs); the all_reduces on both axes merge into
+// one all_reduce of the 16-rank group, 20.1 ms as it runs, measured 15% faster (docs/benchmarks.md).
 [[nodiscard]] Plan plan_redistribution(const PlanRequest& request, const CostModel& model);
 
 // The cheapest paths plan_redistribution compares as they run (above).
