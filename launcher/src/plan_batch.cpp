@@ -198,22 +198,20 @@ std::unique_ptr<CostModel> make_cost_model(const PlanSetup& setup) {
   raise(ErrorKind::ValueError, "unknown cost model");
 }
 
-std::string calibration_note(const std::vector<std::string>& gaps) {
+std::string unpriced_note(const CostModel& model, const std::vector<std::int64_t>& mesh_shape,
+                          const std::vector<std::string>& lacking) {
+  const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(&model);
+  if (calibrated == nullptr) return {};
+  const std::vector<std::string> gaps = lacking.empty() ? calibrated->gaps(mesh_shape) : lacking;
   if (gaps.empty()) return {};
   return "; the calibration cannot price: " + join(gaps, {.separator = "; "}) +
          " (calibrate those shapes, or --extrapolate to guess them)";
 }
 
-std::string unpriced_note(const CostModel& model, const std::vector<std::int64_t>& mesh_shape) {
-  const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(&model);
-  return calibrated == nullptr ? std::string() : calibration_note(calibrated->gaps(mesh_shape));
-}
-
 std::optional<double> price_as_run(const PlanRequest& request, const Plan& plan, const CostModel& model) {
-  if (!plans_as_run(request, model)) return std::nullopt;
-  double sum = 0.0;
-  for (const double c : price_plan_steps(request, plan, model)) sum += c;
-  return std::isfinite(sum) ? std::optional<double>(sum) : std::nullopt;
+  // plan_redistribution priced it so already (Plan::cost): no second pass over its steps.
+  if (!plans_as_run(request, model) || !std::isfinite(plan.cost)) return std::nullopt;
+  return plan.cost;
 }
 
 Plan plan_noting_gaps(const PlanRequest& request, const CostModel& model) {
@@ -226,13 +224,13 @@ Plan plan_noting_gaps(const PlanRequest& request, const CostModel& model) {
     std::string note;
     if (e.message().starts_with("no redistribution path")) note = unpriced_note(model, request.mesh_shape);
     if (e.message().starts_with("no plan from")) {
+      std::vector<std::string> groups;
       if (const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(&model)) {
-        std::vector<std::string> groups;
         for (const auto& gap : calibrated->gap_list(request.mesh_shape, request.flattened)) {
           if (gap.axes.size() > 1) groups.push_back(gap.text);
         }
-        note = groups.empty() ? unpriced_note(model, request.mesh_shape) : calibration_note(groups);
       }
+      note = unpriced_note(model, request.mesh_shape, groups);
     }
     if (note.empty()) throw;
     raise(e.kind(), e.message() + note);
@@ -269,8 +267,7 @@ Plan plan_naming_gaps(const PlanRequest& request, const CostModel& model) {
   // Greedy, which looks at placements alone, or a plan priced as it runs whose merged step has no curve.
   std::string path;
   for (const State& state : plan.path) path += (path.empty() ? "" : "->") + to_string(state);
-  const std::vector<std::string> missing = missing_curves(request, plan, model);
-  const std::string note = missing.empty() ? unpriced_note(model, request.mesh_shape) : calibration_note(missing);
+  const std::string note = unpriced_note(model, request.mesh_shape, missing_curves(request, plan, model));
   raise(ErrorKind::ValueError, std::string(to_string(resolve_planner(request))) + "'s plan " + path +
                                    " takes steps its cost model cannot price (" + unpriced_steps(plan) + ")" + note);
 }

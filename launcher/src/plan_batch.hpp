@@ -100,11 +100,12 @@ void check_axis_names(const std::vector<std::string>& names, std::size_t ndim);
 // can be named. ValueError otherwise. The request itself is checked by plan_redistribution.
 [[nodiscard]] std::unique_ptr<CostModel> make_cost_model(const PlanSetup& setup);
 
-// "; the calibration cannot price: <gaps> (calibrate those shapes, or --extrapolate to guess them)"; empty for no gaps.
-[[nodiscard]] std::string calibration_note(const std::vector<std::string>& gaps);
-// What a calibrated model cannot price on `mesh_shape`, to follow the planner's error where that left it no plan:
-// calibration_note of its gaps on the axes; empty for any other model or where it prices everything.
-[[nodiscard]] std::string unpriced_note(const CostModel& model, const std::vector<std::int64_t>& mesh_shape);
+// What a calibrated model cannot price, to follow the planner's error where that left it no plan: "; the calibration
+// cannot price: <gaps> (calibrate those shapes, or --extrapolate to guess them)", the gaps being `lacking` where
+// given (the curves a plan's steps need: missing_curves), else the model's gaps on the axes of `mesh_shape`; empty
+// for any other model or where it prices everything.
+[[nodiscard]] std::string unpriced_note(const CostModel& model, const std::vector<std::int64_t>& mesh_shape,
+                                        const std::vector<std::string>& lacking = {});
 // plan_redistribution, a search's error followed by what the calibration lacks: a calibrated model that cannot price
 // a step leaves the search without that edge, and "no redistribution path" then names what was never measured on the
 // axes (unpriced_note); "no plan from ... can be priced as it runs" names the flattened groups' missing curves. The
@@ -118,14 +119,14 @@ void check_axis_names(const std::vector<std::string>& names, std::size_t ndim);
 [[nodiscard]] std::vector<std::string> missing_curves(const PlanRequest& request, const Plan& plan,
                                                       const CostModel& model);
 // plan_noting_gaps, refusing a plan that costs +inf: "greedy's plan S(0)S(0)->... takes steps its cost model cannot
-// price (step 0, all_gather on axes 0,1)", followed by calibration_note of missing_curves (else unpriced_note).
+// price (step 0, all_gather on axes 0,1)", followed by unpriced_note of its missing_curves.
 [[nodiscard]] Plan plan_naming_gaps(const PlanRequest& request, const CostModel& model);
 
-// A plan's price as it runs, where the model compares paths so (plans_as_run: a calibration with curves for a
-// flattened group two moving axes share): its steps priced by price_plan_steps, a merged step at its group's own
-// curve. nullopt where the model compares path costs, and where a step cannot be priced so (+inf). plan --batch's
-// `cost_as_run`, the human plan's "cost as it runs", and what plan --compare compares planners by; a plan of
-// plan_redistribution's steps say the same (it prices every plan so where plans_as_run holds).
+// The price as it runs of a plan of plan_redistribution's, where the model compares paths so (plans_as_run: a
+// calibration with curves for a flattened group two moving axes share): its Plan::cost, which plan_redistribution
+// prices so there (price_plan_steps: a merged step at its group's own curve). nullopt where the model compares path
+// costs, and where a step cannot be priced so (+inf). plan --batch's `cost_as_run` and the human plan's "cost as it
+// runs".
 [[nodiscard]] std::optional<double> price_as_run(const PlanRequest& request, const Plan& plan, const CostModel& model);
 
 // The collectives that communicate, counted per kind: comm_counts(plan) without the local steps (chunk,

@@ -238,11 +238,13 @@ void print_comparison(std::ostream& out, const HumanSetup& h, const CostModel& m
   out << "compare planners: " << to_string(s.request.src) << " -> " << to_string(s.request.dst) << " on mesh "
       << mesh_text(s) << ", tensor " << shape_text(s.request.tensor_shape) << "\n";
   out << "  variant " << to_string(s.request.variant) << ", cost model " << model_text(s) << "\n";
-  // Like with like: every planner's plan at its path cost before merging, or, under a model that compares plans as
-  // they run (a calibration with a flattened group's curve), every plan at its price as it runs (the graph planner's
-  // as it chose it; greedy's path cost against that compared unlike prices).
-  const bool as_run = plans_as_run(s.request, model);
-  if (as_run) out << "  priced as they run: the calibration prices the flattened group's merged steps\n";
+  // Like with like: every planner's plan at its Plan::cost, its path cost before merging, or, under a model that
+  // compares plans as they run (a calibration with a flattened group's curve), its price as it runs, which
+  // plan_redistribution gives every plan there (greedy's path cost against the graph plan's price as it runs
+  // compared unlike prices).
+  if (plans_as_run(s.request, model)) {
+    out << "  priced as they run: the calibration prices the flattened group's merged steps\n";
+  }
   out << "\n";
   std::vector<std::vector<std::string>> rows = {{"planner", "cost", "steps", "states", "trace"}};
   std::optional<double> graph_cost;
@@ -256,8 +258,8 @@ void print_comparison(std::ostream& out, const HumanSetup& h, const CostModel& m
     if (kind == PlannerKind::Auto) label += " (= " + std::string(to_string(resolve_planner(r))) + ")";
     try {
       const Plan plan = plan_noting_gaps(r, model);
-      std::optional<double> priced = as_run ? price_as_run(r, plan, model) : std::optional<double>(plan.path_cost);
-      if (priced && !std::isfinite(*priced)) priced.reset();
+      // Plan::cost: the path's edges, or where plans are compared as they run, the plan's price so.
+      const std::optional<double> priced = std::isfinite(plan.cost) ? std::optional<double>(plan.cost) : std::nullopt;
       if (priced && kind == PlannerKind::Graph) graph_cost = *priced;
       if (priced && kind == PlannerKind::Greedy) greedy_cost = *priced;
       if (!priced && kind != PlannerKind::Auto) {
@@ -293,7 +295,7 @@ void print_comparison(std::ostream& out, const HumanSetup& h, const CostModel& m
       out << "no plan can be priced: ";
     }
     out << "the cost model cannot price " << join(unpriced, {.separator = "; "})
-        << (missing.empty() ? unpriced_note(model, s.request.mesh_shape) : calibration_note(missing)) << "\n";
+        << unpriced_note(model, s.request.mesh_shape, missing) << "\n";
   } else if (graph_cost || greedy_cost) {
     out << (graph_cost ? "only graph" : "only greedy") << " finds a plan\n";
   } else {

@@ -110,7 +110,6 @@ Rulers mesh_rulers(const MeshGeometry& g) {
       band.axis = a;
       band.wrapped = wrapped;
       band.per_group = count;
-      band.index_step = wrapped && !horizontal ? g.columns[a] : 1;
       std::vector<double> next;
       next.reserve(offsets.size() * static_cast<std::size_t>(count));
       for (const double o : offsets) {

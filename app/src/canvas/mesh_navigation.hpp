@@ -46,7 +46,6 @@ struct RulerBand {
   bool wrapped = false;
   std::vector<RulerTick> ticks;  // sorted by `from`, not overlapping
   std::int64_t per_group = 1;    // ticks in one group of the band: the axis' size, or a wrapped axis' rows or columns
-  std::int64_t index_step = 1;   // between neighbouring ticks' indices: 1, or the columns of a wrapped axis' rows
 };
 struct Rulers {
   std::vector<RulerBand> top;   // axes running across, outermost first (the band nearest the mesh last)

@@ -931,8 +931,9 @@ bool plans_as_run(const PlanRequest& request, const CostModel& model) {
 Plan plan_redistribution(const PlanRequest& request, const CostModel& model) {
   validate(request);
   const Problem p = make_problem(request, model);
+  const bool as_run = plans_as_run(request, model);
   if (resolve_planner(request) == PlannerKind::Graph) {
-    if (plans_as_run(request, model)) {
+    if (as_run) {
       // Sixteen searches settle more states than one: where they pass the budget, the one search's plan stands.
       try {
         std::vector<Plan> pool = as_run_pool(request, model, kAsRunPool);
@@ -948,7 +949,7 @@ Plan plan_redistribution(const PlanRequest& request, const CostModel& model) {
     if (found.keys.empty()) raise_no_path(request);
     Plan plan = graph_plan(p, found.keys, settled);
     // Past the budget of the searches above, the one search's path, priced as it runs all the same.
-    if (plans_as_run(request, model)) price_as_it_runs(request, plan, model);
+    if (as_run) price_as_it_runs(request, plan, model);
     return plan;
   }
   // PyTorch's greedy planner reads placements only; on a non-default shard order its steps gather inner
@@ -972,7 +973,7 @@ Plan plan_redistribution(const PlanRequest& request, const CostModel& model) {
   // Greedy chooses by placements alone, but under a model that compares plans as they run its plan is priced so too,
   // like the graph planner's: a step the model cannot price as it runs (a merged step on a group shape it lacks)
   // then costs +inf, and so does the plan.
-  if (plans_as_run(request, model)) price_as_it_runs(request, plan, model);
+  if (as_run) price_as_it_runs(request, plan, model);
   return plan;
 }
 
