@@ -58,7 +58,8 @@ struct AlphaBetaFit {
 //   fit        fit_alpha_beta over the points, with the curve's factor (bus factor; 1 for a group of one rank);
 //   model      alpha_beta when that fit exists over 2 or more sizes and its largest relative residual over the
 //              points, |fit - t| / t, is <= kAlphaBetaTolerance (10%): alpha-beta follows the data; piecewise
-//              otherwise (the latency ramp of small messages, protocol switches; one size: its latency floor);
+//              otherwise (the latency ramp of small messages, protocol switches; one size: its time up to that
+//              size, its algbw beyond);
 //   holdout    both models refitted on every other size (indices 0, 2, 4, ... and always the largest, so that the
 //              held-out sizes lie inside the fitted range, as a planner's sizes mostly do) and asked for the sizes
 //              left out (1, 3, 5, ...): median and p90 (nearest rank) of |predicted - measured| / measured. Needs 3

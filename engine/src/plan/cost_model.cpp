@@ -271,13 +271,17 @@ double piecewise_time_us(const std::vector<CurvePoint>& points, double bytes) no
   const CurvePoint& last = points.back();
   if (!(bytes > first.bytes)) return first.time_us;  // the latency floor (and NaN)
   if (bytes >= last.bytes) {
+    // The extra bytes at the largest point's algbw, or at the last segment's bandwidth where that is slower still:
+    // never faster than the largest size ran (a last segment that barely rises, by noise, would otherwise price
+    // them at an absurd bandwidth, cheaper than a flat one).
+    const double algbw = last.time_us * bytes / last.bytes;
     if (points.size() >= 2) {
       const CurvePoint& before = points[points.size() - 2];
-      if (last.time_us > before.time_us) {
-        return last.time_us + (bytes - last.bytes) * (last.time_us - before.time_us) / (last.bytes - before.bytes);
-      }
+      const double segment =
+          last.time_us + (bytes - last.bytes) * (last.time_us - before.time_us) / (last.bytes - before.bytes);
+      return std::max(algbw, segment);
     }
-    return last.time_us * bytes / last.bytes;  // the largest point's algbw
+    return algbw;
   }
   const auto upper = std::upper_bound(points.begin(), points.end(), bytes,
                                       [](double b, const CurvePoint& p) { return b < p.bytes; });
@@ -520,13 +524,22 @@ double CalibratedCostModel::send_cost(const std::vector<std::int64_t>& mesh_shap
   }
   const std::vector<GroupShape>& shapes = pair_shapes_of(mesh_shape, axis);
   if (shapes.empty()) return kInfinity;
+  // On the calibrated mesh an axis of two ranks is its own pair: its sends take the axis' broadcast correction, as
+  // its steps take their collective's (with its own as-run points instead of the curve's where it has them). A
+  // longer axis' correction was measured on its n-rank groups, not on a pair: its sends take the curve alone.
+  const AxisCorrection* c = mesh_shape[axis] == 2 && mesh_shape == calibration_.mesh_shape
+                                ? find_axis_correction(calibration_, {axis}, "broadcast")
+                                : nullptr;
+  const bool axis_as_run = c != nullptr && !c->as_run.empty();
+  const auto size = static_cast<double>(bytes);
   double cost = 0.0;
   for (const GroupShape& shape : shapes) {
-    const std::optional<double> t = predict_us("broadcast", shape, static_cast<double>(bytes));
+    const std::optional<double> t =
+        axis_as_run ? benchmark_us("broadcast", shape, size) : predict_us("broadcast", shape, size);
     if (!t) return kInfinity;
     cost = std::max(cost, *t);
   }
-  return cost;
+  return c == nullptr ? cost : cost * as_run_factor(c->factors, size) * as_run_factor(c->as_run, size);
 }
 
 double CalibratedCostModel::step_cost(const StepCostInput& step) const {

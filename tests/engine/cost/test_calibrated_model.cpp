@@ -366,11 +366,34 @@ TEST(PiecewiseCurve, ThroughEveryPointAPowerLawBetweenAndDocumentedBeyond) {
   EXPECT_NEAR(piecewise_time_us(points, 2048), 10 * std::sqrt(2.0), 1e-9);
   // Below the smallest size: its latency floor.
   EXPECT_EQ(piecewise_time_us(points, 8), 10.0);
-  // Above the largest: the last segment's bandwidth, (200 - 20) / (65536 - 4096) us per byte.
-  EXPECT_NEAR(piecewise_time_us(points, 131072), 200 + 65536 * 180.0 / 61440.0, 1e-9);
+  // Above the largest: the extra bytes at the largest point's algbw (200 us per 65536 bytes), which is slower here
+  // than the last segment's bandwidth ((200 - 20) us per 61440 bytes would give 392 us).
+  EXPECT_NEAR(piecewise_time_us(points, 131072), 400.0, 1e-9);
+  // ... or at the last segment's bandwidth where that is slower: (100 - 10) us per 3072 bytes against 100 per 4096.
+  EXPECT_NEAR(piecewise_time_us({{1024, 10}, {4096, 100}}, 8192), 100 + 4096 * 90.0 / 3072.0, 1e-9);
   // A last segment that does not rise: the largest point's algbw.
   EXPECT_NEAR(piecewise_time_us({{1024, 10}, {4096, 9}}, 8192), 18.0, 1e-12);
+  // One that rises by noise alone prices as a flat one, not at the bandwidth its 0.001 us implies (100.06 us).
+  const double flat = piecewise_time_us({{1048576, 100}, {2097152, 100}}, 67108864);
+  EXPECT_NEAR(flat, 3200.0, 1e-9);
+  EXPECT_NEAR(piecewise_time_us({{1048576, 100}, {2097152, 100.001}}, 67108864), 3200.032, 1e-6);
+  // One point: its time up to its size, its algbw beyond.
+  EXPECT_EQ(piecewise_time_us({{1024, 10}}, 512), 10.0);
+  EXPECT_NEAR(piecewise_time_us({{1024, 10}}, 4096), 40.0, 1e-12);
   EXPECT_EQ(piecewise_time_us({}, 100), 0.0);
+}
+
+// Beyond the largest size a collective never runs faster than the largest size ran (its algbw), whatever the point
+// before it, and a slower largest point prices it higher ("the last segment's bandwidth when it rises" broke both).
+TEST(PiecewiseCurve, BeyondTheLargestSizeNoFasterThanItRan) {
+  for (const double before : {10.0, 50.0, 99.0, 99.999, 100.0, 120.0}) {
+    for (const double bytes : {4096.0, 5000.0, 8192.0, 1e6, 1e9}) {
+      const double t = piecewise_time_us({{1024, before}, {4096, 100}}, bytes);
+      EXPECT_GE(t, 100 * bytes / 4096 * (1 - 1e-12)) << before << " " << bytes;
+      // Raising the largest point's time never lowers the price beyond it.
+      EXPECT_GE(piecewise_time_us({{1024, before}, {4096, 101}}, bytes), t) << before << " " << bytes;
+    }
+  }
 }
 
 TEST(AsRunFactor, ItsFactorAtEveryPointGeometricBetweenFlatBeyond) {

@@ -106,6 +106,21 @@ TEST(SendCost, CalibratedPricesNeighbourPairsByTheirShape) {
   EXPECT_EQ(guess.send_cost({4, 4}, 1, 1024), 5.0);
 }
 
+// On the calibrated mesh an axis of 2 ranks is its own pair: its sends take its broadcast correction (its own as-run
+// points too), as its steps take theirs; a longer axis' correction, measured on its 4-rank groups, prices no pair.
+TEST(SendCost, CalibratedAxisOfTwoRanksTakesItsBroadcastCorrection) {
+  Calibration c = two_hosts();
+  c.axis_corrections = {
+      {.axes = {0}, .collective = "broadcast", .factors = {{1024, 0.5, 10}, {1048576, 0.5, 10}}, .as_run = {}},
+      {.axes = {1}, .collective = "broadcast", .factors = {{1024, 2.0, 10}, {1048576, 2.0, 10}}, .as_run = {}}};
+  const CalibratedCostModel model(c, {});
+  EXPECT_EQ(model.send_cost({2, 4}, 0, 1048576), 400.0 * 0.5);
+  EXPECT_EQ(model.send_cost({2, 4}, 1, 1048576), 50.0);
+  EXPECT_EQ(model.send_cost({4, 2}, 0, 1024), 20.0);  // another mesh: the curves alone
+  c.axis_corrections[0].as_run = {{1024, 3.0, 5}};
+  EXPECT_EQ(CalibratedCostModel(c, {}).send_cost({2, 4}, 0, 1048576), 400.0 * 0.5 * 3.0);
+}
+
 TEST(SendCost, CalibratedShapesNeverMeasuredAreRefusedUnlessExtrapolating) {
   Calibration c = two_hosts();
   c.groups.pop_back();  // no curve across hosts

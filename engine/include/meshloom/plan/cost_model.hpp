@@ -179,8 +179,10 @@ struct CurvePoint {
 //   piecewise    between two measured sizes: the straight line through them in log(bytes), log(time) (a power law
 //                per segment, which follows the latency ramp of small messages); below the smallest size: the
 //                smallest size's time (no collective is faster than its latency floor); above the largest: the
-//                largest size's time plus the extra bytes at the bandwidth of the last segment (the bandwidth
-//                regime), or at the largest point's algbw when that segment does not rise.
+//                largest size's time plus the extra bytes at the largest point's algbw, or at the last segment's
+//                bandwidth where that is slower (never faster than the largest size ran: a segment that rises by
+//                noise alone would price them at an absurd bandwidth); one point: its time at and below it, its
+//                algbw above.
 enum class CurveModel : std::uint8_t { AlphaBeta, Piecewise };
 [[nodiscard]] std::string_view to_string(CurveModel model) noexcept;
 
@@ -367,7 +369,8 @@ public:
   [[nodiscard]] double step_cost(const StepCostInput& step) const override;
   // With curves: every pair of neighbouring coordinates (k, k+1) of the axis is a 2-rank group, {2, 1 host, 2 per
   // host} or {2, 2 hosts, 1 per host} on the calibrated job's hosts, priced by the "broadcast" curve of its shape
-  // at `bytes` (a broadcast on 2 ranks is one send); the slowest pair's shape sets the cost. Shapes never measured
+  // at `bytes` (a broadcast on 2 ranks is one send); the slowest pair's shape sets the cost; on the calibrated mesh
+  // an axis of 2 ranks (its own pair) takes its broadcast correction too, as step_cost does. Shapes never measured
   // are extrapolated as other steps are (options().extrapolate), else +infinity. Without curves: the alpha-beta
   // broadcast fit of mesh_names[axis] (alpha + bytes / busbw), +infinity when there is none.
   [[nodiscard]] double send_cost(const std::vector<std::int64_t>& mesh_shape, std::size_t axis,
