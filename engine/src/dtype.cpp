@@ -31,6 +31,7 @@ std::optional<DType> dtype_from_string(std::string_view text) noexcept {
   for (const auto& [value, name] : kDTypes) {
     if (name == text) return value;
   }
+  if (text == "float8_e4m3fn") return DType::Float8E4M3;  // PyTorch's name, as `plan --dtype` takes it
   return std::nullopt;
 }
 

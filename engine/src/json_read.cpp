@@ -117,6 +117,15 @@ json parse_json(std::string_view text, std::size_t max_depth, std::size_t max_va
     }
     return true;
   };
+  // nlohmann's reader takes a NUL byte for the end of the input, which would accept whatever follows it.
+  if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    const std::string_view before = text.substr(0, nul);
+    const std::size_t line_start = before.rfind('\n');
+    const std::size_t column = line_start == std::string_view::npos ? nul + 1 : nul - line_start;
+    raise(ErrorKind::ValueError, "not valid JSON: a NUL byte at line " +
+                                     std::to_string(1 + std::count(before.begin(), before.end(), '\n')) +
+                                     ", column " + std::to_string(column) + " (JSON text holds none)");
+  }
   try {
     return json::parse(text.begin(), text.end(), callback, true, false);
   } catch (const json::exception& e) {

@@ -114,8 +114,13 @@ void set_weight(FixedWeights& weights, const std::string& name, double value, co
     raise(ErrorKind::ValueError, what + ": unknown weight " + jsonl::quote(name) + " (expected " +
                                      jsonl::join_words(names) + ")");
   }
-  if (!std::isfinite(value) || value < 0) {
-    raise(ErrorKind::ValueError, what + ": " + name + " = " + jsonl::json(value).dump() + " must be finite and >= 0");
+  // At most 1e300: a plan's cost sums its steps' weights, and a sum that overflows to infinity would read as a step
+  // the model cannot price ("no redistribution path").
+  constexpr double kMaxWeight = 1e300;
+  if (!std::isfinite(value) || value < 0 || value > kMaxWeight) {
+    const std::string shown = std::isnan(value) ? "nan" : std::isinf(value) ? (value > 0 ? "inf" : "-inf")
+                                                                             : jsonl::json(value).dump();
+    raise(ErrorKind::ValueError, what + ": " + name + " = " + shown + " must be finite, >= 0 and <= 1e300");
   }
   *slots[static_cast<std::size_t>(it - names.begin())] = value;
 }

@@ -33,16 +33,18 @@ namespace meshloom::launcher {
 
 namespace {
 
-// Bytes per element of the dtypes people name (PyTorch's names and their aliases).
+// Bytes per element of the dtypes people name (PyTorch's names and their aliases, and the design format's
+// float8_e4m3).
 struct Dtype {
   const char* name;
   std::int64_t itemsize;
 };
 constexpr Dtype kDtypes[] = {
-    {"float32", 4},       {"float", 4},      {"float64", 8},    {"double", 8},     {"float16", 2},
-    {"half", 2},          {"bfloat16", 2},   {"float8_e4m3fn", 1}, {"float8_e5m2", 1}, {"int64", 8},
-    {"long", 8},          {"int32", 4},      {"int", 4},        {"int16", 2},      {"short", 2},
-    {"int8", 1},          {"uint8", 1},      {"bool", 1},       {"complex64", 8},  {"complex128", 16},
+    {"float32", 4},   {"float", 4},         {"float64", 8},     {"double", 8},      {"float16", 2},
+    {"half", 2},      {"bfloat16", 2},      {"float8_e4m3fn", 1}, {"float8_e4m3", 1}, {"float8_e5m2", 1},
+    {"int64", 8},     {"long", 8},          {"int32", 4},       {"int", 4},         {"int16", 2},
+    {"short", 2},     {"int8", 1},          {"uint8", 1},       {"bool", 1},        {"complex64", 8},
+    {"complex128", 16},
 };
 
 std::int64_t dtype_itemsize(const std::string& name) {

@@ -362,6 +362,9 @@ TEST(PlanBatch, LineErrors) {
   EXPECT_EQ(error_of(""), "ValueError: empty line: expected a JSON object");
   EXPECT_EQ(error_of("  \t"), "ValueError: empty line: expected a JSON object");
   EXPECT_TRUE(starts_with(error_of("not json"), "ValueError: the line is not valid JSON: ")) << error_of("not json");
+  // A NUL byte would end nlohmann's reading and pass what follows unread.
+  EXPECT_EQ(error_of(std::string(R"J({"mesh": [2], "tensor_shape": [4], "src": "S(0)", "dst": "R"})J") + '\0' + "{{{"),
+            "ValueError: the line is not valid JSON: a NUL byte at line 1, column 62 (JSON text holds none)");
   EXPECT_EQ(error_of("[1, 2]"), "ValueError: the line must be a JSON object, got an array: [1,2]");
   EXPECT_EQ(error_of(std::string(100, '[')),
             "ValueError: the line nests JSON arrays and objects more than 64 levels deep");
@@ -414,7 +417,10 @@ TEST(PlanBatch, FieldErrorsNameTheValue) {
        "ValueError: weights: unknown field \"broadcast\" (expected all_reduce, all_to_all, all_gather, reduce_scatter, "
        "chunk)"},
       {R"J({"mesh": [2], "tensor_shape": [4], "src": "R", "dst": "R", "weights": {"chunk": -1}})J",
-       "ValueError: weights: chunk = -1.0 must be finite and >= 0"},
+       "ValueError: weights: chunk = -1.0 must be finite, >= 0 and <= 1e300"},
+      // Past 1e300 a plan's cost could sum to infinity, which would read as "no redistribution path".
+      {R"J({"mesh": [2, 2], "tensor_shape": [4, 4], "src": "S(0)S(1)", "dst": "RR", "weights": {"all_gather": 1.7e308}})J",
+       "ValueError: weights: all_gather = 1.7e+308 must be finite, >= 0 and <= 1e300"},
       {R"J({"mesh": [2], "tensor_shape": [4], "src": "R", "dst": "R", "weights": {"chunk": 1e999}})J",
        "ValueError: the line is not valid JSON: number overflow parsing '1e999'"},
       {R"J({"mesh": [2], "tensor_shape": [4], "src": "R", "dst": "R", "weights": {"chunk": "0"}})J",

@@ -14,7 +14,7 @@ enum class DType : std::uint8_t {
 
 // "float32", "float16", "bfloat16", "float64", "int32", "int64", "int8", "uint8", "float8_e4m3", "float8_e5m2".
 [[nodiscard]] std::string_view to_string(DType dtype) noexcept;
-// The inverse of to_string; nullopt for anything else.
+// The inverse of to_string, and PyTorch's name "float8_e4m3fn" for float8_e4m3; nullopt for anything else.
 [[nodiscard]] std::optional<DType> dtype_from_string(std::string_view text) noexcept;
 // Bytes per element: 4, 2, 2, 8, 4, 8, 1, 1, 1, 1.
 [[nodiscard]] std::int64_t itemsize(DType dtype) noexcept;

@@ -116,6 +116,9 @@ TEST(DesignParse, DTypes) {
     EXPECT_EQ(itemsize(*dtype), size);
     EXPECT_EQ(parse_design(with("/tensors/0/dtype", name).dump()).tensors[0].dtype, *dtype);
   }
+  // PyTorch's name for float8_e4m3 reads too (`plan --dtype` takes both); a design is written with the format's.
+  EXPECT_EQ(dtype_from_string("float8_e4m3fn"), DType::Float8E4M3);
+  EXPECT_EQ(parse_design(with("/tensors/0/dtype", "float8_e4m3fn").dump()).tensors[0].dtype, DType::Float8E4M3);
   EXPECT_FALSE(dtype_from_string("fp32").has_value());
 }
 
@@ -135,6 +138,10 @@ TEST(DesignErrors, JsonSyntax) {
   EXPECT_NE(error_of("{").find("ValueError: not valid JSON: parse error at line 1, column 2"), std::string::npos);
   EXPECT_NE(error_of("{\"world\": 8,}").find("not valid JSON"), std::string::npos);
   EXPECT_NE(error_of("").find("not valid JSON"), std::string::npos);
+  // nlohmann's reader ends at a NUL byte; the engine's refuses one, so nothing after it passes unread.
+  EXPECT_EQ(error_of(std::string("{\"world\": 8}\n\0{{{garbage", 24)),
+            "ValueError: not valid JSON: a NUL byte at line 2, column 1 (JSON text holds none)");
+  EXPECT_EQ(error_of(std::string("\0", 1)), "ValueError: not valid JSON: a NUL byte at line 1, column 1 (JSON text holds none)");
   EXPECT_NE(error_of("{\"a\": \"\xff\"}").find("not valid JSON"), std::string::npos);
   EXPECT_NE(error_of("{\"a\": 1e999}").find("not valid JSON"), std::string::npos);
   EXPECT_EQ(error_of(R"({"world": 1, "world": 2})"), "ValueError: world: duplicate key \"world\"");
