@@ -61,8 +61,16 @@ void check_inputs_distinct(const std::vector<FileArg>& inputs) {
   }
 }
 
+void check_names_a_file(const FileArg& output) {
+  if (output.path.empty()) raise(ErrorKind::ValueError, named(output) + ": the path names no file");
+}
+
 void check_output_target(const FileArg& output) {
-  if (!comparable(output.path)) return;
+  check_names_a_file(output);
+  if (output.path == "-") {
+    raise(ErrorKind::ValueError, named(output) + ": this output is a file written whole (to a new file renamed over "
+                                                 "it), not standard output; give a path");
+  }
   std::error_code e;
   const fs::file_status status = fs::status(output.path, e);
   if (!e && fs::exists(status) && !fs::is_regular_file(status)) {

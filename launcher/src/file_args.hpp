@@ -9,6 +9,8 @@
 //     -> ValueError: --records "./v.jsonl" is the same file as --records "v.jsonl": give each file once
 //   check_output_target({"--out", "/dev/full"})
 //     -> ValueError: --out "/dev/full": not a regular file; the output is written to a new file and renamed over it
+//   check_output_target({"--out", ""})
+//     -> ValueError: --out "": the path names no file
 //
 // Two paths name the same file when both exist and are one file (std::filesystem::equivalent: links and ./ alike),
 // or when one does not exist yet and both resolve to the same absolute path. "-" (standard output) and empty paths
@@ -34,8 +36,12 @@ void check_files_apart(const std::vector<FileArg>& inputs, const std::vector<Fil
 // ValueError when two of `inputs` are one file.
 void check_inputs_distinct(const std::vector<FileArg>& inputs);
 
-// For a file written atomically (a temporary file renamed over it): ValueError when the target exists and is not a
-// regular file (a directory, a device, a FIFO), or its directory does not exist or is not writable.
+// ValueError when the path is empty (`--out ""`, an unset shell variable): "--out \"\": the path names no file".
+void check_names_a_file(const FileArg& output);
+
+// For a file written atomically (a temporary file renamed over it): ValueError when the path is empty or "-" (such
+// an output is never standard output), the target exists and is not a regular file (a directory, a device, a
+// FIFO), or its directory does not exist or is not writable.
 void check_output_target(const FileArg& output);
 
 }  // namespace meshloom::launcher

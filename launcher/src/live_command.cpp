@@ -36,7 +36,10 @@ int run_live_command(const LiveCommand& command) {
   std::string files_error;
   try {
     std::vector<FileArg> outputs = command.outputs;
-    if (command.jsonl) outputs.insert(outputs.begin(), FileArg{"--jsonl", *command.jsonl});
+    if (command.jsonl) {
+      check_names_a_file({"--jsonl", *command.jsonl});
+      outputs.insert(outputs.begin(), FileArg{"--jsonl", *command.jsonl});
+    }
     check_files_apart(command.inputs, outputs);
     for (const FileArg& out : command.outputs) check_output_target(out);
   } catch (const std::exception& e) {

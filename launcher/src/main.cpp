@@ -25,10 +25,17 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    exit_code = app.exit(e);  // --help and --version print to standard output, checked below too
   } catch (const std::exception& e) {
     std::cerr << "meshloom-launch: " << e.what() << "\n";
     return 2;
+  }
+  // Output that never arrived (a full disk, a closed pipe) is a failure, not "did what was asked": status 1, as a
+  // --batch command whose standard output fails (which sees it itself, and says nothing more).
+  std::cout.flush();
+  if (!std::cout && exit_code == 0) {
+    std::cerr << "meshloom-launch: error: RuntimeError: cannot write standard output\n";
+    return 1;
   }
   return exit_code;
 }

@@ -343,6 +343,9 @@ std::string run_op(const json& op, std::size_t index, Context& ctx) {
     } else if (name == "flatten") {
       std::optional<std::string> flat;
       if (const json* n = find_field(op, "name"); n != nullptr && !n->is_null()) flat = get_string(*n, sub("name"));
+      // flatten registers its axis on the root mesh (as PyTorch's does), so a result over the output limit is
+      // refused before it is made: a failed op leaves no axis behind. Its mesh result charges each rank twice.
+      check_budget(ctx, 2 * static_cast<std::int64_t>(on.rank_map().size()), path);
       produced = on.flatten(flat);
     } else if (name == "unflatten") {
       const AxisRef dim = get_axis(field("dim"), sub("dim"));

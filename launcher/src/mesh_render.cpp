@@ -254,6 +254,9 @@ std::string render_mesh_request(const MeshRequest& request) {
   for (const auto& text : request.flatten) {
     // AXES[:NAME]
     const auto colon = text.find(':');
+    if (colon != std::string::npos && trim(text.substr(0, colon)).empty()) {
+      value_error("--flatten " + quoted(text) + ": no axes before ':' (expected AXES[:NAME], e.g. dp,tp:dp_tp)");
+    }
     const auto axes = parse_name_list(text.substr(0, colon), "--flatten");
     std::optional<std::string> name;
     if (colon != std::string::npos) {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,7 @@ namespace {
 
 struct RescoreCliOptions {
   std::vector<std::string> records, calibrations;
-  std::string jsonl;
+  std::optional<std::string> jsonl;  // given (an empty path is refused, not taken for "not given")
   RescoreOptions options;
 };
 
@@ -34,15 +35,17 @@ int run(const RescoreCliOptions& o) {
     check_inputs_distinct(records);  // two copies of one run are not two runs (hindsight would see them agree)
     inputs = records;
     for (const std::string& path : o.calibrations) inputs.push_back({"--calibration", path});
-    check_files_apart(inputs, {{"--jsonl", o.jsonl}});
-    if (!o.jsonl.empty()) check_output_target({"--jsonl", o.jsonl});
+    if (o.jsonl) {
+      check_files_apart(inputs, {{"--jsonl", *o.jsonl}});
+      check_output_target({"--jsonl", *o.jsonl});
+    }
     std::vector<NamedCalibration> calibrations;
     for (const std::string& path : o.calibrations) calibrations.push_back({.name = path, .calibration = load_calibration(path)});
     std::vector<RescoreReport> reports;
     for (const std::string& path : o.records) reports.push_back(rescore_records(read_validate_records(path), calibrations, o.options));
     add_hindsight(reports);
     // Written whole (atomically) before the table: a table on the screen means the file is there too.
-    if (!o.jsonl.empty()) write_file_atomically(o.jsonl, rescore_jsonl(reports, o.options), "rescore: cannot write --jsonl");
+    if (o.jsonl) write_file_atomically(*o.jsonl, rescore_jsonl(reports, o.options), "rescore: cannot write --jsonl");
     std::cout << "# meshloom-launch rescore: the plans validate measured, priced again by every calibration; a pick\n"
                  "# is right when it is the measured fastest or ties with it (within max("
               << percent_text(kTieFloor)

@@ -56,10 +56,20 @@ namespace meshloom::launcher {
   return v;
 }
 
-// An option value as an integer; ValueError `<option> "<text>": not an integer` otherwise.
+// Why to_int refused `text`: "out of range for a 64-bit integer" for a decimal integer past int64, else "not an
+// integer".
+[[nodiscard]] inline std::string not_an_int_why(std::string_view text) {
+  std::string s = trim(text);
+  if (!s.empty() && (s.front() == '+' || s.front() == '-')) s.erase(0, 1);
+  const bool digits = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  return digits ? "out of range for a 64-bit integer" : "not an integer";
+}
+
+// An option value as an integer; ValueError `<option> "<text>": not an integer` (or `: out of range for a 64-bit
+// integer`) otherwise.
 [[nodiscard]] inline std::int64_t parse_int(const std::string& text, const std::string& option) {
   const auto v = to_int(text);
-  if (!v) raise(ErrorKind::ValueError, option + " \"" + text + "\": not an integer");
+  if (!v) raise(ErrorKind::ValueError, option + " \"" + text + "\": " + not_an_int_why(text));
   return *v;
 }
 
@@ -72,7 +82,7 @@ namespace meshloom::launcher {
             option + " \"" + text + "\": empty entry (expected integers separated by commas)");
     }
     const auto v = to_int(part);
-    if (!v) raise(ErrorKind::ValueError, option + " \"" + text + "\": \"" + part + "\" is not an integer");
+    if (!v) raise(ErrorKind::ValueError, option + " \"" + text + "\": \"" + part + "\" is " + not_an_int_why(part));
     values.push_back(*v);
   }
   return values;

@@ -61,6 +61,13 @@ TEST(FileArgs, AnOutputMustBeARegularFileInAWritableDirectory) {
   const fs::path fifo = scratch.path() / "fifo";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   EXPECT_NE(error_of([&] { check_output_target({"--jsonl", fifo}); }).find("not a regular file"), std::string::npos);
+  // An empty path (an unset shell variable) and "-" name no file to write whole: refused before anything runs.
+  EXPECT_EQ(error_of([] { check_output_target({"--out", ""}); }), "ValueError: --out \"\": the path names no file");
+  EXPECT_EQ(error_of([] { check_names_a_file({"--jsonl", ""}); }), "ValueError: --jsonl \"\": the path names no file");
+  EXPECT_EQ(error_of([] { check_names_a_file({"--jsonl", "-"}); }), "no error");
+  EXPECT_EQ(error_of([] { check_output_target({"--out", "-"}); }),
+            "ValueError: --out \"-\": this output is a file written whole (to a new file renamed over it), not "
+            "standard output; give a path");
   const fs::path missing = scratch.path() / "nodir" / "c.json";
   EXPECT_EQ(error_of([&] { check_output_target({"--out", missing}); }),
             "ValueError: --out \"" + missing.string() + "\": the directory \"" + missing.parent_path().string() +

@@ -360,6 +360,27 @@ TEST(MeshBatchLimits, OutputLimitIsPerLineAndConfigurable) {
   EXPECT_EQ(j["results"][4]["ok"], true);
 }
 
+// flatten registers its axis on the root (as PyTorch's does): one refused over the limit registers nothing, so what
+// later ops see does not depend on the limit.
+TEST(MeshBatchLimits, AFlattenOverTheLimitLeavesNoAxisBehind) {
+  MeshBatchLimits limits;
+  limits.max_output_ranks = 8;
+  const json j = json::parse(ask(R"J({"mesh": {"shape": [2, 4], "names": ["a", "b"]}, "ops": [)J"
+                                 R"J({"op": "flatten", "as": "f"}, {"op": "groups", "dim": "a_b"}, {"op": "describe", "on": "f"}]})J",
+                                 limits));
+  EXPECT_EQ(j["results"][0]["error"],
+            "ValueError: ops[0]: the result would hold 16 ranks, over the output limit of 8 ranks per line (0 already "
+            "written on this line)");
+  EXPECT_EQ(j["results"][1]["ok"], false) << j.dump();
+  EXPECT_EQ(j["results"][2]["ok"], false) << j.dump();
+  limits.max_output_ranks = 24;  // the flattened mesh (8 ranks and its one axis' groups), then a_b's groups
+  const json fits = json::parse(ask(R"J({"mesh": {"shape": [2, 4], "names": ["a", "b"]}, "ops": [)J"
+                                    R"J({"op": "flatten"}, {"op": "groups", "dim": "a_b"}]})J",
+                                    limits));
+  EXPECT_EQ(fits["results"][0]["shape"].dump(), "[8]");
+  EXPECT_EQ(fits["results"][1]["groups"].dump(), "[[0,1,2,3,4,5,6,7]]");
+}
+
 TEST(MeshBatchLimits, GroupsOfABadAxisChargeNothing) {
   MeshBatchLimits limits;
   limits.max_output_ranks = 10;

@@ -171,6 +171,13 @@ TEST(MeshCli, BadShapeExitsTwoNamingTheValue) {
   const Launched r = launch("mesh --shape 2,x --names dp,tp 2>&1");
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.out, "error: ValueError: --shape \"2,x\": \"x\" is not an integer\n");
+  const Launched big = launch("mesh --shape 2,99999999999999999999 2>&1");
+  EXPECT_EQ(big.status, 2);
+  EXPECT_EQ(big.out, "error: ValueError: --shape \"2,99999999999999999999\": \"99999999999999999999\" is out of range "
+                     "for a 64-bit integer\n");
+  const Launched flat = launch("mesh --shape 2,2 --names dp,tp --flatten :x 2>&1");
+  EXPECT_EQ(flat.status, 2);
+  EXPECT_EQ(flat.out, "error: ValueError: --flatten \":x\": no axes before ':' (expected AXES[:NAME], e.g. dp,tp:dp_tp)\n");
 }
 
 TEST(MeshCli, EngineErrorsExitTwo) {

@@ -229,6 +229,20 @@ TEST(PlanCli, BatchExitsOneWhenStandardOutputFails) {
   EXPECT_EQ(launch("plan --batch < '" + path.string() + "' > /dev/full 2>/dev/null").status, 1);
 }
 
+// Output that never arrived is a failure: status 1 and a line on standard error, for every command (--batch says
+// it by the status alone).
+TEST(PlanCli, AnyCommandExitsOneWhenStandardOutputFails) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full here";
+  for (const std::string args : {"plan --mesh 2 --tensor 4 --src 'S(0)' --dst R", "layout show 2:1", "info",
+                                 "--version", "plan --help"}) {
+    const auto r = launch(args + " 2>&1 >/dev/full");
+    EXPECT_EQ(r.status, 1) << args;
+    EXPECT_EQ(r.out, "meshloom-launch: error: RuntimeError: cannot write standard output\n") << args;
+  }
+  // An error the command found itself keeps its status.
+  EXPECT_EQ(launch("plan --mesh 2 --tensor 4 --src 'S(9)' --dst R 2>/dev/null >/dev/full").status, 2);
+}
+
 TEST(PlanCli, ErrorsExitTwoNamingTheValue) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"plan --mesh 2,x --tensor 8 --src R --dst R", "error: ValueError: --mesh \"2,x\": \"x\" is not an integer\n"},
@@ -244,10 +258,12 @@ TEST(PlanCli, ErrorsExitTwoNamingTheValue) {
        "reduce_scatter, chunk)\n"},
       {"plan --mesh 2 --tensor 8 --src R --dst R --weights chunk=x",
        "error: ValueError: --weights \"chunk=x\": \"x\" is not a number\n"},
+      {"plan --mesh 2 --tensor 8 --src R --dst R --weights all_reduce=inf",
+       "error: ValueError: --weights \"all_reduce=inf\": all_reduce = inf must be finite, >= 0 and <= 1e300\n"},
       {"plan --mesh 2 --tensor 8 --src R --dst R --dtype float7",
        "error: ValueError: --dtype \"float7\": unknown dtype (expected one of float32, float, float64, double, float16, "
-       "half, bfloat16, float8_e4m3fn, float8_e5m2, int64, long, int32, int, int16, short, int8, uint8, bool, complex64, "
-       "complex128)\n"},
+       "half, bfloat16, float8_e4m3fn, float8_e4m3, float8_e5m2, int64, long, int32, int, int16, short, int8, uint8, "
+       "bool, complex64, complex128)\n"},
       {"plan --mesh 2 --tensor 8 --src R --dst R --dtype float32 --itemsize 4",
        "error: ValueError: give either --itemsize or --dtype, not both\n"},
       {"plan --mesh 2,2 --names dp,tp --tensor 8 --src RR --dst RR --flatten dp,cp",

@@ -560,7 +560,7 @@ TEST(RefineCli, AMinStepsOutOfRangeIsRefusedNamingTheValue) {
   const std::string files = "--calibration /nonexistent/c.json --records /nonexistent/v.jsonl --out /nonexistent/o.json";
   const auto r = meshloom::test::launch("refine " + files + " --min-steps 99999999999999999999 2>&1");
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.out, "error: ValueError: --min-steps \"99999999999999999999\": not an integer\n");
+  EXPECT_EQ(r.out, "error: ValueError: --min-steps \"99999999999999999999\": out of range for a 64-bit integer\n");
   const auto zero = meshloom::test::launch("refine " + files + " --min-steps 0 2>&1");
   EXPECT_EQ(zero.status, 2);
   EXPECT_EQ(zero.out, "error: ValueError: --min-steps 0: must be >= 1\n");
@@ -578,6 +578,25 @@ TEST(RefineCli, ARecordsFileThatCannotBeReadIsNamedWithTheReason) {
   const auto directory = meshloom::test::launch("refine --calibration '" + calibration + "' --records / --out " + out + " 2>&1");
   EXPECT_EQ(directory.status, 2);
   EXPECT_EQ(directory.out, "error: RuntimeError: cannot read records \"/\": Is a directory\n");
+}
+
+// An output path that names no file (an unset shell variable) or standard output is refused before anything is read,
+// as rescore's --jsonl "" is (it was taken for "not given").
+TEST(RefineCli, AnOutputThatNamesNoFileIsRefusedBeforeAnythingIsRead) {
+  const std::string calibration = std::string(MESHLOOM_SOURCE_DIR) + "/resources/calibration/vm-2.calibration.json";
+  const auto empty = meshloom::test::launch("refine --calibration '" + calibration +
+                                            "' --records /nonexistent/v.jsonl --out '' 2>&1");
+  EXPECT_EQ(empty.status, 2);
+  EXPECT_EQ(empty.out, "error: ValueError: --out \"\": the path names no file\n");
+  const auto dash = meshloom::test::launch("refine --calibration '" + calibration +
+                                           "' --records /nonexistent/v.jsonl --out - 2>&1");
+  EXPECT_EQ(dash.status, 2);
+  EXPECT_EQ(dash.out, "error: ValueError: --out \"-\": this output is a file written whole (to a new file renamed "
+                      "over it), not standard output; give a path\n");
+  const auto rescore = meshloom::test::launch("rescore --records /nonexistent/v.jsonl --calibration '" + calibration +
+                                              "' --jsonl '' 2>&1");
+  EXPECT_EQ(rescore.status, 2);
+  EXPECT_EQ(rescore.out, "error: ValueError: --jsonl \"\": the path names no file\n");
 }
 
 }  // namespace
