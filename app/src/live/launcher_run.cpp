@@ -142,6 +142,23 @@ LauncherRun::LauncherRun(QObject* parent)
 
 LauncherRun::~LauncherRun() { end_process(process_, this); }
 
+QString LineBuffer::take(const QByteArray& bytes) {
+  constexpr qsizetype kMaxWaiting = 64 * 1024;  // a line that long is logged in pieces rather than held
+  pending_ += decoder_.decode(bytes);
+  const qsizetype end = pending_.size() > kMaxWaiting ? pending_.size() - 1 : pending_.lastIndexOf(QLatin1Char('\n'));
+  if (end < 0) return {};
+  QString lines = pending_.left(end + 1);
+  pending_.remove(0, end + 1);
+  return lines;
+}
+
+QString LineBuffer::rest() { return std::exchange(pending_, QString()); }
+
+void LineBuffer::reset() {
+  decoder_.resetState();
+  pending_.clear();
+}
+
 bool LauncherRun::running() const { return !done_; }
 const Measurements& LauncherRun::measurements() const noexcept { return stream_->measurements(); }
 int LauncherRun::results() const noexcept { return stream_->results(); }
@@ -151,7 +168,7 @@ const QString& LauncherRun::records_path() const noexcept { return stream_->reco
 bool LauncherRun::start(const LaunchCommand& command, const QString& records_path) {
   if (!done_) return false;  // the run under way keeps its single finished()
   cancelled_ = false;
-  stderr_decoder_.resetState();
+  stderr_lines_.reset();
   stderr_.clear();
   program_ = command.program;
   done_ = false;
@@ -179,7 +196,7 @@ QString LauncherRun::stderr_tail() const { return stderr_.right(kStderrTail).tri
 void LauncherRun::read_stdout() { stream_->feed(process_->readAllStandardOutput()); }
 
 void LauncherRun::read_stderr() {
-  const QString text = stderr_decoder_.decode(process_->readAllStandardError());
+  const QString text = stderr_lines_.take(process_->readAllStandardError());
   if (text.isEmpty()) return;
   stderr_ += text;
   if (stderr_.size() > 4 * kStderrTail) stderr_ = stderr_.right(2 * kStderrTail);
@@ -196,6 +213,10 @@ void LauncherRun::on_finished(int exit_code, QProcess::ExitStatus status) {
   kill_timer_->stop();
   read_stdout();
   read_stderr();
+  if (const QString rest = stderr_lines_.rest(); !rest.isEmpty()) {  // a last line without its newline
+    stderr_ += rest;
+    emit log(rest);
+  }
   stream_->close(/*take_partial=*/true);  // a last line without its newline counts
   const int results = stream_->results();
   const int expected = stream_->expected();
@@ -258,11 +279,7 @@ void LauncherRun::finish(RunOutcome o) {
 
 FileJob::FileJob(QObject* parent) : QObject(parent), process_(new QProcess(this)) {
   process_->setProcessChannelMode(QProcess::MergedChannels);
-  connect(process_, &QProcess::readyReadStandardOutput, this, [this] {
-    const QString text = QString::fromLocal8Bit(process_->readAllStandardOutput());
-    output_ += text;
-    emit log(text);
-  });
+  connect(process_, &QProcess::readyReadStandardOutput, this, &FileJob::read_output);
   connect(process_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
     if (error != QProcess::FailedToStart || done_) return;
     done_ = true;
@@ -271,6 +288,11 @@ FileJob::FileJob(QObject* parent) : QObject(parent), process_(new QProcess(this)
   connect(process_, &QProcess::finished, this, [this](int code, QProcess::ExitStatus status) {
     if (done_) return;
     done_ = true;
+    read_output();
+    if (const QString rest = lines_.rest(); !rest.isEmpty()) {  // a last line without its newline
+      output_ += rest;
+      emit log(rest);
+    }
     if (status == QProcess::NormalExit && code == 0) {
       emit finished(true, QString());
       return;
@@ -289,7 +311,15 @@ FileJob::~FileJob() { end_process(process_, this); }
 
 bool FileJob::running() const { return !done_; }
 
+void FileJob::read_output() {
+  const QString text = lines_.take(process_->readAllStandardOutput());
+  if (text.isEmpty()) return;
+  output_ += text;
+  emit log(text);
+}
+
 void FileJob::start(const QString& launcher, const QStringList& arguments) {
+  lines_.reset();
   output_.clear();
   done_ = false;
   process_->start(launcher, arguments);

@@ -117,6 +117,20 @@ struct RunOutcome {
   }
 };
 
+// What a process writes, handed on in whole lines: a line it wrote in two pieces, or a character split across two
+// reads, comes out once and whole. take() decodes `bytes` (the system's encoding) and gives the text through its
+// last newline (all of it once 64 Ki characters wait without one); rest() gives what is left, at the end.
+class LineBuffer {
+public:
+  [[nodiscard]] QString take(const QByteArray& bytes);
+  [[nodiscard]] QString rest();
+  void reset();
+
+private:
+  QStringDecoder decoder_{QStringDecoder::System};
+  QString pending_;
+};
+
 class LauncherRun : public QObject {
   Q_OBJECT
 
@@ -161,7 +175,7 @@ private:
   QTimer* kill_timer_ = nullptr;
   RecordStream* stream_ = nullptr;
   QString program_;
-  QStringDecoder stderr_decoder_{QStringDecoder::System};  // keeps a character split across two reads whole
+  LineBuffer stderr_lines_;  // standard error, logged in whole lines
   QString stderr_;
   bool cancelled_ = false;
   bool done_ = true;
@@ -189,7 +203,10 @@ signals:
   void finished(bool ok, const QString& why);
 
 private:
+  void read_output();
+
   QProcess* process_ = nullptr;
+  LineBuffer lines_;
   QString output_;
   bool done_ = true;
 };

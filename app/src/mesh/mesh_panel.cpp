@@ -205,14 +205,12 @@ void MeshPanel::commit_pending() {
   world_->interpretText();
   devices_->interpretText();
   if (name_->text() != q(doc_->design().name)) (void)set_design_name(name_->text());
-  if (description_->toPlainText() != q(doc_->design().description.value_or(std::string()))) {
-    (void)set_description(description_->toPlainText());
-  }
+  if (description_->toPlainText() != description_shown_) (void)set_description(description_->toPlainText());
 }
 
 bool MeshPanel::eventFilter(QObject* watched, QEvent* event) {
   if (watched == description_ && event->type() == QEvent::FocusOut &&
-      description_->toPlainText() != q(doc_->design().description.value_or(std::string()))) {
+      description_->toPlainText() != description_shown_) {
     (void)set_description(description_->toPlainText());
   }
   return QWidget::eventFilter(watched, event);
@@ -227,9 +225,11 @@ void MeshPanel::sync_fields() {
   const QSignalBlocker b1(name_), b2(world_), b3(devices_);
   if (!name_->hasFocus() || name_->text() != q(d.name)) name_->setText(q(d.name));
   const QString description = q(d.description.value_or(std::string()));
-  if (description_->toPlainText() != description) {
+  if (description != description_given_ || description_->toPlainText() != description_shown_) {
     const QSignalBlocker b4(description_);
     description_->setPlainText(description);
+    description_given_ = description;
+    description_shown_ = description_->toPlainText();
   }
   world_->setValue(static_cast<int>(d.world));
   world_->setSingleStep(static_cast<int>(d.devices_per_host));  // a step adds or removes a whole host

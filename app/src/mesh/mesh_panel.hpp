@@ -88,6 +88,11 @@ private:
   QTableView* table_ = nullptr;
   QLabel* name_message_ = nullptr;
   QPlainTextEdit* description_ = nullptr;  // committed when it loses focus
+  // The design's description as last put into description_, and the text the widget then held: QPlainTextEdit
+  // turns "\r\n" and a non-breaking space into "\n" and a space, so the box differs from the design's text even
+  // untouched, and only a change from what it was given is the user's edit.
+  QString description_given_;
+  QString description_shown_;
   QLabel* description_message_ = nullptr;
   QLabel* world_message_ = nullptr;
   QLabel* devices_message_ = nullptr;

@@ -287,6 +287,10 @@ void MainWindow::build_docks() {
   }
 }
 
+MainWindow::~MainWindow() {
+  for (QDockWidget* d : all_docks()) disconnect(d, nullptr, this, nullptr);
+}
+
 void MainWindow::arrange_docks() {
   const std::array<QDockWidget*, 7> docks = all_docks();
   for (QDockWidget* d : docks) {
@@ -599,6 +603,21 @@ void MainWindow::remember_recent(const QString& path) {
   QSettings().setValue(QString::fromLatin1(kRecentKey), recent);
 }
 
+bool MainWindow::open_recent(const QString& path, QString* error) {
+  error->clear();
+  if (!QFileInfo::exists(path)) {
+    QStringList recent = recent_files();
+    recent.removeAll(path);
+    QSettings().setValue(QString::fromLatin1(kRecentKey), recent);
+    *error = tr("%1 no longer exists; it is removed from the recent files.").arg(path);
+    return false;
+  }
+  if (!maybe_save()) return false;
+  if (open_design(path)) return true;
+  *error = last_error_;
+  return false;
+}
+
 void MainWindow::fill_recent_menu() {
   recent_menu_->clear();
   const QStringList recent = recent_files();
@@ -606,14 +625,26 @@ void MainWindow::fill_recent_menu() {
   for (int i = 0; i < recent.size(); ++i) {
     const QString path = recent[i];
     QAction* a = recent_menu_->addAction(QStringLiteral("&%1 %2").arg(i + 1).arg(QFileInfo(path).fileName()), this, [this, path] {
-      if (maybe_save() && !open_design(path)) QMessageBox::warning(this, tr("Cannot open design"), last_error_);
+      QString error;
+      if (!open_recent(path, &error) && !error.isEmpty()) QMessageBox::warning(this, tr("Cannot open design"), error);
     });
     a->setToolTip(path);
     a->setStatusTip(path);
   }
 }
 
+namespace {
+// The copy's file was saved after the copy was written (by a later session, or another window): the copy is older
+// than what is on disk, and laying it over the file would undo what was saved since.
+bool saved_after_copy(const Autosave::Recovery& recovery) {
+  if (recovery.origin.isEmpty()) return false;
+  const QFileInfo origin(recovery.origin);
+  return origin.exists() && origin.lastModified() > recovery.when;
+}
+}  // namespace
+
 bool MainWindow::recover(const Autosave::Recovery& recovery) {
+  const bool file_newer = saved_after_copy(recovery);
   Design copy;
   try {
     copy = load_design(recovery.copy.toStdString());
@@ -622,12 +653,13 @@ bool MainWindow::recover(const Autosave::Recovery& recovery) {
     return false;
   }
   QString why;
-  if (!recovery.origin.isEmpty() && doc_->open(recovery.origin, &why) &&
+  if (!file_newer && !recovery.origin.isEmpty() && doc_->open(recovery.origin, &why) &&
       doc_->edit(tr("Recover autosaved changes"), [&copy](const Design&) { return copy; }, &why)) {
     // The recovered changes sit on top of the saved file, one undo away from it.
   } else {
     try {
-      doc_->reset(copy, recovery.origin, /*modified=*/true);
+      // A file saved since the copy keeps what was saved: the copy opens as an untitled design beside it.
+      doc_->reset(copy, file_newer ? QString() : recovery.origin, /*modified=*/true);
     } catch (const std::exception& e) {
       // A copy the loader accepts but no mesh can be built from: reported, and the copy kept for the user.
       fail(tr("cannot recover %1: %2").arg(recovery.copy, error_text(e)));
@@ -640,7 +672,11 @@ bool MainWindow::recover(const Autosave::Recovery& recovery) {
     return true;
   }
   Autosave::remove(recovery);
-  statusBar()->showMessage(tr("Recovered unsaved changes from %1").arg(recovery.when.toString()), 8000);
+  statusBar()->showMessage(
+      file_newer ? tr("Recovered unsaved changes from %1 as an untitled design: %2 was saved after them")
+                       .arg(recovery.when.toString(), QFileInfo(recovery.origin).fileName())
+                 : tr("Recovered unsaved changes from %1").arg(recovery.when.toString()),
+      8000);
   return true;
 }
 
@@ -649,10 +685,15 @@ void MainWindow::offer_recovery() {
   if (pending.empty()) return;
   const auto& newest = pending.front();
   const QString name = newest.origin.isEmpty() ? tr("an untitled design") : QFileInfo(newest.origin).fileName();
+  QString text = tr("Meshloom closed without saving changes to %1 (autosaved %2). Recover them?")
+                     .arg(name, newest.when.toString());
+  if (saved_after_copy(newest)) {
+    text += QLatin1Char(' ') + tr("%1 was saved after them (%2): they open as an untitled design, and the file stays "
+                                  "as saved.")
+                                   .arg(name, QFileInfo(newest.origin).lastModified().toString());
+  }
   const auto answer = QMessageBox::question(
-      this, tr("Recover unsaved changes"),
-      tr("Meshloom closed without saving changes to %1 (autosaved %2). Recover them?")
-          .arg(name, newest.when.toString()),
+      this, tr("Recover unsaved changes"), text,
       QMessageBox::Yes | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Yes);
   if (answer == QMessageBox::Yes) {
     (void)recover(newest);

@@ -63,6 +63,9 @@ class MainWindow : public QMainWindow {
 public:
   // autosave_dir: where unsaved changes are copied (default Autosave::default_dir()).
   explicit MainWindow(QWidget* parent = nullptr, const QString& autosave_dir = QString());
+  // Disconnects the docks first: QWidget's destructor hides them, and their visibilityChanged must not reach a
+  // window that is no longer a MainWindow.
+  ~MainWindow() override;
 
   // Opens a design file. Returns false and leaves the window as it was on error, with the error text in
   // last_error() (and the status bar). Does not ask about unsaved changes (open_dialog does). A bundled example
@@ -147,8 +150,9 @@ public:
   // `width` pixels wide, drawn as the PDF draws it; a null image with the reason in last_error() when there is no
   // plan to animate or no such frame.
   [[nodiscard]] QImage handout_page(int frame, int width);
-  // Opens an autosaved copy: on top of its original file as one undoable edit when that still loads, else
-  // as an unsaved design. The copy is removed once it is open.
+  // Opens an autosaved copy: on top of its original file as one undoable edit when that still loads and was not
+  // saved after the copy was written, else as an unsaved design (untitled when the file is newer: it keeps what was
+  // saved). The copy is removed once it is open.
   bool recover(const Autosave::Recovery& recovery);
   // Asks, for the newest copy left by a crashed session, whether to recover it.
   void offer_recovery();
@@ -176,6 +180,10 @@ public:
   [[nodiscard]] const MeshGridItem* grid() const noexcept { return grid_; }
   [[nodiscard]] MeshView* view() const noexcept { return view_; }
   [[nodiscard]] QStringList recent_files() const;
+  // File > Open Recent's entry: a file that no longer exists is dropped from the list, with the reason in *error,
+  // before anything is asked; otherwise the unsaved changes are asked about (a cancel: false, *error empty) and the
+  // file opened (false and why in *error when it cannot be).
+  bool open_recent(const QString& path, QString* error);
 
   // Themes: the platform's palette, or Meshloom's light or dark palette (Fusion style).
   enum class Theme { System, Light, Dark };

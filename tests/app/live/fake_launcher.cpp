@@ -11,6 +11,8 @@
 //   --ignore-term        ignore SIGTERM (so only SIGKILL ends it)
 //   --cut-last           print the last line without its newline
 //   --chatter            print a line that is not JSON before the records (as ssh or srun may)
+//   --split-stderr       write standard error lines in pieces, flushed apart (a line, a UTF-8 character split between
+//                        two writes), and end it with a line without its newline
 // Any other argument is ignored (the app appends the launcher's own). It says on standard error what it does, as the
 // launcher prints its table there, and its process id ("# fake launcher: pid N").
 #include <unistd.h>
@@ -35,6 +37,7 @@ int main(int argc, char** argv) {
   long hang_after = -1;
   bool cut_last = false;
   bool chatter = false;
+  bool split_stderr = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -58,6 +61,8 @@ int main(int argc, char** argv) {
       cut_last = true;
     } else if (a == "--chatter") {
       chatter = true;
+    } else if (a == "--split-stderr") {
+      split_stderr = true;
     }
   }
   std::ifstream in(replay);
@@ -71,6 +76,16 @@ int main(int argc, char** argv) {
             << "# fake launcher: pid " << ::getpid() << "\n"
             << std::flush;
   if (chatter) std::fputs("Warning: Permanently added 'node1' to the list of known hosts.\n", stdout);
+  if (split_stderr) {
+    const auto piece = [](const char* text) {
+      std::fputs(text, stderr);
+      std::fflush(stderr);
+      std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    };
+    piece("# fake launcher: half a li");
+    piece("ne\n# fake launcher: caf\xc3");
+    piece("\xa9\n");
+  }
   for (std::size_t k = 0; k < lines.size(); ++k) {
     const auto n = static_cast<long>(k);
     if (n == exit_after) {
@@ -91,6 +106,10 @@ int main(int argc, char** argv) {
     if (!(cut_last && k + 1 == lines.size())) std::fputc('\n', stdout);
     if (garbage_every > 0 && (n + 1) % garbage_every == 0) std::fputs("{\"type\": \"result\", \"axis\": oops\n", stdout);
     std::fflush(stdout);
+  }
+  if (split_stderr) {
+    std::fputs("# fake launcher: the last line, without its newline", stderr);
+    std::fflush(stderr);
   }
   if (exit_after == static_cast<long>(lines.size())) {
     std::cerr << "fake launcher: exiting with status " << exit_code << " after " << lines.size() << " lines\n"

@@ -340,6 +340,26 @@ private slots:
     QCOMPARE(lines_of(records), lines_of(kRecorded));
   }
 
+  // Standard error reaches the log in whole lines, however the process wrote them (a line in two writes, a UTF-8
+  // character split between them), and its last line without a newline too.
+  void standard_error_is_logged_in_whole_lines() {
+    QTemporaryDir tmp;
+    LauncherRun run;
+    QSignalSpy finished(&run, &LauncherRun::finished);
+    QStringList pieces;
+    QObject::connect(&run, &LauncherRun::log, &run, [&](const QString& t) { pieces << t; });
+    QVERIFY(run.start(fake({QStringLiteral("--split-stderr")}), tmp.filePath(QStringLiteral("r.jsonl"))));
+    const RunOutcome o = wait_for(run, finished);
+    QVERIFY2(o.status == RunOutcome::Status::Succeeded, qPrintable(o.message));
+    const QString log = pieces.join(QString());
+    QVERIFY2(log.contains(QStringLiteral("# fake launcher: half a line\n")), qPrintable(log));
+    QVERIFY2(log.contains(QStringLiteral("# fake launcher: caf\u00e9\n")), qPrintable(log));
+    QVERIFY2(log.endsWith(QLatin1String("# fake launcher: the last line, without its newline")), qPrintable(log));
+    for (const QString& p : pieces) {
+      QVERIFY2(p.endsWith(QLatin1Char('\n')) || p.endsWith(QLatin1String("without its newline")), qPrintable(p));
+    }
+  }
+
   // A launcher that reports an error record and exits non-zero: the message has the status, the launcher's own
   // words and standard error's tail; what was measured stays, and the records file holds the error record too.
   void a_failing_launcher_says_why() {

@@ -380,6 +380,65 @@ private slots:
     QCOMPARE(static_cast<qint64>(w.grid()->cell_count()), 16384);
   }
 
+  // The description box turns "\r\n" and a non-breaking space into "\n" and a space; a file whose description holds
+  // them is not edited by opening it and saving (or closing) untouched, nor by focusing the box and leaving it.
+  // A recent file that was deleted is dropped from the list before the unsaved changes are asked about.
+  void a_deleted_recent_file_is_dropped_without_asking() {
+    QTemporaryDir tmp;
+    const QString path = tmp.filePath(QStringLiteral("gone.meshloom.json"));
+    QVERIFY(QFile::copy(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/default.meshloom.json"), path));
+    MainWindow w(nullptr, tmp.filePath(QStringLiteral("autosave")));
+    QVERIFY(w.open_design(path));
+    QVERIFY(w.recent_files().contains(QFileInfo(path).absoluteFilePath()));
+    QVERIFY(w.mesh_panel()->set_world(16));  // unsaved changes
+    int asked = 0;
+    w.set_unsaved_prompt([&asked](const QString&) {
+      ++asked;
+      return QMessageBox::Cancel;
+    });
+    QVERIFY(QFile::remove(path));
+    QString error;
+    QVERIFY(!w.open_recent(QFileInfo(path).absoluteFilePath(), &error));
+    QCOMPARE(asked, 0);
+    QVERIFY2(error.contains(QLatin1String("no longer exists")), qPrintable(error));
+    QVERIFY(!w.recent_files().contains(QFileInfo(path).absoluteFilePath()));
+    QVERIFY(w.document()->is_modified());  // the design in the window is untouched
+    // One that exists asks first: a cancel opens nothing and says nothing.
+    const QString other = tmp.filePath(QStringLiteral("other.meshloom.json"));
+    QVERIFY(QFile::copy(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/default.meshloom.json"), other));
+    QVERIFY(!w.open_recent(other, &error));
+    QCOMPARE(asked, 1);
+    QVERIFY(error.isEmpty());
+  }
+
+  void an_untouched_description_is_no_edit() {
+    QTemporaryDir tmp;
+    MainWindow w(nullptr, tmp.filePath(QStringLiteral("autosave")));
+    QVERIFY(w.open_design(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/default.meshloom.json")));
+    Design described = w.design();
+    described.description = "Two hosts\u00a0of four.\r\nA second line.";
+    const QString path = tmp.filePath(QStringLiteral("described.meshloom.json"));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(QByteArray::fromStdString(to_json_text(described)));
+    file.close();
+    QVERIFY2(w.open_design(path), qPrintable(w.last_error()));
+    auto* box = w.findChild<QPlainTextEdit*>(QStringLiteral("design_description"));
+    QVERIFY(box != nullptr);
+    QVERIFY(box->toPlainText() != QString::fromStdString(*described.description));  // what the widget made of it
+    w.mesh_panel()->commit_pending();
+    QFocusEvent out(QEvent::FocusOut);
+    QCoreApplication::sendEvent(box, &out);
+    QVERIFY(!w.document()->is_modified());
+    QCOMPARE(w.document()->undo_stack()->count(), 0);
+    QCOMPARE(w.design().description, described.description);
+    // Typing in the box is still one edit.
+    box->setPlainText(QStringLiteral("Edited."));
+    w.mesh_panel()->commit_pending();
+    QCOMPARE(w.design().description, std::optional<std::string>("Edited."));
+    QCOMPARE(w.document()->undo_stack()->count(), 1);
+  }
+
   void save_reopen_and_refuse_what_cannot_be_written() {
     QTemporaryDir tmp;
     MainWindow w(nullptr, tmp.filePath(QStringLiteral("autosave")));
@@ -462,6 +521,44 @@ private slots:
     QVERIFY(QFile::exists(next.autosave()->copy_path()));
     QVERIFY(next.save_design(path));
     QVERIFY(!QFile::exists(next.autosave()->copy_path()));
+  }
+
+  // A copy older than its file (the file saved since, by a later session or another window) does not undo what was
+  // saved: it opens as an untitled design, the file as it is.
+  void a_copy_older_than_its_file_opens_beside_it() {
+    QTemporaryDir tmp;
+    const QString dir = tmp.filePath(QStringLiteral("autosave"));
+    const QString path = tmp.filePath(QStringLiteral("d.meshloom.json"));
+    QVERIFY(QFile::copy(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/default.meshloom.json"), path));
+    Design copied;
+    {
+      auto w = std::make_unique<MainWindow>(nullptr, dir);
+      QVERIFY(w->open_design(path));
+      QVERIFY(w->mesh_panel()->set_world(w->design().world * 2));
+      copied = w->design();
+      QVERIFY(w->autosave()->write_now());
+    }
+    auto pending = Autosave::pending(dir);
+    QCOMPARE(pending.size(), std::size_t{1});
+    {
+      MainWindow other(nullptr, tmp.filePath(QStringLiteral("autosave-other")));
+      QVERIFY(other.open_design(path));
+      QVERIFY(other.mesh_panel()->set_devices_per_host(2));
+      QVERIFY(other.save_design(path));
+    }
+    {
+      QFile file(path);  // saved a minute after the copy, whatever the clock's resolution
+      QVERIFY(file.open(QIODevice::ReadWrite));
+      QVERIFY(file.setFileTime(pending.front().when.addSecs(60), QFileDevice::FileModificationTime));
+    }
+    const Design saved = load_design(path.toStdString());
+    MainWindow next(nullptr, dir);
+    QVERIFY(next.recover(pending.front()));
+    QCOMPARE(next.design(), copied);
+    QVERIFY(next.document()->path().isEmpty());
+    QVERIFY(next.document()->is_modified());
+    QCOMPARE(load_design(path.toStdString()), saved);
+    QVERIFY(!QFile::exists(pending.front().copy));
   }
 
   // A slice and a hovered rank that the next edit takes away: the canvas, slice and rank dock follow the new
