@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "bench_format.hpp"
@@ -32,6 +33,20 @@ void store(std::vector<std::byte>& b, std::size_t i, T v) {
   std::memcpy(b.data() + i * sizeof(T), &v, sizeof(T));
 }
 
+// a + b and a * b as a backend computes integers: modulo 2^bits (in C++ signed overflow is undefined, and a sum or
+// product of one op's inputs under another op may overflow: 13! in int32).
+template <class T>
+T wrapping(T a, T b, bool product) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+    const U x = static_cast<U>(a);
+    const U y = static_cast<U>(b);
+    return static_cast<T>(static_cast<std::make_unsigned_t<T>>(product ? x * y : x + y));
+  } else {
+    return product ? a * b : a + b;
+  }
+}
+
 // The naive reduction of element i over every rank's input, in T, left to right (as a ring would not, which is why
 // the inputs are small integers: any order gives the same exact value).
 template <class T>
@@ -41,10 +56,10 @@ T reduce_naive(const std::vector<CollectiveData>& ranks, std::size_t i, ReduceOp
     const T v = load<T>(ranks[r].in, i);
     switch (op) {
       case ReduceOp::Sum:
-      case ReduceOp::Avg: acc = static_cast<T>(acc + v); break;
+      case ReduceOp::Avg: acc = wrapping(acc, v, false); break;
       case ReduceOp::Max: acc = std::max(acc, v); break;
       case ReduceOp::Min: acc = std::min(acc, v); break;
-      case ReduceOp::Product: acc = static_cast<T>(acc * v); break;
+      case ReduceOp::Product: acc = wrapping(acc, v, true); break;
     }
   }
   if (op == ReduceOp::Avg) acc = static_cast<T>(acc / static_cast<T>(ranks.size()));
