@@ -148,22 +148,29 @@ double nearest_point_bytes(const GroupCurve& curve, double bytes) {
   return best;
 }
 
-// A records file's level: the median over its priced anchors of anchor / the calibration's time for it, as validate's
-// drift line has it (refine_calibration leaves a file out when it lies outside the band).
+// A records file's level, check by check as validate's drift lines have it: per drift record the median over its
+// priced anchors of anchor / the calibration's time for it; the file's level is the check farthest from 1
+// (refine_calibration leaves a file out when it lies outside the band: when validate said any check drifted).
 RecordsLevel level_of(const Calibration& base, const StepRecords& r) {
   RecordsLevel level;
   level.source = r.source;
   level.by_axis = !base.axis_corrections.empty() && ranks_sat_as_calibrated(base, r.cpus);
-  std::vector<double> ratios;
+  std::map<std::size_t, std::vector<double>> by_check;
   for (const StepSample& a : r.anchors) {
     // As validate divided: by the axis' own time only where the file's ranks sat as the calibrated job's (validate
     // refuses axis corrections otherwise, unless told to leave them out, when it divides by the point as here).
     const double reference = anchor_reference_us(base, a.collective, a.shape, a.bytes, a.mesh, a.axes, level.by_axis);
-    if (reference > 0) ratios.push_back(a.measured_us / reference);
+    if (reference > 0) {
+      by_check[a.drift_check].push_back(a.measured_us / reference);
+      ++level.anchors;
+    }
   }
-  level.anchors = static_cast<std::int64_t>(ratios.size());
   level.unpriced_anchors = static_cast<std::int64_t>(r.anchors.size()) - level.anchors;
-  if (!ratios.empty()) level.level = median(std::move(ratios));
+  for (auto& [check, ratios] : by_check) {
+    const double m = median(std::move(ratios));
+    level.checks.push_back(m);
+    if (!level.level || std::abs(std::log(m)) > std::abs(std::log(*level.level))) level.level = m;
+  }
   return level;
 }
 
@@ -218,6 +225,7 @@ StepRecords parse_step_records(const std::string& text, const std::string& sourc
   std::vector<std::int64_t> config_mesh;        // run: the config's mesh
   std::map<std::int64_t, std::vector<std::int64_t>> request_mesh;  // validate: each request's
   std::vector<std::int64_t> rank_hosts;
+  std::size_t drift_checks = 0;  // drift records so far
   jsonl::for_each_record(text, source, [&](const LineContext& ctx, const json& j, const std::string& type) {
     if (type == "config") {
       if (config_seen) ctx.fail("a second config record (one run per file)");
@@ -258,8 +266,10 @@ StepRecords parse_step_records(const std::string& text, const std::string& sourc
                                .bytes = static_cast<double>(ctx.integer(a, "bytes")),
                                .measured_us = measured,
                                .mesh = drift_mesh,
-                               .axes = anchor_axes(ctx, a, drift_mesh)});
+                               .axes = anchor_axes(ctx, a, drift_mesh),
+                               .drift_check = drift_checks});
       }
+      ++drift_checks;
     } else if (type == "request") {
       if (!config_seen) ctx.fail("a request record before the config record");
       request_mesh[ctx.integer(j, "request")] = mesh_shape_of(ctx, j);
@@ -491,13 +501,18 @@ std::string refine_table(const RefineReport& report) {
   }
   const bool has_corrections = !report.calibration.axis_corrections.empty();
   for (const RecordsLevel& l : report.levels) {
-    char level[64];
-    if (l.level) std::snprintf(level, sizeof level, "%.2fx", *l.level);
+    std::string level;  // "1.00x", or per drift check "1.25x and 1.00x"
+    for (std::size_t c = 0; c < l.checks.size(); ++c) {
+      char one[32];
+      std::snprintf(one, sizeof one, "%.2fx", l.checks[c]);
+      level += (c == 0 ? "" : c + 1 == l.checks.size() ? " and " : ", ") + std::string(one);
+    }
     const std::string none = l.unpriced_anchors > 0 ? "no drift anchor of a curve of the calibration: used as measured"
                                                     : "no drift anchors (run's records): used as measured";
     out << "# " << l.source << ": "
         << (l.level ? std::string("its ") + std::to_string(l.anchors) + " drift anchors re-timed " + level +
-                          " the calibration's points"
+                          " the calibration's points" +
+                          (l.checks.size() > 1 ? ", check by check" : "")
                     : none)
         << (l.used ? "" : "; left out: the machine stood elsewhere than when calibrated (--any-level keeps it)")
         << (has_corrections && !l.by_axis ? "; its ranks did not sit on the calibrated job's CPUs (or it does not "

@@ -65,6 +65,7 @@ struct StepSample {
   double measured_us = 0;  // the collective's p50 over the step's iterations
   std::vector<std::int64_t> mesh;  // the step's mesh (empty for a drift anchor: a group shape alone)
   std::vector<std::size_t> axes;   // the axes of `mesh` it ran on
+  std::size_t drift_check = 0;     // a drift anchor: which drift record of its file (validate's: 0 before, 1 after)
 };
 
 // The usable steps of one records file.
@@ -110,6 +111,9 @@ struct AsRunAxis {
 // (validate's) of anchor / the calibration's time for it (anchor_reference_us, validate's drift ratio).
 struct RecordsLevel {
   std::string source;
+  // Each drift record's median over its priced anchors of anchor / the calibration's time for it (validate's drift
+  // line), in file order; `level`, the one farthest from 1 (in log): the file is level when every check was.
+  std::vector<double> checks;
   std::optional<double> level;       // none without a priced anchor (run's records have none)
   std::int64_t anchors = 0;          // anchors priced
   std::int64_t unpriced_anchors = 0; // anchors of a (collective, shape) the calibration has no curve for

@@ -330,6 +330,10 @@ ValidateRecords parse_validate_records(const std::string& text, const std::strin
         ctx.fail("field \"plan\" = " + std::to_string(plan) + ": expected plan " + std::to_string(r.plans.size()) +
                  " of request " + std::to_string(r.index) + " next");
       }
+      if (r.plans.size() >= r.recorded_plans) {  // a plan its request does not have: not a run cut short
+        ctx.fail("field \"plan\" = " + std::to_string(plan) + ": request " + std::to_string(r.index) + " has " +
+                 std::to_string(r.recorded_plans) + (r.recorded_plans == 1 ? " plan" : " plans") + " (its \"plans\")");
+      }
       MeasuredPlan p{.trace = ctx.text(j, "trace"), .steps = {}, .expected_steps = std::nullopt, .summarized = false,
                      .verified = true};
       if (j.contains("steps")) {

@@ -311,9 +311,7 @@ std::string request_line(const Prepared& p, const PreparedRequest& r, std::size_
     if (v.exact[m]) {
       out << " (fastest)";
     } else {
-      const double fastest = measured_total_us(measured[v.fastest]);
-      const double slower = fastest > 0 ? measured_total_us(measured[pick]) / fastest - 1 : 0.0;
-      out << " (+" << percent_text(slower)
+      out << " (+" << percent_text(time_lost(request, v, m))
           << (v.right[m] ? ", a tie)" : priced_alike(request, v, m) ? ", WRONG, priced alike)" : ", WRONG)");
     }
     out << (m + 1 < p.models.size() ? "," : "\n");

@@ -107,7 +107,10 @@ std::optional<double> spearman(const std::vector<double>& a, const std::vector<d
 
 double time_lost(const RequestMeasurement& request, const RequestVerdict& verdict, std::size_t m) {
   const double fastest = measured_total_us(request.candidates.at(verdict.fastest));
-  return fastest > 0 ? measured_total_us(request.candidates.at(request.pick.at(m))) / fastest - 1 : 0.0;
+  const double lost = fastest > 0 ? measured_total_us(request.candidates.at(request.pick.at(m))) / fastest - 1 : 0.0;
+  // A pick that moved wrong data (not verified) may have measured faster than the fastest verified plan; it gains
+  // nothing by that.
+  return std::max(lost, 0.0);
 }
 
 bool priced_alike(const RequestMeasurement& request, const RequestVerdict& verdict, std::size_t m) {

@@ -79,7 +79,8 @@ struct RequestVerdict {
 [[nodiscard]] RequestVerdict judge(const RequestMeasurement& request);
 
 // What following model m's pick cost: T(pick) / T(fastest) - 1 in measured totals; 0 where the fastest measured 0
-// (local steps only: nothing moved, no ratio to take).
+// (local steps only: nothing moved, no ratio to take), and never below 0 (a pick that moved wrong data may have
+// measured faster than the fastest verified plan).
 [[nodiscard]] double time_lost(const RequestMeasurement& request, const RequestVerdict& verdict, std::size_t m);
 
 // Whether model m priced its pick and the measured fastest alike (the "alike" above; either not finite: no).

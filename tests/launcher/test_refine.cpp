@@ -272,6 +272,39 @@ TEST(Refine, ARunDuringASpellIsLeftOutAndWhenKeptMovesTheFactorNoMoreThanAnyRun)
             std::string::npos) << refine_table(u);
 }
 
+// A file's level is judged drift check by drift check, as validate's drift lines judge it: a run whose "before"
+// anchors re-timed 1.25x and whose "after" ones 1.00x drifted (validate said so), though all 24 pooled sit at 1.12x.
+TEST(Refine, EachDriftCheckMustBeLevelAsValidateJudgedIt) {
+  const Calibration c = base();
+  const double point = benchmark_time_us(c.groups[1], 65536);
+  const auto drift = [&](const char* when, double ratio) {
+    std::string anchors;
+    for (int i = 0; i < 12; ++i) {
+      anchors += std::string(i == 0 ? "" : ",") +
+                 R"({"collective":"all_reduce","n":2,"hosts":1,"ranks_per_host":2,"bytes":65536,"calibrated_us":1,)"
+                 R"("measured_us":)" + std::to_string(point * ratio) + R"(,"ratio":1})";
+    }
+    return std::string(R"({"type":"drift","when":")") + when + R"(","anchors":[)" + anchors + "]}\n";
+  };
+  std::string text = kValidateHead + drift("before", 1.25);
+  for (int i = 0; i < 3; ++i) text += step("all_reduce", "[1]", 4096, benchmark_time_us(c.groups[1], 4096) * 3.0);
+  text += drift("after", 1.0);
+  const RefineReport r = refine_calibration(c, {parse_step_records(text, "v2.jsonl")}, 1, false);
+  ASSERT_EQ(r.levels[0].checks.size(), 2U);
+  EXPECT_NEAR(r.levels[0].checks[0], 1.25, 1e-6);
+  EXPECT_NEAR(r.levels[0].checks[1], 1.0, 1e-6);
+  EXPECT_NEAR(*r.levels[0].level, 1.25, 1e-6);
+  EXPECT_FALSE(r.levels[0].used);
+  EXPECT_NE(refine_table(r).find("# v2.jsonl: its 24 drift anchors re-timed 1.25x and 1.00x the calibration's points, "
+                                 "check by check; left out"),
+            std::string::npos) << refine_table(r);
+  // Both checks level: used.
+  std::string level = kValidateHead + drift("before", 1.1);
+  for (int i = 0; i < 3; ++i) level += step("all_reduce", "[1]", 4096, benchmark_time_us(c.groups[1], 4096) * 3.0);
+  level += drift("after", 0.95);
+  EXPECT_TRUE(refine_calibration(c, {parse_step_records(level, "level.jsonl")}, 1, false).levels[0].used);
+}
+
 // A file's level is its anchors over the calibration's own times for them, as validate's drift line has it: the
 // measured point where the curve has one at the anchor's size, not the curve's alpha-beta fit there. Anchors that
 // re-timed the point exactly are level even where the fit sits 1.3x below the point (the band is 1.15x).

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -351,6 +352,19 @@ TEST(Rescore, ReadsOnlyValidateRecordsAndNamesWhatIsWrong) {
   short_plan.erase(line, short_plan.find('\n', line) + 1 - line);
   EXPECT_NE(error_of([&] { (void)parse_validate_records(short_plan, "s.jsonl"); }).find("the summary of plan 0 after "),
             std::string::npos);
+  // A plan its request does not have (the request says 1): refused, not taken for a run cut short.
+  std::string extra = records(a, a);
+  const std::size_t request = extra.find(R"("type":"request")");
+  ASSERT_NE(request, std::string::npos);
+  const std::size_t end = extra.find('\n', request);
+  std::string first = extra.substr(0, end);
+  first = std::regex_replace(first, std::regex(R"("picks":\{"calibrated":[0-9]+\})"), R"("picks":{"calibrated":0})");
+  first = std::regex_replace(first, std::regex(R"("plans":[0-9]+)"), R"("plans":1)");
+  extra = first + extra.substr(end);
+  EXPECT_NE(error_of([&] { (void)parse_validate_records(extra, "e.jsonl"); })
+                .find("field \"plan\" = 1: request 0 has 1 plan (its \"plans\")"),
+            std::string::npos)
+      << error_of([&] { (void)parse_validate_records(extra, "e.jsonl"); });
   // A step out of order.
   std::string swapped = records(a, a);
   const std::size_t at = swapped.find(R"("step":0)");

@@ -63,6 +63,11 @@ TEST(ValidateReport, TheFastestPlanAndTiesWithinTheNoise) {
   EXPECT_EQ(v.fastest, 0U);
   EXPECT_EQ(v.right, (std::vector<bool>{false, true}));
   EXPECT_EQ(v.exact, (std::vector<bool>{false, true}));
+  // ... nor gains time by it: 60 against the fastest verified 100 loses 0, not -40%.
+  EXPECT_EQ(time_lost(r, v, 0), 0.0);
+  const std::vector<ModelScore> scores = score_models({"fixed", "calibrated"}, {false, true}, {r});
+  EXPECT_EQ(scores[0].time_lost_mean, 0.0);
+  EXPECT_EQ(scores[0].time_lost_max, 0.0);
   r.pick = {7, 0};
   EXPECT_THROW((void)judge(r), Error);
   EXPECT_THROW((void)judge(RequestMeasurement{}), Error);
