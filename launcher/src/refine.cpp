@@ -198,8 +198,8 @@ Collected collect(const Calibration& base, const std::vector<StepRecords>& recor
       }
       const double at = nearest_point_bytes(*curve, s.bytes);
       out.ratios[{s.collective, s.shape}][at][f].push_back(s.measured_us / bench);
-      if (levels[f].by_axis && s.mesh == base.mesh_shape && find_axis_correction(base, s.axes, s.collective) != nullptr) {
-        out.axis_ratios[{s.collective, s.axes}][at][f].push_back(s.measured_us / bench);
+      if (const AxisCorrection* c = levels[f].by_axis ? correction_on_mesh(base, s.mesh, s.axes, s.collective) : nullptr) {
+        out.axis_ratios[{s.collective, c->axes}][at][f].push_back(s.measured_us / bench);  // as the calibrated mesh's
       }
       ++out.used;
     }
@@ -444,8 +444,9 @@ RefineReport refine_calibration(const Calibration& base, const std::vector<StepR
       bench_errors.push_back(std::abs(bench - s.measured_us) / s.measured_us);
       if (report.files < 2) continue;
       // As the corrected calibration prices it: by its axis' own points where they exist, else its curve's.
-      const auto axis = report.levels[f].by_axis && s.mesh == base.mesh_shape ? fitted_axes.find({s.collective, s.axes})
-                                                                              : fitted_axes.end();
+      const AxisCorrection* c =
+          report.levels[f].by_axis ? correction_on_mesh(base, s.mesh, s.axes, s.collective) : nullptr;
+      const auto axis = c != nullptr ? fitted_axes.find({s.collective, c->axes}) : fitted_axes.end();
       const auto it = fitted.find({s.collective, s.shape});
       const double factor = axis != fitted_axes.end() && !axis->second.empty() ? as_run_factor(axis->second, s.bytes)
                             : it == fitted.end()                              ? 1.0

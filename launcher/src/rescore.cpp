@@ -259,7 +259,7 @@ void check_calibration(const ValidateRecords& records, const NamedCalibration& c
   }
   if (options.no_axis_corrections || cal.axis_corrections.empty()) return;
   const bool on_its_mesh = std::any_of(records.requests.begin(), records.requests.end(), [&](const MeasuredRequest& r) {
-    return r.setup.request.mesh_shape == cal.mesh_shape;
+    return same_layout(r.setup.request.mesh_shape, cal.mesh_shape);
   });
   if (!on_its_mesh || ranks_sat_as_calibrated(cal, records.cpus)) return;
   const std::string mesh = "(" + join(cal.mesh_shape, {.separator = ", "}) + ")";

@@ -120,7 +120,7 @@ Prepared prepare(const RunCliOptions& o, const CLI::App& cmd, std::int64_t world
     // Axis corrections price the calibrated mesh's own axes as its bound ranks ran them.
     if (o.no_axis_corrections) {
       s.calibration->axis_corrections.clear();
-    } else if (s.request.mesh_shape == s.calibration->mesh_shape) {
+    } else if (same_layout(s.request.mesh_shape, s.calibration->mesh_shape)) {
       check_axis_binding(*s.calibration, source, rank);
     }
   }
@@ -240,7 +240,9 @@ nlohmann::ordered_json config_json(const Prepared& p, const comm::Communicator& 
       {"itemsize", s.request.itemsize},
       {"models", models},
       {"axis_corrections",  // how many apply: on the calibrated mesh, unless --no-axis-corrections
-       s.calibration && s.calibration->mesh_shape == s.request.mesh_shape ? s.calibration->axis_corrections.size() : 0},
+       s.calibration && same_layout(s.calibration->mesh_shape, s.request.mesh_shape)
+           ? s.calibration->axis_corrections.size()
+           : 0},
       {"plans", p.candidates.size()},
       {"iterations", p.settings.iterations},
       {"timeout_s", p.timeout_s},

@@ -205,7 +205,7 @@ Prepared prepare(const ValidateOptions& o, const CLI::App& cmd, std::int64_t wor
   if (o.no_axis_corrections) {
     p.calibration.axis_corrections.clear();
   } else if (std::any_of(suite.begin(), suite.end(), [&](const SuiteRequest& r) {
-               return r.setup.request.mesh_shape == p.calibration.mesh_shape;
+               return same_layout(r.setup.request.mesh_shape, p.calibration.mesh_shape);
              })) {
     check_axis_binding(p.calibration, "--calibration \"" + o.calibration + "\"", rank);
   }

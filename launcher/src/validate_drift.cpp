@@ -26,9 +26,7 @@ double anchor_reference_us(const Calibration& calibration, const std::string& co
                            const std::vector<std::size_t>& axes, bool by_axis) {
   const GroupCurve* curve = find_curve(calibration, collective, shape);
   if (curve == nullptr) return 0;
-  const AxisCorrection* correction = by_axis && mesh_shape == calibration.mesh_shape
-                                         ? find_axis_correction(calibration, axes, collective)
-                                         : nullptr;
+  const AxisCorrection* correction = by_axis ? correction_on_mesh(calibration, mesh_shape, axes, collective) : nullptr;
   if (correction != nullptr) return benchmark_time_us(*curve, bytes) * as_run_factor(correction->factors, bytes);
   for (const CurvePoint& p : curve->points) {
     if (p.bytes == bytes) return p.time_us;

@@ -165,8 +165,14 @@ TEST(RunCli, AxisCorrectionsNeedRanksBoundAsTheCalibratedJobsWereOrTheOptOut) {
   EXPECT_EQ(out.status, 0) << out.out << out.err;
   const nlohmann::json config = config_record(jsonl);
   EXPECT_EQ(config.at("axis_corrections"), 0);
-  // Another mesh than the calibrated one never uses them: no binding asked for.
-  const Launched other = mpirun(2, "--mesh 1,2 --tensor 8,8 --src 'RS(0)' --dst RR --iterations 1 --calibration '" +
+  // (1, 2) forms the calibrated mesh's groups (an axis of size 1 changes none): its steps take the corrections, so
+  // the binding is asked for there too.
+  const Launched same = mpirun(2, "--mesh 1,2 --tensor 8,8 --src 'RS(0)' --dst RR --iterations 1 --calibration '" +
+                                      path.string() + "'");
+  EXPECT_EQ(same.status, 2) << same.out << same.err;
+  EXPECT_NE(same.err.find("its axis corrections were measured with rank 0 on CPUs 4095"), std::string::npos) << same.err;
+  // Another layout than the calibrated one never uses them: no binding asked for.
+  const Launched other = mpirun(2, "--mesh 1 --tensor 8,8 --src R --dst R --iterations 1 --calibration '" +
                                        path.string() + "'");
   EXPECT_EQ(other.status, 0) << other.out << other.err;
 }

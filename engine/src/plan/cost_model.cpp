@@ -371,11 +371,56 @@ const AxisCorrection* find_axis_correction(const Calibration& calibration, const
   return nullptr;
 }
 
+namespace {
+// The axes of size > 1 of a mesh, in order.
+std::vector<std::size_t> grouping_axes(const std::vector<std::int64_t>& shape) {
+  std::vector<std::size_t> out;
+  for (std::size_t a = 0; a < shape.size(); ++a) {
+    if (shape[a] != 1) out.push_back(a);
+  }
+  return out;
+}
+}  // namespace
+
+bool same_layout(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b) noexcept {
+  std::size_t i = 0;
+  std::size_t j = 0;
+  for (;;) {
+    while (i < a.size() && a[i] == 1) ++i;
+    while (j < b.size() && b[j] == 1) ++j;
+    if (i == a.size() || j == b.size()) return i == a.size() && j == b.size();
+    if (a[i++] != b[j++]) return false;
+  }
+}
+
+const AxisCorrection* correction_on_mesh(const Calibration& calibration, const std::vector<std::int64_t>& mesh_shape,
+                                         const std::vector<std::size_t>& axes, std::string_view collective) noexcept {
+  if (calibration.axis_corrections.empty()) return nullptr;
+  if (mesh_shape == calibration.mesh_shape) return find_axis_correction(calibration, axes, collective);
+  if (!same_layout(mesh_shape, calibration.mesh_shape)) return nullptr;
+  const std::vector<std::size_t> mine = grouping_axes(mesh_shape);
+  const std::vector<std::size_t> theirs = grouping_axes(calibration.mesh_shape);
+  std::vector<std::size_t> want;  // the step's axes of size > 1, as the calibrated mesh's
+  for (const std::size_t a : axes) {
+    if (a >= mesh_shape.size()) return nullptr;
+    if (mesh_shape[a] == 1) continue;
+    want.push_back(theirs[static_cast<std::size_t>(std::find(mine.begin(), mine.end(), a) - mine.begin())]);
+  }
+  for (const AxisCorrection& c : calibration.axis_corrections) {
+    if (c.collective != collective) continue;
+    std::vector<std::size_t> its;
+    for (const std::size_t a : c.axes) {
+      if (a < calibration.mesh_shape.size() && calibration.mesh_shape[a] != 1) its.push_back(a);
+    }
+    if (its == want) return &c;
+  }
+  return nullptr;
+}
+
 double axis_correction_factor(const Calibration& calibration, const std::vector<std::int64_t>& mesh_shape,
                               const std::vector<std::size_t>& axes, std::string_view collective,
                               double bytes) noexcept {
-  if (calibration.axis_corrections.empty() || mesh_shape != calibration.mesh_shape) return 1.0;
-  const AxisCorrection* c = find_axis_correction(calibration, axes, collective);
+  const AxisCorrection* c = correction_on_mesh(calibration, mesh_shape, axes, collective);
   return c == nullptr ? 1.0 : as_run_factor(c->factors, bytes);
 }
 
@@ -456,11 +501,10 @@ const CalibratedCostModel::AxisPricing& CalibratedCostModel::pricing_of(const st
   if (placeable(mesh_shape)) pricing.shapes = axis_group_shapes(mesh_shape, axis, calibration_.rank_hosts, options_.extrapolate);
   constexpr std::array<Collective, 4> kPlanned{Collective::AllGather, Collective::AllReduce, Collective::ReduceScatter,
                                                Collective::AllToAll};
-  const bool calibrated_mesh = mesh_shape == calibration_.mesh_shape;
   for (const Collective c : kPlanned) {
     const auto k = static_cast<std::size_t>(c);
     const std::string_view name = to_string(c);
-    if (calibrated_mesh) pricing.corrections[k] = find_axis_correction(calibration_, {axis}, name);
+    pricing.corrections[k] = correction_on_mesh(calibration_, mesh_shape, {axis}, name);
     pricing.priced[k] = !pricing.shapes.empty();
     for (const GroupShape& shape : pricing.shapes) {
       const GroupCurve* curve = pricing_curve(name, shape);
@@ -527,9 +571,8 @@ double CalibratedCostModel::send_cost(const std::vector<std::int64_t>& mesh_shap
   // On the calibrated mesh an axis of two ranks is its own pair: its sends take the axis' broadcast correction, as
   // its steps take their collective's (with its own as-run points instead of the curve's where it has them). A
   // longer axis' correction was measured on its n-rank groups, not on a pair: its sends take the curve alone.
-  const AxisCorrection* c = mesh_shape[axis] == 2 && mesh_shape == calibration_.mesh_shape
-                                ? find_axis_correction(calibration_, {axis}, "broadcast")
-                                : nullptr;
+  const AxisCorrection* c =
+      mesh_shape[axis] == 2 ? correction_on_mesh(calibration_, mesh_shape, {axis}, "broadcast") : nullptr;
   const bool axis_as_run = c != nullptr && !c->as_run.empty();
   const auto size = static_cast<double>(bytes);
   double cost = 0.0;
@@ -586,8 +629,7 @@ std::optional<double> CalibratedCostModel::flattened_step_cost(const StepCostInp
   const double size =
       static_cast<double>(step.local_bytes) * (step.collective == Collective::AllGather ? static_cast<double>(n) : 1.0);
   const std::string_view name = to_string(step.collective);
-  const AxisCorrection* c =
-      mesh == calibration_.mesh_shape ? find_axis_correction(calibration_, axes, name) : nullptr;
+  const AxisCorrection* c = correction_on_mesh(calibration_, mesh, axes, name);
   const bool axis_as_run = c != nullptr && !c->as_run.empty();  // instead of the curve's (AxisCorrection::as_run)
   double cost = 0.0;
   for (const GroupShape& shape : group_shapes(mesh, axes, calibration_.rank_hosts, options_.extrapolate)) {

@@ -471,13 +471,29 @@ TEST(AxisCorrection, TheCalibratedMeshIsPricedByItsOwnAxesAndNoOtherMeshIs) {
                          as_run_factor(c.axis_corrections[2].factors, static_cast<double>(local)));
     EXPECT_EQ(model.step_cost(step_input(Collective::AllReduce, 0, line, 0, 1, local)),
               plain.step_cost(step_input(Collective::AllReduce, 0, line, 0, 1, local)));
-    // Other meshes whose groups have the same shape: (2) and (2, 2, 1) are not the calibrated mesh.
+    // Another mesh whose groups have the same shape: (2) is not the calibrated mesh.
     EXPECT_EQ(model.step_cost(step_input(Collective::AllGather, 0, pair, 0, 1, local)),
               plain.step_cost(step_input(Collective::AllGather, 0, pair, 0, 1, local)));
-    EXPECT_EQ(model.step_cost(step_input(Collective::AllGather, 1, tall, 0, 1, local)),
-              plain.step_cost(step_input(Collective::AllGather, 1, tall, 0, 1, local)));
-    EXPECT_EQ(axis_correction_factor(c, tall, {1}, "all_gather", gathered), 1.0);
+    // (2, 2, 1) and (1, 2, 2) are, an axis of size 1 aside: the same groups on the same ranks take the same
+    // corrections, and their merged groups too (the advisor enumerates such layouts as one).
+    const std::vector<std::int64_t> wide{1, 2, 2};
+    const double f1 = as_run_factor(c.axis_corrections[1].factors, gathered);
+    EXPECT_EQ(axis_correction_factor(c, tall, {1}, "all_gather", gathered), f1);
+    EXPECT_EQ(axis_correction_factor(c, wide, {2}, "all_gather", gathered), f1);
+    EXPECT_DOUBLE_EQ(model.step_cost(step_input(Collective::AllGather, 1, tall, 0, 1, local)),
+                     plain.step_cost(step_input(Collective::AllGather, 1, tall, 0, 1, local)) * f1);
+    EXPECT_DOUBLE_EQ(model.step_cost(step_input(Collective::AllGather, 2, wide, 0, 1, local)),
+                     plain.step_cost(step_input(Collective::AllGather, 2, wide, 0, 1, local)) * f1);
+    const StepCostInput wide_merged = step_input(Collective::AllReduce, 1, wide, 0, 1, local);
+    EXPECT_DOUBLE_EQ(*model.flattened_step_cost(wide_merged, {0, 1, 2}),
+                     *plain.flattened_step_cost(wide_merged, {0, 1, 2}) *
+                         as_run_factor(c.axis_corrections[2].factors, static_cast<double>(local)));
   }
+  EXPECT_TRUE(same_layout({2, 1, 2}, {1, 2, 2}));
+  EXPECT_TRUE(same_layout({1, 1}, {}));
+  EXPECT_FALSE(same_layout({2, 2}, {4}));
+  EXPECT_FALSE(same_layout({2, 2}, {2, 2, 2}));
+  EXPECT_EQ(correction_on_mesh(c, {2, 2}, {5}, "all_gather"), nullptr);  // an axis past the mesh: none
   // The worked example: at 1 KiB gathered axis 0 costs 10 x 0.8, axis 1 10 x 1.2.
   EXPECT_DOUBLE_EQ(model.step_cost(step_input(Collective::AllGather, 0, square, 0, 1, 512)), 8.0);
   EXPECT_DOUBLE_EQ(model.step_cost(step_input(Collective::AllGather, 1, square, 0, 1, 512)), 12.0);

@@ -315,9 +315,23 @@ struct Calibration {
                                                          const std::vector<std::size_t>& axes,
                                                          std::string_view collective) noexcept;
 
+// The correction a step of `collective` on `axes` of a mesh of `mesh_shape` takes: the calibration's correction for
+// (those axes, collective) when the mesh lays its ranks out as the calibrated mesh does, i.e. has its shape once the
+// axes of size 1 are left out of both (they change no group: (dp 2, cp 1, tp 2) and (cp 1, dp 2, tp 2) form the same
+// groups), `axes` matched to the calibrated mesh's by their place among the axes of size > 1; nullptr for another
+// layout, or where the calibration has no such correction. Example: calibrated on (2, 1, 2) with a correction of
+// axis 2, a step on axis 2 of (1, 2, 2) takes it (both the groups {0, 1}, {2, 3}); one on axis 1 of (2, 2, 1) too.
+// Whether meshes of shapes `a` and `b` (ranks 0..N-1, row-major) form the same groups: the same sizes once the axes
+// of size 1 are left out of both. (2, 1, 2) and (1, 2, 2) do; (2, 2) and (4) do not.
+[[nodiscard]] bool same_layout(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b) noexcept;
+
+[[nodiscard]] const AxisCorrection* correction_on_mesh(const Calibration& calibration,
+                                                       const std::vector<std::int64_t>& mesh_shape,
+                                                       const std::vector<std::size_t>& axes,
+                                                       std::string_view collective) noexcept;
+
 // The factor a step of `collective` on `axes` of a mesh of `mesh_shape` is priced with at nccl-tests' size `bytes`:
-// as_run_factor of the calibration's correction for (axes, collective) when the mesh has the calibrated mesh's shape
-// (its ranks 0..N-1 in row-major order form the same groups as in the calibrated job), 1 otherwise.
+// as_run_factor of correction_on_mesh (the mesh forms the calibrated job's groups), 1 otherwise.
 [[nodiscard]] double axis_correction_factor(const Calibration& calibration, const std::vector<std::int64_t>& mesh_shape,
                                             const std::vector<std::size_t>& axes, std::string_view collective,
                                             double bytes) noexcept;
