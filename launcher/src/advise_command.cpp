@@ -264,7 +264,9 @@ void print_table(std::ostream& out, const AdviseSetup& s, const AdvisorResult& r
   right.resize(header.size(), true);
   right.back() = false;
   print_plan_table(out, rows, right);
-  if (r.ranked.size() < priced) out << "(" << priced - r.ranked.size() << " more; --top 0 shows every candidate)\n";
+  // Every candidate not rejected is in the ranking (the unpriced last): those past --top are the rest of them.
+  const std::size_t ranked = r.candidates - r.rejected;
+  if (r.ranked.size() < ranked) out << "(" << ranked - r.ranked.size() << " more; --top 0 shows every candidate)\n";
   for (const std::string& u : unpriced) out << "cannot price " << u << "\n";
   out << "\nreason: " << r.reason << "\n";
   out << "ties: " << (r.tied_with_best == 1 ? std::string("none, the best layout is the only one at its cost")

@@ -455,6 +455,11 @@ std::vector<WorkItem> expand_model(const ModelSpec& m, const MeshSpec& mesh) {
   c.C = size(r.cp);
   c.G = size(r.ep);
   c.P = size(r.pp);
+  if (c.P > m.layers) {
+    bad("workload.model", "the pp axis " + render_text(mesh.names[*r.pp]) + " has " + std::to_string(c.P) +
+                              " stages but the model " + std::to_string(m.layers) +
+                              " layers: a stage would hold none (pp <= layers)");
+  }
   c.Ls = ceil_div(m.layers, c.P);
   c.offset = r.pp ? 1 : 0;
   c.gathers = r.pp ? 1 : mul(2, m.micro_batches, "the parameter all-gathers per step");

@@ -541,6 +541,30 @@ TEST(Advise, FixedSizesOnLlama3_405B) {
   for (const CandidateCost& c : r.ranked) EXPECT_EQ(c.mesh.shape[3], 8);
 }
 
+// Every pipeline stage holds a layer: a factorization with more pp stages than the model has layers is listed as
+// unpriced, saying why, and ranks last (it was priced with empty stages, and won: Llama 3 405B's pp 512 of 126 layers).
+TEST(Advise, MoreStagesThanLayersCannotBePriced) {
+  Design d = design_of({2, 4}, {"pp", "dp"}, 8);
+  ModelSpec model = llama3_model("llama3_8b");
+  model.layers = 3;
+  model.axes = default_model_axes(d.mesh);
+  d.workload = Workload{{}, model};
+  AdvisorOptions options;
+  options.search = AdvisorSearch::Factorizations;  // pp 1, 2, 4, 8
+  const AdvisorResult r = advise(d, comm_models(), options);
+  ASSERT_EQ(r.ranked.size(), 4U);
+  EXPECT_EQ(r.unpriced, 2U);
+  for (std::size_t i = 0; i < 4; ++i) {
+    const CandidateCost& c = r.ranked[i];
+    EXPECT_EQ(std::isfinite(c.cost), c.mesh.shape[0] <= 3) << layout_text(c.mesh);
+    if (c.mesh.shape[0] > 3) {
+      EXPECT_EQ(c.unpriced, "the workload does not expand on this layout: workload.model: the pp axis \"pp\" has " +
+                                std::to_string(c.mesh.shape[0]) + " stages but the model 3 layers: a stage would hold "
+                                "none (pp <= layers)");
+    }
+  }
+}
+
 // A calibration of 8 ranks measured as (dp 2, tp 4) on 2 hosts of 4 holding all_reduce curves of `shapes` only; the
 // factory prices every candidate with it.
 std::shared_ptr<const CalibratedCostModel> all_reduce_curves(std::initializer_list<GroupShape> shapes) {

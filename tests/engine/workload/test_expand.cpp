@@ -459,6 +459,16 @@ TEST(ExpandPipeline, LayersNotDivisibleByStages) {
   EXPECT_EQ(find(expand_workload(d), "layers.w2", "fsdp_all_gather").count, 8);  // ceil(126 / 16)
 }
 
+// Every stage holds a layer: more stages than layers is refused, naming both counts.
+TEST(ExpandPipeline, MoreStagesThanLayersIsRefused) {
+  ModelSpec m = llama8b({{"dp"}, {}, "", "", "", "pp"});
+  m.layers = 6;
+  expect_error([&] { (void)expand_workload(model_design({8, 2}, {"pp", "dp"}, 8, m)); }, ErrorKind::ValueError,
+               {"workload.model: the pp axis \"pp\" has 8 stages but the model 6 layers: a stage would hold none "
+                "(pp <= layers)"});
+  EXPECT_EQ(find(expand_workload(model_design({6, 2}, {"pp", "dp"}, 4, m)), "layers.w2", "fsdp_all_gather").count, 1);
+}
+
 // ---- Context parallel ------------------------------------------------------------------------------------------
 
 TEST(ExpandContextParallel, KvAllGatheredTwiceAndGradientsReduceScattered) {
