@@ -233,16 +233,24 @@ inline std::vector<std::string> batch_conversation(const std::string& command, c
   return heard;
 }
 
+// Under AddressSanitizer (scripts/check --asan) the launcher runs several times slower: time limits stretch by this.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr int kSanitizerSlowdown = 5;
+#else
+inline constexpr int kSanitizerSlowdown = 1;
+#endif
+
 #ifdef MESHLOOM_MPIEXEC
-// `mpirun -np <np> meshloom-launch <args>` (run as root allowed, oversubscribed) under `timeout <limit_s>`, with
-// stdout captured and stderr read back from a file in `scratch`; `env` prefixes the command (VAR=value ...).
+// `mpirun -np <np> meshloom-launch <args>` (run as root allowed, oversubscribed) under `timeout <limit_s>` (times
+// kSanitizerSlowdown), with stdout captured and stderr read back from a file in `scratch`; `env` prefixes the command
+// (VAR=value ...).
 inline Launched mpirun_launch(const ScratchDir& scratch, int np, const std::string& args, const std::string& env = "",
                               int limit_s = 60) {
   ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
   ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
   std::filesystem::create_directories(scratch.path());
   const auto err_path = scratch.path() / "stderr.txt";
-  Launched r = run_shell(env + " timeout " + std::to_string(limit_s) + " " + quoted(MESHLOOM_MPIEXEC) +
+  Launched r = run_shell(env + " timeout " + std::to_string(limit_s * kSanitizerSlowdown) + " " + quoted(MESHLOOM_MPIEXEC) +
                          " --allow-run-as-root --oversubscribe -np " + std::to_string(np) + " " + launch_command(args) +
                          " 2>" + quoted(err_path.string()));
   r.err = slurp(err_path);

@@ -545,7 +545,8 @@ TEST(BenchMpi, ValidateRunsEveryModelsCheapestPlansAndScoresThem) {
 
   // The bundled suite with the default k = 3, as a user first runs it (its iterations cut to 3 in one round): every
   // request offers a choice (two or more distinct plans), every plan verifies, and every model is reported over all
-  // 20 requests, 4 KiB to 64 MiB (the curves, measured to 64 KiB, extend by their last segment's bandwidth).
+  // 20 requests, 4 KiB to 64 MiB (the curves, measured to 64 KiB, extend at their largest point's algbw, or their
+  // last segment's bandwidth where slower).
   const auto bundled_path = temp_dir() / "validate.bundled.jsonl";
   const Launched bundled = mpirun(2, "validate --calibration '" + cal.string() +
                                          "' --iterations 3 --rounds 1 --jsonl '" + bundled_path.string() + "'");
