@@ -63,6 +63,17 @@ QString read(const QString& path) {
   return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QStringLiteral("<unreadable>");
 }
 
+// A session that opened `path`, doubled its world, autosaved into `dir` and crashed: *edited is the design it left.
+void crash_after_an_edit(const QString& dir, const QString& path, Design* edited) {
+  auto w = std::make_unique<MainWindow>(nullptr, dir);
+  QVERIFY(w->open_design(path));
+  QVERIFY(w->mesh_panel()->set_world(w->design().world * 2));
+  *edited = w->design();
+  QVERIFY(w->autosave()->write_now());
+  QVERIFY(QFile::exists(w->autosave()->copy_path()));
+  QVERIFY(Autosave::pending(dir).empty());  // its session is alive: not offered to anyone
+}  // the crash: the window goes away without closing, its copy stays
+
 }  // namespace
 
 class DesignerTest : public QObject {
@@ -494,16 +505,8 @@ private slots:
     const QString path = tmp.filePath(QStringLiteral("d.meshloom.json"));
     QVERIFY(QFile::copy(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/default.meshloom.json"), path));
     Design edited;
-    {
-      auto w = std::make_unique<MainWindow>(nullptr, dir);
-      QVERIFY(w->open_design(path));
-      QVERIFY(w->mesh_panel()->set_world(w->design().world * 2));
-      edited = w->design();
-      QVERIFY(w->autosave()->write_now());
-      QVERIFY(QFile::exists(w->autosave()->copy_path()));
-      QVERIFY(Autosave::pending(dir).empty());  // its session is alive: not offered to anyone
-      // A crash: the window goes away without closing, its copy stays.
-    }
+    crash_after_an_edit(dir, path, &edited);
+    if (QTest::currentTestFailed()) return;
     const auto pending = Autosave::pending(dir);
     QCOMPARE(pending.size(), std::size_t{1});
     QCOMPARE(pending.front().origin, path);
@@ -531,13 +534,8 @@ private slots:
     const QString path = tmp.filePath(QStringLiteral("d.meshloom.json"));
     QVERIFY(QFile::copy(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/default.meshloom.json"), path));
     Design copied;
-    {
-      auto w = std::make_unique<MainWindow>(nullptr, dir);
-      QVERIFY(w->open_design(path));
-      QVERIFY(w->mesh_panel()->set_world(w->design().world * 2));
-      copied = w->design();
-      QVERIFY(w->autosave()->write_now());
-    }
+    crash_after_an_edit(dir, path, &copied);
+    if (QTest::currentTestFailed()) return;
     auto pending = Autosave::pending(dir);
     QCOMPARE(pending.size(), std::size_t{1});
     {
