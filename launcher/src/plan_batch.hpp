@@ -80,8 +80,8 @@ inline constexpr std::int64_t kMaxDevicesPerHost = std::int64_t{1} << 31;
 // reduce_scatter, chunk.
 [[nodiscard]] const std::vector<std::string>& weight_names();
 // Sets one weight of the fixed model. ValueError `<what>: unknown weight "x" (...)` when the name is not a weight,
-// `<what>: chunk = -1.0 must be finite, >= 0 and <= 1e300` for a bad value (inf and nan named as such); `what` names where the weights come from
-// ("weights", `--weights "chunk=-1"`).
+// `<what>: chunk = -1.0 must be finite, >= 0 and <= 1e300` for a bad value (inf and nan named as such); `what`
+// names where the weights come from ("weights", `--weights "chunk=-1"`).
 void set_weight(FixedWeights& weights, const std::string& name, double value, const std::string& what);
 
 // Mesh axis names: one per axis, none empty, no two alike. ValueError otherwise.

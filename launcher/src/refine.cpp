@@ -198,7 +198,8 @@ Collected collect(const Calibration& base, const std::vector<StepRecords>& recor
       }
       const double at = nearest_point_bytes(*curve, s.bytes);
       out.ratios[{s.collective, s.shape}][at][f].push_back(s.measured_us / bench);
-      if (const AxisCorrection* c = levels[f].by_axis ? correction_on_mesh(base, s.mesh, s.axes, s.collective) : nullptr) {
+      const AxisCorrection* c = levels[f].by_axis ? correction_on_mesh(base, s.mesh, s.axes, s.collective) : nullptr;
+      if (c != nullptr) {
         out.axis_ratios[{s.collective, c->axes}][at][f].push_back(s.measured_us / bench);  // as the calibrated mesh's
       }
       ++out.used;

@@ -250,7 +250,8 @@ inline Launched mpirun_launch(const ScratchDir& scratch, int np, const std::stri
   ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
   std::filesystem::create_directories(scratch.path());
   const auto err_path = scratch.path() / "stderr.txt";
-  Launched r = run_shell(env + " timeout " + std::to_string(limit_s * kSanitizerSlowdown) + " " + quoted(MESHLOOM_MPIEXEC) +
+  const int limit = limit_s * kSanitizerSlowdown;
+  Launched r = run_shell(env + " timeout " + std::to_string(limit) + " " + quoted(MESHLOOM_MPIEXEC) +
                          " --allow-run-as-root --oversubscribe -np " + std::to_string(np) + " " + launch_command(args) +
                          " 2>" + quoted(err_path.string()));
   r.err = slurp(err_path);

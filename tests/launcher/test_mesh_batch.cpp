@@ -366,7 +366,8 @@ TEST(MeshBatchLimits, AFlattenOverTheLimitLeavesNoAxisBehind) {
   MeshBatchLimits limits;
   limits.max_output_ranks = 8;
   const json j = json::parse(ask(R"J({"mesh": {"shape": [2, 4], "names": ["a", "b"]}, "ops": [)J"
-                                 R"J({"op": "flatten", "as": "f"}, {"op": "groups", "dim": "a_b"}, {"op": "describe", "on": "f"}]})J",
+                                 R"J({"op": "flatten", "as": "f"}, {"op": "groups", "dim": "a_b"},)J"
+                                 R"J( {"op": "describe", "on": "f"}]})J",
                                  limits));
   EXPECT_EQ(j["results"][0]["error"],
             "ValueError: ops[0]: the result would hold 16 ranks, over the output limit of 8 ranks per line (0 already "

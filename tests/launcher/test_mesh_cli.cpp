@@ -177,7 +177,8 @@ TEST(MeshCli, BadShapeExitsTwoNamingTheValue) {
                      "for a 64-bit integer\n");
   const Launched flat = launch("mesh --shape 2,2 --names dp,tp --flatten :x 2>&1");
   EXPECT_EQ(flat.status, 2);
-  EXPECT_EQ(flat.out, "error: ValueError: --flatten \":x\": no axes before ':' (expected AXES[:NAME], e.g. dp,tp:dp_tp)\n");
+  EXPECT_EQ(flat.out,
+            "error: ValueError: --flatten \":x\": no axes before ':' (expected AXES[:NAME], e.g. dp,tp:dp_tp)\n");
 }
 
 TEST(MeshCli, EngineErrorsExitTwo) {

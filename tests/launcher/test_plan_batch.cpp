@@ -419,7 +419,8 @@ TEST(PlanBatch, FieldErrorsNameTheValue) {
       {R"J({"mesh": [2], "tensor_shape": [4], "src": "R", "dst": "R", "weights": {"chunk": -1}})J",
        "ValueError: weights: chunk = -1.0 must be finite, >= 0 and <= 1e300"},
       // Past 1e300 a plan's cost could sum to infinity, which would read as "no redistribution path".
-      {R"J({"mesh": [2, 2], "tensor_shape": [4, 4], "src": "S(0)S(1)", "dst": "RR", "weights": {"all_gather": 1.7e308}})J",
+      {R"J({"mesh": [2, 2], "tensor_shape": [4, 4], "src": "S(0)S(1)", "dst": "RR",)J"
+       R"J( "weights": {"all_gather": 1.7e308}})J",
        "ValueError: weights: all_gather = 1.7e+308 must be finite, >= 0 and <= 1e300"},
       {R"J({"mesh": [2], "tensor_shape": [4], "src": "R", "dst": "R", "weights": {"chunk": 1e999}})J",
        "ValueError: the line is not valid JSON: number overflow parsing '1e999'"},

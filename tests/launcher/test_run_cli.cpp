@@ -170,7 +170,8 @@ TEST(RunCli, AxisCorrectionsNeedRanksBoundAsTheCalibratedJobsWereOrTheOptOut) {
   const Launched same = mpirun(2, "--mesh 1,2 --tensor 8,8 --src 'RS(0)' --dst RR --iterations 1 --calibration '" +
                                       path.string() + "'");
   EXPECT_EQ(same.status, 2) << same.out << same.err;
-  EXPECT_NE(same.err.find("its axis corrections were measured with rank 0 on CPUs 4095"), std::string::npos) << same.err;
+  EXPECT_NE(same.err.find("its axis corrections were measured with rank 0 on CPUs 4095"), std::string::npos)
+      << same.err;
   // Another layout than the calibrated one never uses them: no binding asked for.
   const Launched other = mpirun(2, "--mesh 1 --tensor 8,8 --src R --dst R --iterations 1 --calibration '" +
                                        path.string() + "'");

@@ -141,7 +141,8 @@ TEST(DesignErrors, JsonSyntax) {
   // nlohmann's reader ends at a NUL byte; the engine's refuses one, so nothing after it passes unread.
   EXPECT_EQ(error_of(std::string("{\"world\": 8}\n\0{{{garbage", 24)),
             "ValueError: not valid JSON: a NUL byte at line 2, column 1 (JSON text holds none)");
-  EXPECT_EQ(error_of(std::string("\0", 1)), "ValueError: not valid JSON: a NUL byte at line 1, column 1 (JSON text holds none)");
+  EXPECT_EQ(error_of(std::string("\0", 1)),
+            "ValueError: not valid JSON: a NUL byte at line 1, column 1 (JSON text holds none)");
   EXPECT_NE(error_of("{\"a\": \"\xff\"}").find("not valid JSON"), std::string::npos);
   EXPECT_NE(error_of("{\"a\": 1e999}").find("not valid JSON"), std::string::npos);
   EXPECT_EQ(error_of(R"({"world": 1, "world": 2})"), "ValueError: world: duplicate key \"world\"");
