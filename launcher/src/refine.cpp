@@ -503,12 +503,13 @@ std::string refine_table(const RefineReport& report) {
   }
   const bool has_corrections = !report.calibration.axis_corrections.empty();
   for (const RecordsLevel& l : report.levels) {
-    std::string level;  // "1.00x", or per drift check "1.25x and 1.00x"
-    for (std::size_t c = 0; c < l.checks.size(); ++c) {
+    std::vector<std::string> checks;  // "1.00x", or per drift check "1.25x and 1.00x"
+    for (const double c : l.checks) {
       char one[32];
-      std::snprintf(one, sizeof one, "%.2fx", l.checks[c]);
-      level += (c == 0 ? "" : c + 1 == l.checks.size() ? " and " : ", ") + std::string(one);
+      std::snprintf(one, sizeof one, "%.2fx", c);
+      checks.emplace_back(one);
     }
+    const std::string level = join(checks, {.separator = " and "});
     const std::string none = l.unpriced_anchors > 0 ? "no drift anchor of a curve of the calibration: used as measured"
                                                     : "no drift anchors (run's records): used as measured";
     out << "# " << l.source << ": "

@@ -395,9 +395,7 @@ bool same_layout(const std::vector<std::int64_t>& a, const std::vector<std::int6
 
 const AxisCorrection* correction_on_mesh(const Calibration& calibration, const std::vector<std::int64_t>& mesh_shape,
                                          const std::vector<std::size_t>& axes, std::string_view collective) noexcept {
-  if (calibration.axis_corrections.empty()) return nullptr;
-  if (mesh_shape == calibration.mesh_shape) return find_axis_correction(calibration, axes, collective);
-  if (!same_layout(mesh_shape, calibration.mesh_shape)) return nullptr;
+  if (calibration.axis_corrections.empty() || !same_layout(mesh_shape, calibration.mesh_shape)) return nullptr;
   const std::vector<std::size_t> mine = grouping_axes(mesh_shape);
   const std::vector<std::size_t> theirs = grouping_axes(calibration.mesh_shape);
   std::vector<std::size_t> want;  // the step's axes of size > 1, as the calibrated mesh's
