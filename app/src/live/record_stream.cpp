@@ -59,6 +59,7 @@ bool RecordStream::open(const QString& records_path, QString* error) {
   results_ = 0;
   expected_ = 0;
   partial_.clear();
+  dropping_ = false;
   records_error_.clear();
   records_path_ = records_path;
   records_.reset();
@@ -75,16 +76,33 @@ bool RecordStream::open(const QString& records_path, QString* error) {
 }
 
 void RecordStream::feed(const QByteArray& bytes) {
-  partial_ += bytes;
+  qsizetype from = 0;
+  if (dropping_) {  // the rest of an over-long line, through its newline
+    const qsizetype nl = bytes.indexOf('\n');
+    if (nl < 0) return;
+    dropping_ = false;
+    from = nl + 1;
+  }
+  // Only the new bytes can hold a newline: what waits in partial_ has none.
   qsizetype start = 0;
-  for (qsizetype nl = partial_.indexOf('\n', start); nl >= 0; nl = partial_.indexOf('\n', start)) {
+  qsizetype scan = partial_.size();
+  partial_.append(bytes.constData() + from, bytes.size() - from);
+  for (qsizetype nl = partial_.indexOf('\n', scan); nl >= 0; nl = partial_.indexOf('\n', scan)) {
     take_line(partial_.mid(start, nl - start));
     start = nl + 1;
+    scan = start;
   }
   partial_.remove(0, start);
+  if (partial_.size() > kMaxLineBytes) {
+    emit log(QStringLiteral("A line of more than %1 MiB without a newline: not a record, dropped through its newline.")
+                 .arg(kMaxLineBytes >> 20));
+    partial_.clear();
+    dropping_ = true;
+  }
 }
 
 void RecordStream::close(bool take_partial) {
+  dropping_ = false;
   if (!partial_.isEmpty()) {
     if (take_partial) {
       take_line(partial_);

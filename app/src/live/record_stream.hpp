@@ -32,6 +32,11 @@ public:
   // Starts afresh (what was read before is forgotten). Accepted records are appended to `records_path`, created or
   // truncated ("" keeps none). False, with the reason in *error, when the file cannot be created.
   bool open(const QString& records_path, QString* error);
+  // The longest line kept while it waits for its newline. Every record the launcher writes is far shorter; a line
+  // past it (a process writing without newlines) is dropped through its newline, said once in the log, so memory
+  // stays bounded whatever the process writes.
+  static constexpr qsizetype kMaxLineBytes = qsizetype{16} << 20;
+
   // Bytes as they arrived: every complete line is taken; the rest waits for the next feed().
   void feed(const QByteArray& bytes);
   // The end of the stream: a last line without its newline is taken when take_partial (a process's last words),
@@ -60,6 +65,7 @@ private:
   QString records_path_;
   QString records_error_;
   QByteArray partial_;
+  bool dropping_ = false;  // inside a line longer than kMaxLineBytes, dropped through its newline
   Measurements measurements_;
   int results_ = 0;
   int expected_ = 0;

@@ -42,6 +42,7 @@
 #include "costs/fit_table.hpp"
 #include "document/design_document.hpp"
 #include "live/launcher_run.hpp"
+#include "live/record_stream.hpp"
 #include "live/run_dialog.hpp"
 #include "shell/main_window.hpp"
 #include "meshloom/design/design.hpp"
@@ -338,6 +339,35 @@ private slots:
     QVERIFY2(log.contains(QLatin1String("Permanently added 'node1'")), qPrintable(log));
     QVERIFY2(log.contains(QLatin1String("# fake launcher: replaying")), qPrintable(log));  // standard error
     QCOMPARE(lines_of(records), lines_of(kRecorded));
+  }
+
+  // A process writing without newlines does not grow the app's memory without bound: past kMaxLineBytes the line is
+  // dropped through its newline, said once, and the records after it are read as ever.
+  void a_line_without_end_is_dropped_not_kept() {
+    QTemporaryDir tmp;
+    const QString records = tmp.filePath(QStringLiteral("r.jsonl"));
+    RecordStream stream;
+    QString error;
+    QVERIFY2(stream.open(records, &error), qPrintable(error));
+    QStringList log;
+    QStringList accepted;
+    QObject::connect(&stream, &RecordStream::log, &stream, [&](const QString& t) { log << t; });
+    QObject::connect(&stream, &RecordStream::record_line, &stream, [&](const QString& l) { accepted << l; });
+    const QByteArray chunk(qsizetype{1} << 20, 'x');
+    stream.feed(QByteArrayLiteral("{\"type\":\"result\",\"pad\":\""));
+    for (qsizetype fed = 0; fed <= RecordStream::kMaxLineBytes + chunk.size(); fed += chunk.size()) {
+      stream.feed(chunk);
+      QVERIFY2(stream.pending_bytes() <= RecordStream::kMaxLineBytes + chunk.size(),
+               qPrintable(QString::number(stream.pending_bytes())));
+    }
+    QCOMPARE(log.size(), 1);
+    QVERIFY2(log.front().contains(QLatin1String("16 MiB without a newline")), qPrintable(log.front()));
+    const QString first = lines_of(kRecorded).front();
+    stream.feed(chunk + QByteArrayLiteral("\"}\n") + first.toUtf8() + '\n');
+    stream.close(false);
+    QCOMPARE(log.size(), 1);
+    QCOMPARE(accepted, QStringList{first});
+    QCOMPARE(lines_of(records), QStringList{first});
   }
 
   // Standard error reaches the log in whole lines, however the process wrote them (a line in two writes, a UTF-8
