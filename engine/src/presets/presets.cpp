@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cstddef>
+#include <initializer_list>
 #include <set>
+#include <string>
 #include <utility>
 
 #include "meshloom/error.hpp"
@@ -13,6 +15,22 @@ namespace meshloom {
 namespace {
 
 std::string str(std::int64_t v) { return std::to_string(v); }
+
+// The product of degrees, each >= 1 (checked by the caller), refusing one past 64 bits (the frameworks' Python ints
+// have no such limit; no world holds that many ranks): "tp(4294967296) * pp(4294967296) overflows a 64-bit
+// integer; WORLD_SIZE is 8".
+std::int64_t degree_product(std::initializer_list<std::pair<const char*, std::int64_t>> degrees,
+                            std::int64_t world_size) {
+  std::int64_t product = 1;
+  for (const auto& [name, v] : degrees) {
+    if (__builtin_mul_overflow(product, v, &product)) {
+      std::string terms;
+      for (const auto& [n, d] : degrees) terms += (terms.empty() ? "" : " * ") + std::string(n) + "(" + str(d) + ")";
+      raise(ErrorKind::ValueError, terms + " overflows a 64-bit integer; WORLD_SIZE is " + str(world_size));
+    }
+  }
+  return product;
+}
 
 // Python's repr of a tuple of ints: (2, 4), (8,), ().
 std::string py_tuple(const std::vector<std::int64_t>& v) {
@@ -70,9 +88,14 @@ TorchtitanDims torchtitan_resolve(TorchtitanDims d) {
     if (v < 1) raise(ErrorKind::ValueError, "Parallelism degree should be >= 1, except for dp_shard");
   }
   if (!(d.dp_shard == -1 || d.dp_shard >= 1)) raise(ErrorKind::ValueError, "dp_shard must -1 or >=1.");
-  if (d.dp_shard < 0) d.dp_shard = d.world_size / (d.dp_replicate * d.cp * d.tp * d.pp);
+  // torchtitan takes WORLD_SIZE from the launcher, never below 1; a preset typed by hand may hold anything.
+  if (d.world_size < 1) raise(ErrorKind::ValueError, "WORLD_SIZE must be >= 1, got " + str(d.world_size));
+  const std::int64_t others =
+      degree_product({{"dp_replicate", d.dp_replicate}, {"cp", d.cp}, {"tp", d.tp}, {"pp", d.pp}}, d.world_size);
+  if (d.dp_shard < 0) d.dp_shard = d.world_size / others;
   // torchtitan asserts dp_shard >= 1 without a message; the product check below names the inferred 0.
-  if (d.dp_replicate * d.dp_shard * d.cp * d.tp * d.pp != d.world_size) {
+  std::int64_t product = 0;
+  if (__builtin_mul_overflow(others, d.dp_shard, &product) || product != d.world_size) {
     raise(ErrorKind::ValueError, "Invalid parallel dims: dp_replicate(" + str(d.dp_replicate) + ") * dp_shard(" +
                                      str(d.dp_shard) + ") * cp(" + str(d.cp) + ") * tp(" + str(d.tp) + ") * pp(" +
                                      str(d.pp) + ") != WORLD_SIZE(" + str(d.world_size) + ")");
@@ -177,6 +200,8 @@ MeshSpec torchtitan_mesh(const TorchtitanDims& dims) {
 // ---- OLMo-core --------------------------------------------------------------------------------------------
 
 MeshSpec olmo_core_mesh(const OlmoConfig& c) {
+  // OLMo-core reads the world size from torch.distributed, never below 1; a preset typed by hand may hold anything.
+  if (c.world_size < 1) raise(ErrorKind::ValueError, "world size must be >= 1, got " + str(c.world_size));
   MeshSpec spec;
   std::int64_t dp_world_size = c.world_size;
   if (!c.pp && !c.tp && !c.cp && !c.dp && !c.ep) {
@@ -201,7 +226,8 @@ MeshSpec olmo_core_mesh(const OlmoConfig& c) {
   const bool hsdp = c.dp->type == OlmoDataParallelType::hsdp;
   if (c.ep) {
     // Python: dp_world_size % -1 == 0, so ep = -1 ("same as the shard degree") passes.
-    if (*c.ep == 0 || (*c.ep > 0 && dp_world_size % *c.ep != 0)) {
+    // A negative degree other than -1 divides only where Python's % gives 0, as C++'s does.
+    if (*c.ep == 0 || dp_world_size % *c.ep != 0) {
       raise(ErrorKind::ValueError, "ExpertParallelConfig.degree must be at least 1 and divide into the world size");
     }
     if (c.tp) raise(ErrorKind::ValueError, "expert parallelism is mutually exclusive with tensor parallism");
@@ -298,7 +324,7 @@ MegatronResolved megatron_resolve(const MegatronConfig& c) {
           "Both EP and CP > 1 in not allow in one rank generator. CP is only included in default RankGenerator, "
           "and EP only in expert RankGenerator.");
   }
-  const std::int64_t model = c.tp * c.pp * c.cp * c.ep;
+  const std::int64_t model = degree_product({{"tp", c.tp}, {"pp", c.pp}, {"cp", c.cp}, {"ep", c.ep}}, c.world_size);
   if (c.world_size % model != 0) {
     if (c.ep == 1) {
       raise(ErrorKind::RuntimeError, "world_size (" + str(c.world_size) + ") is not divisible by " + str(model));
@@ -308,10 +334,13 @@ MegatronResolved megatron_resolve(const MegatronConfig& c) {
                                        str(model) + ")");
   }
   const std::int64_t dp = c.dp == -1 ? c.world_size / model : c.dp;
-  if (model * dp != c.world_size) {
+  std::int64_t product = 0;
+  const bool overflow = __builtin_mul_overflow(model, dp, &product);
+  if (overflow || product != c.world_size) {
     raise(ErrorKind::ValueError, "world_size (" + str(c.world_size) + ") does not equal tp (" + str(c.tp) +
                                      ") * cp (" + str(c.cp) + ") * ep (" + str(c.ep) + ") * dp (" + str(dp) +
-                                     ") * pp (" + str(c.pp) + ") = " + str(model * dp));
+                                     ") * pp (" + str(c.pp) + ") = " +
+                                     (overflow ? std::string("more than a 64-bit integer holds") : str(product)));
   }
   std::string lower = c.order;
   std::transform(lower.begin(), lower.end(), lower.begin(),

@@ -167,6 +167,14 @@ TEST(Megatron, ValidationMessages) {
                ErrorKind::ValueError, "Parallelism 'tp' appears twice in order 'tp-tp-dp'");
   expect_error([] { (void)megatron_mesh(MegatronConfig{.tp = 0, .world_size = 8}); }, ErrorKind::ValueError,
                "Parallelism sizes must be >= 1, got tp=0");
+  // Products past 64 bits (they wrapped to 0, then divided the world by it).
+  expect_error([] { (void)megatron_mesh(MegatronConfig{.tp = 4294967296, .pp = 4294967296, .world_size = 8}); },
+               ErrorKind::ValueError,
+               "tp(4294967296) * pp(4294967296) * cp(1) * ep(1) overflows a 64-bit integer; WORLD_SIZE is 8");
+  expect_error([] { (void)megatron_mesh(MegatronConfig{.tp = 2, .dp = 4611686018427387904, .world_size = 8}); },
+               ErrorKind::ValueError,
+               "world_size (8) does not equal tp (2) * cp (1) * ep (1) * dp (4611686018427387904) * pp (1) = more than a "
+               "64-bit integer holds");
   expect_error([] { (void)megatron_rank_groups(MegatronConfig{.tp = 2, .world_size = 8}, "tp-sp"); },
                ErrorKind::ValueError, "'sp' is not in list");
 }

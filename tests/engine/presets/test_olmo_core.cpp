@@ -93,6 +93,13 @@ TEST(OlmoCore, ValidationMessages) {
                ErrorKind::ValueError, "ExpertParallelConfig.degree must be at least 1 and divide into the world size");
   expect_error([] { (void)olmo_core_mesh(OlmoConfig{.world_size = 8, .dp = hsdp(std::nullopt, 4), .ep = 3}); },
                ErrorKind::ValueError, "ExpertParallelConfig.degree must be at least 1 and divide into the world size");
+  // Python: 8 % -3 == -1, so a negative degree that does not divide is refused (-1 passes: 8 % -1 == 0).
+  expect_error([] { (void)olmo_core_mesh(OlmoConfig{.world_size = 8, .dp = hsdp(std::nullopt, 8), .ep = -3}); },
+               ErrorKind::ValueError, "ExpertParallelConfig.degree must be at least 1 and divide into the world size");
+  expect_error([] { (void)olmo_core_mesh(OlmoConfig{.world_size = 0, .dp = fsdp(), .tp = 2}); }, ErrorKind::ValueError,
+               "world size must be >= 1, got 0");
+  expect_error([] { (void)olmo_core_mesh(OlmoConfig{.world_size = -8}); }, ErrorKind::ValueError,
+               "world size must be >= 1, got -8");
   expect_error([] { (void)olmo_core_mesh(OlmoConfig{.world_size = 8, .dp = hsdp(std::nullopt, 2), .tp = 2, .ep = 2}); },
                ErrorKind::ValueError, "expert parallelism is mutually exclusive with tensor parallism");
   expect_error([] { (void)olmo_core_mesh(OlmoConfig{.world_size = 8, .dp = fsdp(), .ep = 2}); }, ErrorKind::ValueError,

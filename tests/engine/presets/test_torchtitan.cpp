@@ -138,6 +138,15 @@ TEST(Torchtitan, ValidationMessages) {
                "ep(3) must be a multiple of cp(1) * tp(2) and divide dp_shard(2) * cp(1) * tp(2)");
   expect_error([] { (void)torchtitan_mesh(dims(1, 4, 2, 1, 1, 3, 1, 8)); }, ErrorKind::ValueError,
                "ep(3) must be a multiple of cp(2) and divide dp_shard(4) * cp(2)");
+  // Typed by hand (the app's preset dialog): a world below 1, and degrees whose product passes 64 bits, which wrapped
+  // to 0 and divided by it.
+  expect_error([] { (void)torchtitan_mesh(dims(2, -1, 1, 1, 1, 1, 1, 0)); }, ErrorKind::ValueError,
+               "WORLD_SIZE must be >= 1, got 0");
+  expect_error([] { (void)torchtitan_mesh(dims(1, -1, 1, 4294967296, 4294967296, 1, 1, 8)); }, ErrorKind::ValueError,
+               "dp_replicate(1) * cp(1) * tp(4294967296) * pp(4294967296) overflows a 64-bit integer; WORLD_SIZE is 8");
+  expect_error([] { (void)torchtitan_mesh(dims(1, 4294967296, 1, 4294967296, 1, 1, 1, 8)); }, ErrorKind::ValueError,
+               "Invalid parallel dims: dp_replicate(1) * dp_shard(4294967296) * cp(1) * tp(4294967296) * pp(1) != "
+               "WORLD_SIZE(8)");
 }
 
 TEST(Torchtitan, EpOneIgnoresEtp) {
