@@ -18,11 +18,15 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
   using detail::quote_path;
   const std::string what(what_text);
 
+  // The file a chain of symbolic links ends at, followed link by link: a link whose target does not exist yet (a
+  // dangling one) is written through, creating its target, as `echo > link` does, rather than replaced.
   fs::path target = path;
   std::error_code ec;
-  if (fs::is_symlink(path, ec)) {
-    target = fs::weakly_canonical(path, ec);
+  for (int hops = 0; fs::is_symlink(target, ec); ++hops) {
+    if (hops == 40) io_error(what, path, "cannot resolve the symbolic link: too many levels of symbolic links", 0);
+    const fs::path next = fs::read_symlink(target, ec);
     if (ec) io_error(what, path, "cannot resolve the symbolic link: " + ec.message(), 0);
+    target = next.is_absolute() ? next : target.parent_path() / next;
   }
   if (target.filename().empty()) io_error(what, path, "the path names no file", 0);
   fs::path dir = target.parent_path();

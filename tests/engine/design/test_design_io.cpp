@@ -161,6 +161,25 @@ TEST_F(DesignFiles, SaveThroughASymbolicLinkReplacesTheTarget) {
   EXPECT_EQ(listing(dir_), (std::set<std::string>{"real.meshloom.json", "link.meshloom.json"}));
 }
 
+// A link whose target does not exist yet is written through (its target created), not replaced by a file; a loop
+// of links is refused and leaves both links as they were.
+TEST_F(DesignFiles, SaveThroughADanglingLinkCreatesItsTarget) {
+  const fs::path link = dir_ / "link.meshloom.json";
+  fs::create_symlink("sub/../real.meshloom.json", link);
+  fs::create_directory(dir_ / "sub");
+  save_design(sample(), link);
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(read(dir_ / "real.meshloom.json"), to_json_text(sample()));
+
+  const fs::path a = dir_ / "a.json";
+  const fs::path b = dir_ / "b.json";
+  fs::create_symlink(b.filename(), a);
+  fs::create_symlink(a.filename(), b);
+  const std::string message = error_of([&] { save_design(sample(), a); }, ErrorKind::RuntimeError);
+  EXPECT_NE(message.find("too many levels of symbolic links"), std::string::npos) << message;
+  EXPECT_TRUE(fs::is_symlink(a) && fs::is_symlink(b));
+}
+
 TEST_F(DesignFiles, SaveIntoAMissingDirectoryFails) {
   const fs::path path = dir_ / "missing" / "x.meshloom.json";
   const std::string message = error_of([&] { save_design(sample(), path); }, ErrorKind::RuntimeError);

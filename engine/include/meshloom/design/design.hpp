@@ -46,7 +46,7 @@
 //   }
 //
 // Rules (every violation is a ValueError naming the JSON field path and the offending value, e.g.
-// "mesh.shape[1] = 0: axis sizes must be >= 1", "mesh: world = 4 but the mesh holds 8 ranks"):
+// "mesh.shape[1] = 0: axis sizes must be >= 1", "mesh.shape = [2,4]: world = 4 but the mesh holds 8 ranks"):
 //   - format is "meshloom-design" and version is 1 or 2; a version 1 design has no workload ("workload: ...
 //     version 1 ..."); unknown fields are rejected by name; required fields must be present with the right JSON
 //     type; integers must be JSON integers (8, not 8.0 or "8"), booleans JSON booleans.
@@ -139,8 +139,9 @@ void validate_design(const Design& design);
 // Parses and validates a design file's text. ValueError for anything that breaks the rules.
 [[nodiscard]] Design parse_design(std::string_view text);
 
-// Reads and parses a design file. RuntimeError when it cannot be read, ValueError when it is not a valid
-// design; both messages start with the quoted path: ValueError: "x.meshloom.json": mesh.shape[1] = 0: ...
+// Reads and parses a design file. RuntimeError when it cannot be read (RuntimeError: cannot read design
+// "x.meshloom.json": No such file or directory), ValueError when it is not a valid design, its message starting with
+// the quoted path (ValueError: "x.meshloom.json": mesh.shape[1] = 0: ...).
 [[nodiscard]] Design load_design(const std::filesystem::path& path);
 
 // The canonical text (see above). Validates first, so an invalid design is never written.
