@@ -3,7 +3,9 @@
 // Compiled only where CUDA and NCCL were found (MESHLOOM_HAVE_NCCL).
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -128,9 +130,13 @@ public:
     for (const auto& d : info.devices) {
       if (d.index == world_->device()) gpu = d.name;
     }
+    // The communicators are created non-blocking; NCCL's own NCCL_COMM_BLOCKING=1 overrides that (page 5).
+    const char* blocking = std::getenv("NCCL_COMM_BLOCKING");
+    const bool blocking_set = blocking != nullptr && std::string_view(blocking) == "1";
     return "NCCL " + nccl::format_nccl_version(info.nccl_version) + ", CUDA runtime " +
            std::to_string(info.cuda_runtime_version) + ", GPU " + std::to_string(world_->device()) + " of " +
-           std::to_string(gpus_) + (gpu.empty() ? std::string() : " (" + gpu + ")");
+           std::to_string(gpus_) + (gpu.empty() ? std::string() : " (" + gpu + ")") +
+           (blocking_set ? ", blocking communicators (NCCL_COMM_BLOCKING=1)" : ", non-blocking communicators");
   }
   bool host_memory() const noexcept override { return false; }
   comm::MeshGroups groups(const DeviceMesh& mesh, Buffers buffers) override {
@@ -157,18 +163,32 @@ std::unique_ptr<LiveBackend> open_nccl_backend(mpi::MpiCommunicator& world, std:
   // a node takes GPU r. Ranks that end up on the same GPU are not refused here: NCCL reports the duplicate itself
   // when the world is created. Every rank learns whether every rank has a GPU at all before any NCCL call, so that
   // a rank without one cannot leave the others in the bootstrap.
+  // The NCCL library loaded must serve the nccl.h the launcher was compiled against: an older one (a wheel's, on
+  // LD_LIBRARY_PATH) may lack a function the backend calls, which would end the rank at its first call ("symbol
+  // lookup error") rather than with a message.
   const mpi::MpiCommunicator::NodePlace place = world.node_place();
+  const nccl::RuntimeInfo info = nccl::runtime_info();
+  const std::string library = nccl::nccl_version_problem(info.nccl_header_version, info.nccl_version);
   const int gpus = nccl::cuda_device_count();
-  const std::int64_t mine = gpus == 0 ? 1 : 0;  // 1: no GPU
+  const std::int64_t mine = (gpus == 0 ? 1 : 0) | (library.empty() ? 0 : 2);  // 1: no GPU; 2: an unfit library
   std::vector<std::int64_t> verdicts(static_cast<std::size_t>(world.size()), 0);
   world.all_gather(comm::ConstBuffer{&mine, 1, DType::Int64},
                    comm::Buffer{verdicts.data(), verdicts.size(), DType::Int64});
   std::string without;
+  std::string unfit;
   for (std::size_t r = 0; r < verdicts.size(); ++r) {
-    if (verdicts[r] != 0) without += (without.empty() ? "" : ", ") + std::to_string(r);
+    if ((verdicts[r] & 1) != 0) without += (without.empty() ? "" : ", ") + std::to_string(r);
+    if ((verdicts[r] & 2) != 0) unfit += (unfit.empty() ? "" : ", ") + std::to_string(r);
+  }
+  if (!unfit.empty()) {
+    raise(ErrorKind::RuntimeError,
+          "--backend nccl: rank(s) " + unfit + " loaded an NCCL library that cannot serve this meshloom-launch (" +
+              (library.empty() ? std::string("this rank's can: NCCL ") + nccl::format_nccl_version(info.nccl_version)
+                               : "this rank: " + library) +
+              "). Put the NCCL it was built against first on LD_LIBRARY_PATH, or rebuild against the one the job "
+              "loads");
   }
   if (!without.empty()) {
-    const nccl::RuntimeInfo info = nccl::runtime_info();
     raise(ErrorKind::RuntimeError,
           "--backend nccl needs a CUDA GPU on every rank; rank(s) " + without + " found none" +
               (gpus == 0 && !info.cuda_error.empty() ? " (this rank: " + info.cuda_error + ")" : std::string()) +

@@ -73,7 +73,11 @@ ncclConfig_t nonblocking_config(const std::string& name) {
   // No resource sharing between a split and its parent (nccl_communicator.hpp, split()): each communicator has
   // its own channels, proxy and abort flag, so groups run independently and a child's abort stays its own.
   config.splitShare = 0;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 3)  // ncclConfig_t::commName: NCCL 2.27.3 and later
   config.commName = name.c_str();
+#else
+  (void)name;
+#endif
   return config;
 }
 
