@@ -1,6 +1,7 @@
 #include "live/slurm_run.hpp"
 
 #include <QFile>
+#include <QFileInfo>
 #include <QProcess>
 #include <QTimer>
 
@@ -128,6 +129,7 @@ void SlurmRun::run_command(const LaunchCommand& command, const QByteArray& input
   connect(limit, &QTimer::timeout, this, [p, complete, ms = command_timeout_ms_] {
     Result r;
     r.exit_code = -1;
+    r.timed_out = true;
     r.err = QStringLiteral("%1 did not answer within %2 s and was stopped").arg(p->program()).arg(ms / 1000.0);
     complete(r);
     p->kill();
@@ -145,6 +147,17 @@ void SlurmRun::on_submitted(const Result& r) {
         r.error + (settings_.login_host.isEmpty()
                        ? QStringLiteral(". Slurm's commands must be on PATH here, or submit from a login node over ssh.")
                        : QStringLiteral("."))));
+    return;
+  }
+  if (r.timed_out) {
+    // The controller may have taken the job and only its answer been lost: no id, so nothing here can watch or
+    // cancel it. Say so, rather than that it was refused.
+    finish(RunOutcome::failed_to_start(
+        QStringLiteral("%1: the job may have been submitted all the same, unwatched (no job id came back). Look for "
+                       "a job named meshloom-bench (squeue --me --name meshloom-bench%2) and cancel it if it is "
+                       "there; it writes into %3.")
+            .arg(r.err, settings_.login_host.isEmpty() ? QString() : QStringLiteral(" on ") + settings_.login_host,
+                 QFileInfo(files_.records).absolutePath())));
     return;
   }
   if (r.exit_code != 0) {  // sbatch's refusal (or ssh's), word for word
@@ -210,13 +223,10 @@ void SlurmRun::ask_scontrol(const std::optional<SlurmJobState>& fallback) {
       return;
     }
     if (r.started && r.err.contains(QLatin1String("Invalid job id"))) {
-      // Slurm forgot the job (MinJobAge passed while nobody asked): what it measured is all there is to know.
-      stream_->close(/*take_partial=*/false);
-      RunOutcome o;
-      o.status = RunOutcome::Status::Failed;
-      o.message = QStringLiteral("Slurm no longer knows job %1 (scontrol: %2); its records so far are kept.")
-                      .arg(job_id_, r.err.trimmed());
-      finish(std::move(o));
+      // Slurm forgot the job (MinJobAge passed while nobody asked: a login node out of reach, a laptop asleep):
+      // what it wrote is all there is to know. Its records are read to the end, and a run whose summary says it
+      // succeeded did.
+      forgotten(r.err.trimmed());
       return;
     }
     if (r.started && r.exit_code == 0) {
@@ -225,6 +235,37 @@ void SlurmRun::ask_scontrol(const std::optional<SlurmJobState>& fallback) {
     }
     query_failed(QStringLiteral("scontrol"), r);
   });
+}
+
+void SlurmRun::forgotten(const QString& scontrol_said) {
+  if (ending_) return;
+  ending_ = true;
+  poll_timer_->stop();
+  read_timer_->stop();
+  const auto records_read = [this, scontrol_said] {
+    stream_->close(/*take_partial=*/false);
+    const Measurements& m = stream_->measurements();
+    RunOutcome o;
+    const QString forgot = QStringLiteral("Slurm no longer knows job %1 (scontrol: %2)").arg(job_id_, scontrol_said);
+    if (m.summary_seen() && m.summary_ok().value_or(false) && stream_->records_error().isEmpty()) {
+      o.status = RunOutcome::Status::Succeeded;
+      o.message = forgot + QStringLiteral(": it ended before the app saw it end, and its records are whole (%1 "
+                                          "results and the summary, which says the run succeeded).")
+                               .arg(stream_->results());
+    } else {
+      o.status = RunOutcome::Status::Failed;
+      o.message = forgot + QStringLiteral("; its records so far are kept (%1 results, no summary that says the run "
+                                          "succeeded).")
+                               .arg(stream_->results());
+    }
+    finish(std::move(o));
+  };
+  if (settings_.login_host.isEmpty()) {
+    read_local();
+    records_read();
+  } else {
+    read_remote(records_read);
+  }
 }
 
 void SlurmRun::query_failed(const QString& what, const Result& r) {

@@ -85,6 +85,7 @@ private:
     QByteArray out;
     QString err;
     QString error;
+    bool timed_out = false;  // stopped after command_timeout_ms_ without an answer (err says so)
   };
   using Done = std::function<void(const Result&)>;
   // Runs `command` (with `input` on standard input), then `done` unless the run ended or another started meanwhile.
@@ -100,6 +101,8 @@ private:
   void read_remote(std::function<void()> then);
   void send_scancel();
   void wrap_up();
+  // The job is gone from squeue and scontrol alike: read its records to the end, then end by what they say.
+  void forgotten(const QString& scontrol_said);
   void conclude_or_fetch_tail();
   void finish(RunOutcome outcome);
 

@@ -43,6 +43,10 @@ const RefusedOption kRefused[] = {
     {"gpus-per-task", 0, "it has a field of its own: GPUs per task"},
     {"chdir", 'D', "the job runs in the run's folder, where it writes its records"},
     {"array", 'a', "the run is one job writing one records file; the tasks of an array would all write into it"},
+    {"clusters", 'M', "the app watches the job with squeue, scontrol and scancel of the cluster it submits to; "
+                      "submit from that cluster's login node (Submit on) instead"},
+    {"requeue", 0, "a requeued job starts its records file afresh while the app reads on where it was; the script "
+                   "asks for --no-requeue"},
 };
 
 }  // namespace
@@ -128,6 +132,14 @@ std::optional<QStringList> sbatch_extra_options(const SlurmSettings& settings, Q
   if (!words) return fail(QStringLiteral("Extra sbatch options: %1").arg(why));
   for (qsizetype i = 0; i < words->size(); ++i) {
     const QString& w = words->at(i);
+    // A line break ends an #SBATCH line, and bash runs what follows it.
+    if (w.contains(QLatin1Char('\n')) || w.contains(QLatin1Char('\r'))) {
+      QString shown = w;
+      shown.replace(QLatin1Char('\n'), QStringLiteral("\\n")).replace(QLatin1Char('\r'), QStringLiteral("\\r"));
+      return fail(QStringLiteral("Extra sbatch options: \"%1\" holds a line break, which would end its #SBATCH line "
+                                 "(and bash would run the rest).")
+                      .arg(shown));
+    }
     if (!w.startsWith(QLatin1Char('-'))) {
       if (i == 0) {
         return fail(QStringLiteral("Extra sbatch options: \"%1\" is not an option (options start with -, as in "
@@ -208,6 +220,20 @@ std::optional<QString> batch_script(const SlurmSettings& s, const QString& launc
                                "name: choose another folder.")
                     .arg(QFileInfo(files.output).absolutePath()));
   }
+  // A line break ends a comment or an #SBATCH line, and bash runs what follows it.
+  const auto line_break = [](const QString& text) {
+    return text.contains(QLatin1Char('\n')) || text.contains(QLatin1Char('\r'));
+  };
+  if (line_break(files.records) || line_break(files.output)) {
+    return fail(QStringLiteral("The run's folder \"%1\" has a line break in its name, which would end a line of the "
+                               "job's script: choose another folder.")
+                    .arg(QFileInfo(files.output).absolutePath()));
+  }
+  if (line_break(bench.design_path)) {
+    return fail(QStringLiteral("The design's file name \"%1\" has a line break, which would end a line of the job's "
+                               "script: save the design under another name.")
+                    .arg(bench.design_path));
+  }
   const QStringList extra = sbatch_extra_options(s, nullptr).value_or(QStringList{});
 
   QStringList lines{QStringLiteral("#!/bin/bash"),
@@ -227,6 +253,9 @@ std::optional<QString> batch_script(const SlurmSettings& s, const QString& launc
   sbatch_line({QStringLiteral("--ntasks-per-node=%1").arg(s.tasks_per_node)});
   if (s.gpus_per_task > 0) sbatch_line({QStringLiteral("--gpus-per-task=%1").arg(s.gpus_per_task)});
   if (!s.time_limit.isEmpty()) sbatch_line({QStringLiteral("--time=") + s.time_limit});
+  // Requeued (after a node failure or preemption), the job would start job.jsonl afresh while the app reads on
+  // from where it was.
+  sbatch_line({QStringLiteral("--no-requeue")});
   sbatch_line({QStringLiteral("--chdir=") + QFileInfo(files.records).absolutePath()});
   QString output = files.output;
   output.replace(QLatin1Char('%'), QStringLiteral("%%"));  // Slurm's file name patterns (%j) are not ours

@@ -185,6 +185,12 @@ private slots:
         {"--parti=gpu", "Partition"},
         {"--array=0-3", "one records file"},
         {"-a 0-3", "one records file"},
+        // Another cluster's job, which squeue and scontrol here do not know; a requeue, which restarts the records.
+        {"--clusters=other", "Submit on"},
+        {"-M other", "Submit on"},
+        {"--requeue", "--no-requeue"},
+        // A line break inside quotes would end the #SBATCH line, and bash would run the rest.
+        {"--comment='a\nrm -rf ~'", "\"--comment=a\\nrm -rf ~\" holds a line break"},
     };
     for (const auto& r : refused) {
       error.clear();
@@ -194,7 +200,7 @@ private slots:
       QVERIFY2(error.contains(QString::fromLatin1(r.names)), qPrintable(QStringLiteral("%1 -> %2").arg(r.text, error)));
     }
     // Options that only start like a refused one are someone else's.
-    s.extra_options = QStringLiteral("--nodelist=vm --gpus=2 --time-min=5 --output-foo");
+    s.extra_options = QStringLiteral("--nodelist=vm --gpus=2 --time-min=5 --output-foo --no-requeue");
     QVERIFY2(sbatch_extra_options(s, &error), qPrintable(error));
   }
 
@@ -274,6 +280,7 @@ private slots:
         "#SBATCH --ntasks-per-node=4",
         "#SBATCH --gpus-per-task=1",
         "#SBATCH --time=00:10:00",
+        "#SBATCH --no-requeue",
         "#SBATCH \"--chdir=/runs/my run\"",
         "#SBATCH \"--output=/runs/my run/job.out\"",
         "#SBATCH --account=proj",
@@ -322,6 +329,12 @@ private slots:
     b.world = 2;
     QVERIFY(!batch_script(d, QStringLiteral(" "), b, files, &error));
     QVERIFY2(error.contains(QLatin1String("meshloom-launch program")), qPrintable(error));
+    // A line break in a path would end a line of the script (and bash would run the rest).
+    QVERIFY(!batch_script(d, QStringLiteral("meshloom-launch"), b, slurm_job_files(QStringLiteral("/r/a\nb")), &error));
+    QVERIFY2(error.contains(QLatin1String("has a line break in its name")), qPrintable(error));
+    b.design_path = QStringLiteral("/r/x\nrm -rf ~.meshloom.json");
+    QVERIFY(!batch_script(d, QStringLiteral("meshloom-launch"), b, files, &error));
+    QVERIFY2(error.contains(QLatin1String("The design's file name")), qPrintable(error));
   }
 
   void commands_here_and_over_ssh() {
@@ -667,6 +680,19 @@ private slots:
     QVERIFY(QFile::remove(bin.filePath(QStringLiteral("squeue.out"))));
     QVERIFY(finished.wait(10000));
     QCOMPARE(int(outcome_of(finished).status), int(RunOutcome::Status::Failed));
+
+    // sbatch that does not answer: the job may have been taken all the same, which the message says (not "refused").
+    QVERIFY(write_file(bin.filePath(QStringLiteral("sbatch.hang")), ""));
+    SlurmRun submit;
+    submit.set_command_timeout(300);
+    QSignalSpy submit_finished(&submit, &SlurmRun::finished);
+    QVERIFY(submit.start(SlurmSettings{}, QStringLiteral("#!/bin/bash\n"), slurm_job_files(run_dir.path()), QString()));
+    const RunOutcome o = outcome_of(submit_finished);
+    QCOMPARE(int(o.status), int(RunOutcome::Status::FailedToStart));
+    QVERIFY2(o.message.startsWith(QLatin1String("sbatch did not answer within 0.3 s and was stopped: the job may have "
+                                                "been submitted all the same")),
+             qPrintable(o.message));
+    QVERIFY2(o.message.contains(run_dir.path()), qPrintable(o.message));
   }
 
   // A failed job: its exit code, the launcher's error record, the end of its output; a cancel: scancel, the job
@@ -746,6 +772,34 @@ private slots:
       QVERIFY(QFile::remove(bin.filePath(QStringLiteral("squeue.out"))));
       QCOMPARE(int(outcome_of(finished).status), int(RunOutcome::Status::Cancelled));
       QVERIFY(QFile::remove(bin.filePath(QStringLiteral("scontrol.out"))));
+    }
+  }
+
+  // A job gone from squeue and scontrol alike (Slurm's MinJobAge passed while the app could not ask) ends by its
+  // records, read to the end: whole, with a summary that says it succeeded, it did; else it failed, its records kept.
+  void a_job_slurm_forgot_ends_by_its_records() {
+    QTemporaryDir bin;
+    install_fake_slurm(bin.path());
+    qputenv("PATH", (bin.path() + QLatin1Char(':')).toUtf8() + path_);
+    const QStringList recorded = lines_of(kRecorded);
+    for (const bool whole : {true, false}) {
+      QTemporaryDir run_dir;
+      const SlurmJobFiles files = slurm_job_files(run_dir.path());
+      const QStringList written = whole ? recorded : recorded.mid(0, 3);
+      QVERIFY(write_file(files.records, (written.join(QLatin1Char('\n')) + QLatin1Char('\n')).toUtf8()));
+      SlurmRun run;
+      run.set_poll_interval(100);
+      QSignalSpy finished(&run, &SlurmRun::finished);
+      QVERIFY(run.start(SlurmSettings{}, QStringLiteral("#!/bin/bash\n"), files, run_dir.filePath(QStringLiteral("b.jsonl"))));
+      const RunOutcome o = outcome_of(finished);
+      QVERIFY2(o.message.startsWith(QLatin1String("Slurm no longer knows job 77 (scontrol: slurm_load_jobs error: "
+                                                  "Invalid job id specified)")),
+               qPrintable(o.message));
+      QCOMPARE(int(o.status), int(whole ? RunOutcome::Status::Succeeded : RunOutcome::Status::Failed));
+      QCOMPARE(o.results, whole ? 48 : 2);
+      QVERIFY2(o.message.contains(whole ? QLatin1String("48 results and the summary") : QLatin1String("2 results, no summary")),
+               qPrintable(o.message));
+      QCOMPARE(lines_of(run_dir.filePath(QStringLiteral("b.jsonl"))), written);
     }
   }
 
