@@ -95,19 +95,21 @@ std::string table_row(const BenchResult& r) {
   return line;
 }
 
-std::string table_footer(std::int64_t wrong, bool checked, double avg_busbw) {
+std::string table_footer(std::int64_t wrong, bool checked) {
   char line[160];
-  std::string out;
   if (checked) {
     std::snprintf(line, sizeof line, "# Out of bounds values : %lld %s\n", static_cast<long long>(wrong),
                   wrong == 0 ? "OK" : "FAILED");
   } else {
     std::snprintf(line, sizeof line, "# Out of bounds values : N/A (not checked; --check counts them)\n");
   }
-  out += line;
+  return line;
+}
+
+std::string avg_busbw_line(double avg_busbw) {
+  char line[80];
   std::snprintf(line, sizeof line, "# Avg bus bandwidth    : %g\n", avg_busbw);
-  out += line;
-  return out;
+  return line;
 }
 
 // ---- The JSON Lines records --------------------------------------------------------------------------------

@@ -66,7 +66,7 @@ struct BenchResult {
   std::int64_t count = 0;
   TimingMode timing = TimingMode::Pipelined;
   IterationStats stats;  // over the iterations (timing.hpp)
-  double time_us = 0;    // stats.p50_us: what algbw and busbw divide
+  double time_us = 0;    // time_of(timing, stats): the mean pipelined, the p50 single_shot; what algbw divides
   double algbw_gbps = 0;
   double busbw_gbps = 0;
   std::int64_t wrong = 0;   // wrong elements over every rank (0 when not checked)
@@ -80,8 +80,11 @@ struct BenchResult {
 // One data row: size, count, type, redop ("none" unless the collective reduces), root (-1 unless rooted), time,
 // algbw, busbw and #wrong ("N/A" when not checked). nccl-tests' widths and precisions.
 [[nodiscard]] std::string table_row(const BenchResult& r);
-// "# Out of bounds values : N OK|FAILED" and "# Avg bus bandwidth    : X" (the mean busbw of the rows).
-[[nodiscard]] std::string table_footer(std::int64_t wrong, bool checked, double avg_busbw);
+// An axis' table ends with "# Out of bounds values : N OK|FAILED" (N/A without --check), each collective's rows with
+// "# Avg bus bandwidth    : X", the mean busbw of that collective's rows, as nccl-tests ends the table of its one
+// collective (averaging all_reduce with all_to_all would mean nothing).
+[[nodiscard]] std::string table_footer(std::int64_t wrong, bool checked);
+[[nodiscard]] std::string avg_busbw_line(double avg_busbw);
 // nccl-tests' time column: 2 decimals below 100 us, 1 below 10000, none above.
 [[nodiscard]] std::string format_time_us(double time_us);
 

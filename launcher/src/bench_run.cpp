@@ -188,7 +188,10 @@ std::string header_text(const BenchRunInfo& info, const BenchSettings& s, const 
   h += "\n# timing " + std::string(to_string(s.timing)) +
        (s.timing == TimingMode::Pipelined ? " (iterations back to back, one wait; nccl-tests)"
                                           : " (each iteration alone after a barrier, as a training step meets it)") +
-       "; time = p50 over the iterations of the mean over the ranks; GB = 1e9 bytes; busbw = algbw * bus factor;"
+       "; time = " +
+       (s.timing == TimingMode::Pipelined ? "their total / iterations (nccl-tests), over the mean of the ranks"
+                                          : "p50 over the iterations of the mean over the ranks") +
+       "; GB = 1e9 bytes; busbw = algbw * bus factor;"
        " cv = stddev / mean; slowest = the rank slowest in the most iterations\n";
   if (const std::string note = crowding_note(crowded_hosts(info.cpus, info.hosts), info.transport); !note.empty()) {
     h += "# note: " + note + "\n";
@@ -299,7 +302,6 @@ BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups
       const std::int64_t me = c != nullptr ? c->rank() : -1;
       std::int64_t axis_wrong = 0;
       double axis_busbw = 0;
-      std::int64_t axis_rows = 0;
       const bool print = last && lead && s.print_tables;
       if (print) {
         out << "#\n# axis " << axis << ": " << group_count << (group_count == 1 ? " group" : " groups") << " of " << n
@@ -312,6 +314,8 @@ BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups
         const CollectiveDef& def = collective_def(collective);
         if (print) out << "# " << def.name() << "\n";
         std::vector<std::int64_t> too_small;
+        double collective_busbw = 0;
+        std::int64_t collective_rows = 0;
         for (const auto size : s.sizes) {
           Buffers b;
           b.host.counts = def.counts(size / item, item, n);
@@ -377,14 +381,15 @@ BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups
           r.count = b.host.counts.count;
           r.timing = s.timing;
           r.stats = stats;
-          r.time_us = stats.p50_us;
+          r.time_us = time_of(s.timing, stats);
           r.algbw_gbps = algbw_gbps(r.bytes, r.time_us);
           r.busbw_gbps = busbw_gbps(collective, r.algbw_gbps, n);
           r.wrong = wrong;
           r.checked = s.check;
           axis_wrong += r.wrong;
           axis_busbw += r.busbw_gbps;
-          ++axis_rows;
+          collective_busbw += r.busbw_gbps;
+          ++collective_rows;
           sink.write(result_record(r));
           if (s.print_tables) {
             progress.clear();
@@ -393,16 +398,22 @@ BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups
           outcome.sweep.results.push_back(std::move(r));
         }
         if (print && !too_small.empty()) {
-          out << "# " << def.name() << ": sizes below " << format_size(n * item) << " skipped (" << too_small.size()
+          // The smallest size that leaves a rank an element: one item, or one per rank of the group where the
+          // collective splits its buffer over them.
+          const std::int64_t smallest = def.counts(1, item, n).count == 0 ? n * item : item;
+          out << "# " << def.name() << ": sizes below " << format_size(smallest) << " skipped (" << too_small.size()
               << "): no element per rank\n";
+        }
+        // As nccl-tests ends the table of its one collective: the mean busbw of its rows.
+        if (print && collective_rows > 0) {
+          out << avg_busbw_line(collective_busbw / static_cast<double>(collective_rows)) << std::flush;
         }
       }
       all_wrong += axis_wrong;
       busbw_total += axis_busbw;
       if (print) {
         progress.clear();
-        out << table_footer(axis_wrong, s.check, axis_rows > 0 ? axis_busbw / static_cast<double>(axis_rows) : 0.0)
-            << std::flush;
+        out << table_footer(axis_wrong, s.check) << std::flush;
       }
     }
   }

@@ -28,7 +28,7 @@ namespace meshloom::launcher {
 
 struct FitSample {
   double bytes = 0;    // nccl-tests' size of the run (bytes of the result record)
-  double time_us = 0;  // the time per iteration the record reports: p50 over the iterations (timing.hpp)
+  double time_us = 0;  // the time per iteration the record reports (timing.hpp time_of)
 };
 
 struct AlphaBetaFit {

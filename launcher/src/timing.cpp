@@ -132,6 +132,10 @@ std::int64_t round_iterations(std::int64_t total, std::int64_t rounds, std::int6
   return total / rounds + (round < total % rounds ? 1 : 0);
 }
 
+double time_of(TimingMode mode, const IterationStats& stats) noexcept {
+  return mode == TimingMode::Pipelined ? stats.mean_us : stats.p50_us;
+}
+
 IterationStats summarize(std::vector<double> values) {
   IterationStats s;
   s.iterations = static_cast<std::int64_t>(values.size());

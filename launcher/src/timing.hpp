@@ -80,6 +80,13 @@ void name_straggler(IterationStats& s, const std::vector<std::string>& hosts);
 [[nodiscard]] IterationStats iteration_stats(comm::Communicator& control, const std::vector<double>& mine,
                                              std::int64_t iters, const std::vector<std::string>& hosts);
 
+// The time per iteration a measurement reports (bench's `time`, a record's time_us, what algbw divides): pipelined,
+// the mean (the iterations' total / their number, nccl-tests' figure: a pipeline's fill and its stragglers count,
+// as they do in a run of launches back to back); single_shot, the p50 (each iteration a call of its own, as a step
+// meets it: the median keeps one descheduled call from moving it). Example: times 1, 1, 1, 5 give 2 pipelined and 1
+// single_shot.
+[[nodiscard]] double time_of(TimingMode mode, const IterationStats& stats) noexcept;
+
 // The statistics of `values` alone (no ranks): for tests and for one rank's own times.
 [[nodiscard]] IterationStats summarize(std::vector<double> values);
 

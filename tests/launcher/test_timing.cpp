@@ -205,6 +205,16 @@ TEST(Timing, OneValueHasNoSpread) {
   EXPECT_EQ(summarize({}).iterations, 0);
 }
 
+// What a measurement reports: pipelined, the iterations' total over their number (nccl-tests' figure: the slow
+// iteration counts); single_shot, the p50 (one descheduled call does not move it).
+TEST(Timing, PipelinedReportsTheTotalOverIterationsSingleShotTheMedian) {
+  const IterationStats s = summarize({1, 1, 1, 5});
+  EXPECT_DOUBLE_EQ(time_of(TimingMode::Pipelined, s), 2);
+  EXPECT_DOUBLE_EQ(time_of(TimingMode::SingleShot, s), 1);
+  const IterationStats one = summarize({7.5});
+  EXPECT_DOUBLE_EQ(time_of(TimingMode::Pipelined, one), time_of(TimingMode::SingleShot, one));
+}
+
 // Rounds split the iterations as evenly as they go, the first rounds taking the remainder; together they are all of
 // them, for every total and every number of rounds up to it.
 TEST(Timing, RoundsShareTheIterations) {
