@@ -43,6 +43,13 @@ Design rebased(Design design, const QDir& from, const QDir& to) {
 
 }  // namespace
 
+Design with_absolute_calibration(Design design, const QString& folder) {
+  if (design.calibration && !std::filesystem::path(*design.calibration).is_absolute()) {
+    design.calibration = QDir(folder).absoluteFilePath(QString::fromStdString(*design.calibration)).toStdString();
+  }
+  return design;
+}
+
 // One edit of the design: the values before and after, swapped by undo and redo.
 class DesignEditCommand : public QUndoCommand {
 public:
@@ -92,12 +99,8 @@ bool DesignDocument::open(const QString& path, QString* error) {
 
 bool DesignDocument::open_copy(const QString& path, QString* error) {
   try {
-    Design design = load_design(path.toStdString());
     // The copy has no folder of its own: a relative calibration would lose its file, so it points at it.
-    if (design.calibration && !std::filesystem::path(*design.calibration).is_absolute()) {
-      design.calibration =
-          QFileInfo(path).absoluteDir().absoluteFilePath(QString::fromStdString(*design.calibration)).toStdString();
-    }
+    Design design = with_absolute_calibration(load_design(path.toStdString()), QFileInfo(path).absolutePath());
     reset(std::move(design), QString());
     template_ = QFileInfo(path).fileName();
     emit path_changed(path_);  // the name shown changed

@@ -17,6 +17,11 @@ class QUndoStack;
 
 namespace meshloom::app {
 
+// `design` with a calibration named relative to the folder `folder` naming the same file absolutely, for a design
+// that leaves that folder behind (an untitled copy); an absolute calibration, or none, stays as it is. Example:
+// "cal/c.json" in /runs is "/runs/cal/c.json".
+[[nodiscard]] Design with_absolute_calibration(Design design, const QString& folder);
+
 class DesignDocument : public QObject {
   Q_OBJECT
 

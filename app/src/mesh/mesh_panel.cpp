@@ -87,6 +87,7 @@ MeshPanel::MeshPanel(DesignDocument* doc, AxesModel* axes, QWidget* parent)
   auto* form = new QFormLayout;
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
   name_ = new QLineEdit(this);
+  name_->setObjectName(QStringLiteral("design_name"));
   name_->setToolTip(tr("The design's title (saved in the file; 1..128 characters)"));
   name_message_ = make_message_label(this);
   world_ = new QSpinBox(this);
@@ -171,9 +172,7 @@ MeshPanel::MeshPanel(DesignDocument* doc, AxesModel* axes, QWidget* parent)
   layout->addWidget(axes_message_);
   layout->addLayout(buttons);
 
-  connect(name_, &QLineEdit::editingFinished, this, [this] {
-    if (name_->text() != q(doc_->design().name)) (void)set_design_name(name_->text());
-  });
+  connect(name_, &QLineEdit::editingFinished, this, &MeshPanel::commit_name);
   connect(world_, &QSpinBox::valueChanged, this, [this](int v) {
     if (v != doc_->design().world) (void)set_world(v);
   });
@@ -183,13 +182,20 @@ MeshPanel::MeshPanel(DesignDocument* doc, AxesModel* axes, QWidget* parent)
   connect(axes_, &AxesModel::edit_refused, this,
           [this](const QModelIndex&, const QString& message) { show_message(axes_message_, message); });
   connect(axes_, &AxesModel::picked_changed, this, &MeshPanel::update_actions);
-  // Every edit resets the model; the selection stays on its row (an edit that moves the axis selects it again).
-  connect(axes_, &QAbstractItemModel::modelAboutToBeReset, this,
-          [this] { row_before_reset_ = table_->currentIndex().isValid() ? table_->currentIndex().row() : -1; });
+  // Every edit resets the model; the selection stays on its axis where the axis is still there (an undo that brings
+  // back an axis before it moves it down a row: Remove would then take the axis the user did not pick), else on its
+  // row.
+  connect(axes_, &QAbstractItemModel::modelAboutToBeReset, this, [this] {
+    const QModelIndex current = table_->currentIndex();
+    row_before_reset_ = current.isValid() ? current.row() : -1;
+    axis_before_reset_ = current.isValid() ? axes_->index(current.row(), AxesModel::Name).data().toString() : QString();
+  });
   connect(axes_, &QAbstractItemModel::modelReset, this, [this] {
-    if (row_before_reset_ >= 0 && row_before_reset_ < axes_->rowCount()) {
-      table_->setCurrentIndex(axes_->index(row_before_reset_, AxesModel::Name));
+    int row = row_before_reset_;
+    for (int r = 0; r < axes_->rowCount() && !axis_before_reset_.isEmpty(); ++r) {
+      if (axes_->index(r, AxesModel::Name).data().toString() == axis_before_reset_) row = r;
     }
+    if (row >= 0 && row < axes_->rowCount()) table_->setCurrentIndex(axes_->index(row, AxesModel::Name));
     update_actions();
   });
   connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, &MeshPanel::update_actions);
@@ -204,15 +210,25 @@ MeshPanel::MeshPanel(DesignDocument* doc, AxesModel* axes, QWidget* parent)
 void MeshPanel::commit_pending() {
   world_->interpretText();
   devices_->interpretText();
+  commit_name();
+  commit_description();
+}
+
+// What was typed becomes the field's committed text first: the edit's design_changed then shows the design again
+// (sync_fields keeps only uncommitted typing), and later edits and undos show theirs.
+void MeshPanel::commit_name() {
+  name_->setModified(false);
   if (name_->text() != q(doc_->design().name)) (void)set_design_name(name_->text());
-  if (description_->toPlainText() != description_shown_) (void)set_description(description_->toPlainText());
+}
+
+void MeshPanel::commit_description() {
+  if (description_->toPlainText() == description_shown_) return;
+  description_shown_ = description_->toPlainText();
+  (void)set_description(description_shown_);
 }
 
 bool MeshPanel::eventFilter(QObject* watched, QEvent* event) {
-  if (watched == description_ && event->type() == QEvent::FocusOut &&
-      description_->toPlainText() != description_shown_) {
-    (void)set_description(description_->toPlainText());
-  }
+  if (watched == description_ && event->type() == QEvent::FocusOut) commit_description();
   return QWidget::eventFilter(watched, event);
 }
 
@@ -223,9 +239,12 @@ QList<QAction*> MeshPanel::actions_for_menu() const {
 void MeshPanel::sync_fields() {
   const Design& d = doc_->design();
   const QSignalBlocker b1(name_), b2(world_), b3(devices_);
-  if (!name_->hasFocus() || name_->text() != q(d.name)) name_->setText(q(d.name));
+  // What the user is typing and has not committed yet (a button of the dock takes no focus, so another edit can
+  // arrive mid-word) stays: it is committed when the field is left, and wins then.
+  if (!name_->isModified() && name_->text() != q(d.name)) name_->setText(q(d.name));
   const QString description = q(d.description.value_or(std::string()));
-  if (description != description_given_ || description_->toPlainText() != description_shown_) {
+  const bool typing = description_->toPlainText() != description_shown_;
+  if (!typing && description != description_given_) {
     const QSignalBlocker b4(description_);
     description_->setPlainText(description);
     description_given_ = description;

@@ -70,6 +70,9 @@ protected:
   bool eventFilter(QObject* watched, QEvent* event) override;  // the description commits on focus out
 
 private:
+  // The name's or the description's typing, as one edit (commit_pending, leaving the field).
+  void commit_name();
+  void commit_description();
   void sync_fields();
   void update_actions();
   // Runs one edit of a form field; on refusal shows the message under it and puts the design's value back.
@@ -105,6 +108,7 @@ private:
   QAction* unflatten_ = nullptr;
   QAction* clear_picks_ = nullptr;
   int row_before_reset_ = -1;
+  QString axis_before_reset_;  // the selected axis' name before a model reset
 };
 
 // Parses "2, 4" / "2x4" / "2 4" into sizes; ValueError-style message naming the bad token otherwise.

@@ -658,7 +658,11 @@ bool MainWindow::recover(const Autosave::Recovery& recovery) {
     // The recovered changes sit on top of the saved file, one undo away from it.
   } else {
     try {
-      // A file saved since the copy keeps what was saved: the copy opens as an untitled design beside it.
+      // A file saved since the copy keeps what was saved: the copy opens as an untitled design beside it, a
+      // calibration it names relative to the file's folder pointing at that file still.
+      if (file_newer && !recovery.origin.isEmpty()) {
+        copy = with_absolute_calibration(std::move(copy), QFileInfo(recovery.origin).absolutePath());
+      }
       doc_->reset(copy, file_newer ? QString() : recovery.origin, /*modified=*/true);
     } catch (const std::exception& e) {
       // A copy the loader accepts but no mesh can be built from: reported, and the copy kept for the user.

@@ -287,6 +287,45 @@ private slots:
     QCOMPARE(doc.design(), cube());
   }
 
+  // What the user is typing is not thrown away by another edit arriving mid-word (the dock's buttons take no focus)
+  // nor by an undo: it is committed when the field is left. After an undo the selection stays on its axis, so that
+  // Remove takes the axis the user picked, not the one that came back before it.
+  void typing_survives_other_edits_and_the_selection_follows_its_axis() {
+    DesignDocument doc;
+    doc.reset(cube(), QString());
+    AxesModel model(&doc);
+    MeshPanel panel(&doc, &model);
+    auto* name = panel.findChild<QLineEdit*>(QStringLiteral("design_name"));
+    auto* description = panel.findChild<QPlainTextEdit*>(QStringLiteral("design_description"));
+    QVERIFY(name != nullptr && description != nullptr);
+    name->setFocus();
+    QTest::keyClicks(name, QStringLiteral("-renamed"));
+    description->setPlainText(QStringLiteral("typed, not yet committed"));
+    panel.select_axis("cp");
+    QVERIFY(panel.move_current(-1));  // another edit while both fields hold typing
+    QCOMPARE(name->text(), QStringLiteral("cube-renamed"));
+    QCOMPARE(description->toPlainText(), QStringLiteral("typed, not yet committed"));
+    doc.undo_stack()->undo();  // and an undo
+    QCOMPARE(name->text(), QStringLiteral("cube-renamed"));
+    QCOMPARE(description->toPlainText(), QStringLiteral("typed, not yet committed"));
+    panel.commit_pending();
+    QCOMPARE(doc.design().name, std::string("cube-renamed"));
+    QCOMPARE(doc.design().description, std::optional<std::string>("typed, not yet committed"));
+    // Committed, the fields follow the design again: undo both edits.
+    doc.undo_stack()->undo();
+    doc.undo_stack()->undo();
+    QCOMPARE(name->text(), QStringLiteral("cube"));
+    QCOMPARE(description->toPlainText(), QString());
+
+    // Select tp, undo a removal of dp: tp moves down a row and stays selected.
+    panel.select_axis("dp");
+    QVERIFY(panel.remove_current());
+    panel.select_axis("tp");
+    doc.undo_stack()->undo();
+    QCOMPARE(doc.design().mesh.names, (std::vector<std::string>{"dp", "cp", "tp"}));
+    QCOMPARE(panel.current_axis(), std::string("tp"));
+  }
+
   void slices_list_the_engines_groups_and_explain_invalid_picks() {
     DesignDocument doc;
     doc.reset(cube(), QString());
@@ -527,12 +566,18 @@ private slots:
   }
 
   // A copy older than its file (the file saved since, by a later session or another window) does not undo what was
-  // saved: it opens as an untitled design, the file as it is.
+  // saved: it opens as an untitled design, the file as it is, and a calibration named from the file's folder still
+  // names its file (absolutely: the untitled design has no folder).
   void a_copy_older_than_its_file_opens_beside_it() {
     QTemporaryDir tmp;
     const QString dir = tmp.filePath(QStringLiteral("autosave"));
     const QString path = tmp.filePath(QStringLiteral("d.meshloom.json"));
-    QVERIFY(QFile::copy(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/default.meshloom.json"), path));
+    QVERIFY(QDir(tmp.path()).mkpath(QStringLiteral("cal")));
+    QVERIFY(QFile::copy(QStringLiteral(MESHLOOM_CALIBRATION_DIR "/local-2x2.calibration.json"),
+                        tmp.filePath(QStringLiteral("cal/c.json"))));
+    Design calibrated = load_design(MESHLOOM_EXAMPLES_DIR "/default.meshloom.json");
+    calibrated.calibration = "cal/c.json";
+    save_design(calibrated, path.toStdString());
     Design copied;
     crash_after_an_edit(dir, path, &copied);
     if (QTest::currentTestFailed()) return;
@@ -552,7 +597,9 @@ private slots:
     const Design saved = load_design(path.toStdString());
     MainWindow next(nullptr, dir);
     QVERIFY(next.recover(pending.front()));
-    QCOMPARE(next.design(), copied);
+    Design expected = copied;
+    expected.calibration = tmp.filePath(QStringLiteral("cal/c.json")).toStdString();
+    QCOMPARE(next.design(), expected);
     QVERIFY(next.document()->path().isEmpty());
     QVERIFY(next.document()->is_modified());
     QCOMPARE(load_design(path.toStdString()), saved);

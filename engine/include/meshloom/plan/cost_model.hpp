@@ -167,7 +167,8 @@ struct GroupShape {
                                                    const std::vector<std::int64_t>& rank_hosts,
                                                    bool repeat_hosts = false);
 
-// One measured point of a curve: nccl-tests' size of the run (bytes) and the time of one collective (p50, us).
+// One measured point of a curve: nccl-tests' size of the run (bytes) and the time of one collective (us: the p50
+// single-shot, the mean pipelined, as the run reported it).
 struct CurvePoint {
   double bytes = 0;
   double time_us = 0;
