@@ -399,11 +399,14 @@ void RedistributionPanel::refresh() {
   // open, new or recovery) has none.
   if (doc_->undo_stack()->count() == 0) {
     previous_calibration_.reset();
+    applied_calibration_.reset();
+    apply_undone_ = false;
     left_calibrated_ = false;
   }
   sync_tensors();
   sync_fields();
   update_calibration();
+  follow_apply();
   replan();
 }
 
@@ -496,7 +499,10 @@ void RedistributionPanel::update_calibration() {
     s.reset(nullptr, {});
   } else {
     const auto path = *calibration_path(d, std::filesystem::path(doc_->path().toStdString()));
-    std::string key = path.string() + "|" + ints_key(d.mesh.shape);
+    // The file as it is now (a calibrate run again rewrites it): its time and size are in the key.
+    const QFileInfo file(QString::fromStdString(path.string()));
+    std::string key = path.string() + "|" + std::to_string(file.lastModified().toMSecsSinceEpoch()) + "|" +
+                      std::to_string(file.size()) + "|" + ints_key(d.mesh.shape);
     for (const auto& n : d.mesh.names) key += "|" + n;
     if (key != s.key) {
       try {
@@ -714,10 +720,53 @@ std::optional<Calibration> RedistributionPanel::calibration() const {
   return std::nullopt;
 }
 
-void RedistributionPanel::set_previous_calibration(std::optional<Calibration> calibration, const QString& label) {
-  previous_calibration_ = std::move(calibration);
-  previous_label_ = label;
+bool RedistributionPanel::apply_calibration(const QString& text, const std::string& applied,
+                                            const QString& replaced_label, QString* error) {
+  const bool again = doc_->design().calibration == applied;
+  std::optional<Calibration> replaced = calibration();
+  const CostModelKind before = cost_model();
+  applying_ = true;
+  const bool ok = doc_->edit(text,
+                             [&applied](const Design& d) {
+                               Design next = d;
+                               next.calibration = applied;
+                               validate_design(next);
+                               return next;
+                             },
+                             error);
+  applying_ = false;
+  if (!ok) return false;
+  if (!again || !applied_calibration_ || apply_undone_) {
+    model_before_apply_ = before;
+    previous_calibration_ = again ? std::nullopt : std::move(replaced);
+    previous_label_ = replaced_label;
+  }
+  applied_calibration_ = applied;
+  apply_undone_ = false;
+  slots_[static_cast<std::size_t>(CostModelKind::Calibrated)]->reset(nullptr, {});  // read the file again
+  update_calibration();
+  (void)set_cost_model(CostModelKind::Calibrated);
   replan();
+  return true;
+}
+
+void RedistributionPanel::follow_apply() {
+  if (!applied_calibration_ || applying_) return;
+  const bool named = doc_->design().calibration == applied_calibration_;
+  const auto show = [this](CostModelKind kind) {
+    const QSignalBlocker block(cost_);  // replan() follows in every caller
+    cost_->setCurrentIndex(cost_->findData(static_cast<int>(kind)));
+    shown_model_ = kind;
+  };
+  if (!named && !apply_undone_) {
+    apply_undone_ = true;
+    if (cost_model() == CostModelKind::Calibrated && model_before_apply_ != CostModelKind::Calibrated) {
+      show(model_before_apply_);
+      left_calibrated_ = true;  // a redo brings the calibrated model back (update_calibration)
+    }
+  } else if (named && apply_undone_) {
+    apply_undone_ = false;
+  }
 }
 
 void RedistributionPanel::set_step_measurements(std::shared_ptr<const PredictionRecords> records,
@@ -731,7 +780,8 @@ std::pair<QString, QString> RedistributionPanel::calibrations_text(const PlanReq
   const ModelSlot& s = *slots_[static_cast<std::size_t>(CostModelKind::Calibrated)];
   const auto* now = dynamic_cast<const CalibratedCostModel*>(s.model.get());
   const Design& d = doc_->design();
-  if (now == nullptr || !previous_calibration_ || *previous_calibration_ == now->calibration() ||
+  if (now == nullptr || !previous_calibration_ || d.calibration != applied_calibration_ ||
+      *previous_calibration_ == now->calibration() ||
       (previous_calibration_->groups.empty() && !previous_calibration_->mesh_shape.empty() &&
        previous_calibration_->mesh_shape != d.mesh.shape)) {
     return {};

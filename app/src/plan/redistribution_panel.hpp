@@ -124,10 +124,15 @@ public:
   // ---- old calibration against new ----
   // The calibration the calibrated model prices with now; nullopt when calibrated is unavailable.
   [[nodiscard]] std::optional<Calibration> calibration() const;
-  // The calibration the current one replaced (`label`: its file name). While the calibrated model is chosen, the
-  // two differ and the old one is of this mesh, the plan is priced under both (message "calibrations").
-  // nullopt: none (the line is hidden).
-  void set_previous_calibration(std::optional<Calibration> calibration, const QString& label);
+  // Apply calibration: the design's calibration set to `applied` as the undoable edit `text` (false, with the
+  // reason in *error, when the design refuses it), then the calibrated model chosen. While the design names
+  // `applied`, the calibrated model is chosen, the calibration it replaced (`replaced_label`: its file name) differs
+  // and is of this mesh, the plan is priced under both (message "calibrations"); an undo of the Apply hides that line
+  // and gives back the cost model chosen before it, a redo brings both back (unless another model was chosen in
+  // between). The calibration file is read again, so that one rewritten since (calibrate run again) prices the plan;
+  // applying the calibration the design already names pushes no edit and keeps what it replaced.
+  bool apply_calibration(const QString& text, const std::string& applied, const QString& replaced_label,
+                         QString* error);
   // Measured steps of run or validate records (`label`: their file name), matched against the plan's steps in
   // that line; nullptr: none.
   void set_step_measurements(std::shared_ptr<const PredictionRecords> records, const QString& label);
@@ -245,6 +250,14 @@ private:
   QLabel* calibrations_ = nullptr;   // under the calibrated model: the plan under the old calibration and the new
   std::optional<Calibration> previous_calibration_;
   QString previous_label_;
+  // The design's calibration as the last Apply set it, the cost model chosen before that Apply, and whether the
+  // design names another since (an undo of the Apply): calibration_applied.
+  std::optional<std::string> applied_calibration_;
+  CostModelKind model_before_apply_ = CostModelKind::Comm;
+  bool apply_undone_ = false;
+  bool applying_ = false;  // inside apply_calibration's edit: follow_apply waits for it
+  // After a design change: an undo of the last Apply gives back the model chosen before it (see apply_calibration).
+  void follow_apply();
   std::shared_ptr<const PredictionRecords> measured_;
   QString measured_label_;
   QLabel* plan_message_ = nullptr;

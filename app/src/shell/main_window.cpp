@@ -780,26 +780,16 @@ bool MainWindow::apply_calibration(const QString& path) {
     if (!relative.startsWith(QLatin1String(".."))) stored = relative;
   }
   // The calibration this one replaces: the plan panel prices the plan under both.
-  const std::optional<Calibration> before = redistribution_->calibration();
   const QString before_label = design().calibration ? QFileInfo(q(*design().calibration)).fileName() : QString();
   QString error;
-  const std::string value = stored.toStdString();
   // The undo entry (and the status bar) say what changed: the new fits, and what they replace.
   const QString replaces = before_label.isEmpty() ? tr("the design had none before")
                                                   : tr("replacing %1").arg(before_label);
-  if (!doc_->edit(tr("Apply calibration %1: %2, %3").arg(file.fileName(), summary, replaces),
-                  [&value](const Design& d) {
-                    Design next = d;
-                    next.calibration = value;
-                    validate_design(next);
-                    return next;
-                  },
-                  &error)) {
+  if (!redistribution_->apply_calibration(tr("Apply calibration %1: %2, %3").arg(file.fileName(), summary, replaces),
+                                          stored.toStdString(), before_label, &error)) {
     fail(error);
     return false;
   }
-  redistribution_->set_previous_calibration(before, before_label);
-  (void)redistribution_->set_cost_model(RedistributionPanel::CostModelKind::Calibrated);
   show_plan();  // the plan priced under the new calibration and the one it replaced
   last_error_.clear();
   return true;

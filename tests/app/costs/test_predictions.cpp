@@ -628,6 +628,67 @@ private slots:
     QVERIFY(w.open_design(design_path));
     QCOMPARE(panel->message(QStringLiteral("calibrations")), QString());
   }
+
+  // Applies over a calibration: undo gives back the model chosen before each Apply (the old calibration still
+  // prices), and the old-against-new line only while the design names what the last Apply set (two undos do not
+  // show it with the roles turned round). Applying the file the design names again reads it again.
+  void applies_follow_undo_and_read_the_file_again() {
+    QTemporaryDir tmp;
+    MainWindow w(nullptr, tmp.filePath(QStringLiteral("autosave")));
+    const Design d = meshloom::testing::two_by_two_design();
+    const QString design_path = tmp.filePath(QStringLiteral("two.meshloom.json"));
+    save_design(d, design_path.toStdString());
+    QVERIFY(w.open_design(design_path));
+    const Calibration a = load_calibration(kCalibration.toStdString());
+    Calibration b = a;
+    Calibration c = a;
+    for (auto& [axis, fits] : b.axes) {
+      for (auto& [name, fit] : fits) fit.alpha_us += 5.0;
+    }
+    for (auto& [axis, fits] : c.axes) {
+      for (auto& [name, fit] : fits) fit.alpha_us += 9.0;
+    }
+    const QString b_path = tmp.filePath(QStringLiteral("b.calibration.json"));
+    const QString c_path = tmp.filePath(QStringLiteral("c.calibration.json"));
+    write(b_path, to_json_text(b));
+    write(c_path, to_json_text(c));
+    RedistributionPanel* panel = w.redistribution_panel();
+
+    QVERIFY2(w.apply_calibration(kCalibration), qPrintable(w.last_error()));
+    QVERIFY(panel->set_cost_model(RedistributionPanel::CostModelKind::Fixed));
+    QVERIFY2(w.apply_calibration(b_path), qPrintable(w.last_error()));
+    QCOMPARE(panel->cost_model(), RedistributionPanel::CostModelKind::Calibrated);
+    w.document()->undo_stack()->undo();  // A again, which still prices: the model chosen before, fixed
+    QCOMPARE(panel->calibration(), std::optional<Calibration>(a));
+    QCOMPARE(panel->cost_model(), RedistributionPanel::CostModelKind::Fixed);
+    w.document()->undo_stack()->redo();
+    QCOMPARE(panel->cost_model(), RedistributionPanel::CostModelKind::Calibrated);
+
+    QVERIFY2(w.apply_calibration(c_path), qPrintable(w.last_error()));
+    QVERIFY2(panel->message(QStringLiteral("calibrations")).contains(QLatin1String("old calibration (b.calibration.json)")),
+             qPrintable(panel->message(QStringLiteral("calibrations"))));
+    w.document()->undo_stack()->undo();  // B: it replaced nothing the line could show
+    QCOMPARE(panel->message(QStringLiteral("calibrations")), QString());
+    w.document()->undo_stack()->undo();  // A: not "old B, new A"
+    QCOMPARE(panel->calibration(), std::optional<Calibration>(a));
+    QCOMPARE(panel->message(QStringLiteral("calibrations")), QString());
+    w.document()->undo_stack()->redo();
+    w.document()->undo_stack()->redo();
+    QVERIFY(!panel->message(QStringLiteral("calibrations")).isEmpty());
+
+    // C rewritten (calibrate run again), applied again: read again, no edit, and C still replaced B.
+    Calibration c2 = c;
+    for (auto& [axis, fits] : c2.axes) {
+      for (auto& [name, fit] : fits) fit.busbw_gbps /= 2.0;
+    }
+    write(c_path, to_json_text(c2));
+    const int edits = w.document()->undo_stack()->count();
+    QVERIFY2(w.apply_calibration(c_path), qPrintable(w.last_error()));
+    QCOMPARE(w.document()->undo_stack()->count(), edits);
+    QCOMPARE(panel->calibration(), std::optional<Calibration>(c2));
+    QVERIFY2(panel->message(QStringLiteral("calibrations")).contains(QLatin1String("old calibration (b.calibration.json)")),
+             qPrintable(panel->message(QStringLiteral("calibrations"))));
+  }
 };
 
 QTEST_MAIN(PredictionsTest)
