@@ -49,13 +49,14 @@ void RankPanel::show_rank(std::optional<std::int64_t> rank) {
     title_->setText(tr("Hover or click a rank on the canvas to see its coordinate and groups."));
     return;
   }
-  const Design& design = doc_->design();
-  const DeviceMesh& mesh = doc_->mesh();
+  const bool previewed = preview_design_ != nullptr && preview_mesh_ != nullptr;
+  const Design& design = previewed ? *preview_design_ : doc_->design();
+  const DeviceMesh& mesh = previewed ? *preview_mesh_ : doc_->mesh();
   if (*rank < 0 || *rank >= design.world) {
     title_->setText(tr("Rank %1 is not in the world of %2 ranks.").arg(*rank).arg(design.world));
     return;
   }
-  title_->setText(tr("<b>Rank %1</b>").arg(*rank));
+  title_->setText(previewed ? tr("<b>Rank %1</b> in the previewed layout").arg(*rank) : tr("<b>Rank %1</b>").arg(*rank));
   tree_->setVisible(true);
   const std::int64_t host = *rank / design.devices_per_host;
   new QTreeWidgetItem(tree_, {tr("Host"), tr("%1 (device %2 of %3)")
@@ -86,6 +87,12 @@ void RankPanel::show_rank(std::optional<std::int64_t> rank) {
   };
   for (const auto& name : design.mesh.names) add_axis_row(name, false);
   for (const auto& f : design.mesh.flattened) add_axis_row(f.name, true);
+}
+
+void RankPanel::set_preview(const Design* design, const DeviceMesh* mesh) {
+  preview_design_ = design;
+  preview_mesh_ = mesh;
+  show_rank(rank_);
 }
 
 QString RankPanel::value(const QString& item) const {

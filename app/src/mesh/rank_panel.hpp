@@ -11,6 +11,11 @@
 class QLabel;
 class QTreeWidget;
 
+namespace meshloom {
+struct Design;
+class DeviceMesh;
+}  // namespace meshloom
+
 namespace meshloom::app {
 
 class DesignDocument;
@@ -23,12 +28,17 @@ public:
 
   // Shows `rank` (nullopt: a one-line hint to hover or click a cell, and no table).
   void show_rank(std::optional<std::int64_t> rank);
+  // The design and mesh the canvas shows instead of the document's (an Advisor layout preview: its rank numbers are
+  // that layout's), or nullptr for the document's own; kept by the caller until it sets another. Shows the rank again.
+  void set_preview(const Design* design, const DeviceMesh* mesh);
   [[nodiscard]] std::optional<std::int64_t> rank() const noexcept { return rank_; }
   // The text of the row `item` ("Host", "Coordinate", or an axis name) in column 1; empty when absent.
   [[nodiscard]] QString value(const QString& item) const;
 
 private:
   const DesignDocument* doc_;
+  const Design* preview_design_ = nullptr;
+  const DeviceMesh* preview_mesh_ = nullptr;
   QLabel* title_ = nullptr;
   QTreeWidget* tree_ = nullptr;
   std::optional<std::int64_t> rank_;

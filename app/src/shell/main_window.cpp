@@ -145,6 +145,7 @@ MainWindow::MainWindow(QWidget* parent, const QString& autosave_dir) : QMainWind
   connect(doc_, &DesignDocument::design_changed, this, [this] {
     const bool previewed = preview_.has_value();
     preview_.reset();  // an edit ends any layout preview: the canvas shows the design again
+    if (rank_panel_ != nullptr && previewed) rank_panel_->set_preview(nullptr, nullptr);
     // An edit that leaves the mesh as drawn (a tensor, the description, a calibration) keeps the canvas, its zoom
     // and where it is centred.
     if (previewed || drawn_ != CanvasSource{doc_->design().mesh, doc_->design().world, doc_->design().devices_per_host}) {
@@ -928,12 +929,14 @@ void MainWindow::preview_layout(const std::optional<MeshSpec>& mesh) {
       preview_ = LayoutPreview{std::move(shown), std::move(built)};
     } catch (const std::exception& e) {
       preview_.reset();  // the design's own mesh again, not an older preview
+      rank_panel_->set_preview(nullptr, nullptr);
       rebuild_canvas();
       refresh_slice();
       fail(error_text(e));
       return;
     }
   }
+  rank_panel_->set_preview(preview_ ? &preview_->design : nullptr, preview_ ? &preview_->mesh : nullptr);
   rebuild_canvas();
   refresh_slice();
   if (preview_) {

@@ -17,6 +17,7 @@
 #include "advisor/advisor_model.hpp"
 #include "advisor/advisor_panel.hpp"
 #include "document/design_document.hpp"
+#include "mesh/rank_panel.hpp"
 #include "shell/main_window.hpp"
 #include "meshloom/advisor/advisor.hpp"
 #include "meshloom/design/design.hpp"
@@ -153,13 +154,30 @@ private slots:
     const MeshSpec other = panel->result().ranked[1].mesh;
     QVERIFY(other != original || panel->result().ranked[0].mesh != original);
 
-    // Preview: the canvas shows the candidate, the design is untouched.
+    // Preview: the canvas shows the candidate, the design is untouched; the Rank dock answers for the candidate's
+    // rank numbers, as the canvas draws them, then for the design's again.
+    window.select_rank(1);
+    const QString own = window.rank_panel()->value(QStringLiteral("Coordinate"));
     panel->preview(1);
     QVERIFY(window.previewing());
     QCOMPARE(window.design().mesh, original);
     QCOMPARE(window.document()->undo_stack()->count(), 0);
+    {
+      const Design shown = with_layout(advisor_design(), other);
+      const DeviceMesh built = build_mesh(shown.mesh, shown.world);
+      QStringList named;
+      const auto coord = built.coordinate(1);
+      QVERIFY(coord.has_value());
+      for (std::size_t a = 0; a < coord->size(); ++a) {
+        named << QStringLiteral("%1=%2").arg(QString::fromStdString(shown.mesh.names[a])).arg((*coord)[a]);
+      }
+      QCOMPARE(window.rank_panel()->value(QStringLiteral("Coordinate")),
+               QStringLiteral("(%1)").arg(named.join(QStringLiteral(", "))));
+      QVERIFY(window.rank_panel()->value(QStringLiteral("Coordinate")) != own);  // the layouts place rank 1 apart
+    }
     panel->preview(std::nullopt);
     QVERIFY(!window.previewing());
+    QCOMPARE(window.rank_panel()->value(QStringLiteral("Coordinate")), own);
 
     // Apply: one undoable edit; states follow their axes (with_layout); undo brings the old mesh back.
     panel->preview(1);
