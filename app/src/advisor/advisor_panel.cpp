@@ -4,7 +4,9 @@
 #include <QComboBox>
 #include <QCoreApplication>
 #include <QDeadlineTimer>
+#include <QDir>
 #include <QElapsedTimer>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -33,6 +35,16 @@
 namespace meshloom::app {
 
 namespace {
+
+// `d` with its calibration named absolutely and cleaned (a relative one from the folder of `design_path`), so that
+// the design saved into another folder, whose calibration is then named from there, compares equal to what was
+// ranked: the same file prices it.
+Design comparable(Design d, const QString& design_path) {
+  if (!d.calibration || design_path.isEmpty()) return d;
+  d = with_absolute_calibration(std::move(d), QFileInfo(design_path).absolutePath());
+  d.calibration = QDir::cleanPath(QString::fromStdString(*d.calibration)).toStdString();
+  return d;
+}
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
@@ -189,7 +201,7 @@ void AdvisorPanel::supersede() {
 
 bool AdvisorPanel::stale() const {
   if (!ranked_design_) return true;
-  const Design& d = doc_->design();
+  const Design d = comparable(doc_->design(), doc_->path());
   return d != *ranked_design_ && (!applied_design_ || d != *applied_design_);
 }
 
@@ -306,7 +318,7 @@ bool AdvisorPanel::rank() {
   cancel_ = std::make_shared<std::atomic<bool>>(false);
   auto outcome = std::make_shared<std::pair<AdvisorResult, QString>>();
   const QString unit = model() == ModelKind::Fixed ? QString() : QStringLiteral("µs");
-  auto ranked_design = std::make_shared<const Design>(d);
+  auto ranked_design = std::make_shared<const Design>(comparable(d, doc_->path()));
   QThread* thread = QThread::create([design = ranked_design, factory, options, outcome, cancel = cancel_]() mutable {
     options.cancel = cancel.get();
     try {

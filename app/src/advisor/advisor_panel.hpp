@@ -109,7 +109,7 @@ private:
   QThread* worker_ = nullptr;
   std::uint64_t generation_ = 0;
   std::shared_ptr<std::atomic<bool>> cancel_;  // the running ranking's stop flag
-  std::optional<Design> ranked_design_;        // what the shown ranking ranked
+  std::optional<Design> ranked_design_;        // what the shown ranking ranked (its calibration named absolutely)
   std::optional<Design> applied_design_;       // ranked_design_ with the last applied layout
   std::optional<std::size_t> previewed_;
   QString calibrated_reason_;

@@ -7,6 +7,7 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QUndoStack>
+#include <QDir>
 #include <QtTest>
 
 #include <cmath>
@@ -141,6 +142,26 @@ private slots:
                                                          QStringLiteral(".")
                                                    : QString()));
     }
+  }
+
+  // Saved into another folder, the design names its calibration from there: the same file, so the ranking still
+  // holds and Apply layout stays available.
+  void a_ranking_survives_save_as_into_another_folder() {
+    QVERIFY(QDir(dir_.path()).mkpath(QStringLiteral("from/cal")));
+    QVERIFY(QDir(dir_.path()).mkpath(QStringLiteral("to")));
+    MainWindow window(nullptr, dir_.filePath(QStringLiteral("autosave-moved")));
+    Design d = advisor_design();
+    d.calibration = "cal/c.json";
+    QVERIFY(window.open_design(save(d, QStringLiteral("from/d.meshloom.json"))));
+    AdvisorPanel* panel = window.advisor_panel();
+    panel->set_model(AdvisorPanel::ModelKind::Comm);
+    QVERIFY(panel->rank());
+    QVERIFY(panel->wait_idle());
+    QVERIFY2(window.save_design(dir_.filePath(QStringLiteral("to/d.meshloom.json"))), qPrintable(window.last_error()));
+    QCOMPARE(window.design().calibration,
+             std::optional<std::string>(dir_.filePath(QStringLiteral("from/cal/c.json")).toStdString()));
+    panel->preview(1);
+    QVERIFY(panel->apply());
   }
 
   void preview_and_apply_with_undo() {
