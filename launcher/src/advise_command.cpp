@@ -433,7 +433,7 @@ MeasurePrepared prepare_measured(const AdviseOptions& o, const CLI::App& cmd, st
       mi.request.variant = PartialVariant::Newest;
       mi.request.itemsize = itemsize(item.dtype);
       mi.request.flattened = flattened;
-      check_fits_in_memory(mi.request, what);
+      check_fits_in_memory(mi.request, what, ranks_sharing_this_host());
       mi.plan = plan_redistribution(mi.request, *model);
       mi.predicted = mi.plan.cost * static_cast<double>(item.count);
       m.items.push_back(std::move(mi));

@@ -191,7 +191,7 @@ Prepared prepare(const RunCliOptions& o, const CLI::App& cmd, std::int64_t world
   }
   p.mesh = mesh;
   // This rank's buffers: a source or target that cannot be built is a usage error, agreed before the run.
-  check_fits_in_memory(s.request, "run");
+  check_fits_in_memory(s.request, "run", ranks_sharing_this_host());
   p.buffers = rank_buffers(s.request, rank);
   return p;
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <chrono>
 #include <limits>
 #include <utility>
@@ -40,7 +41,17 @@ comm::Communicator* step_group(const comm::MeshGroups& groups, const std::vector
   return groups.get(name);
 }
 
-void check_fits_in_memory(const PlanRequest& request, const std::string& what, std::int64_t memory_bytes) {
+int ranks_sharing_this_host() noexcept {
+  // Open MPI's own count of this job's ranks on this node (mpirun sets it for every rank it starts).
+  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  if (local == nullptr) return 1;
+  char* end = nullptr;
+  const long n = std::strtol(local, &end, 10);
+  return end != local && *end == '\0' && n >= 1 && n <= (1 << 20) ? static_cast<int>(n) : 1;
+}
+
+void check_fits_in_memory(const PlanRequest& request, const std::string& what, int ranks_on_host,
+                          std::int64_t memory_bytes) {
   if (memory_bytes <= 0) {
     const long pages = ::sysconf(_SC_PHYS_PAGES);
     const long page = ::sysconf(_SC_PAGESIZE);
@@ -48,7 +59,6 @@ void check_fits_in_memory(const PlanRequest& request, const std::string& what, s
     memory_bytes = static_cast<std::int64_t>(pages) * static_cast<std::int64_t>(page);
   }
   constexpr std::int64_t kValueBytes = 8;  // int64 values, float64 on the wire
-  constexpr std::int64_t kCopies = 4;
   std::int64_t bytes = kValueBytes;
   std::string shape;
   bool overflow = false;
@@ -56,14 +66,18 @@ void check_fits_in_memory(const PlanRequest& request, const std::string& what, s
     shape += (shape.empty() ? "" : "x") + std::to_string(d);
     overflow = overflow || __builtin_mul_overflow(bytes, d, &bytes);
   }
+  const std::int64_t ranks = std::max(1, ranks_on_host);
+  std::int64_t per_rank = 0;
   std::int64_t peak = 0;
-  overflow = overflow || __builtin_mul_overflow(bytes, kCopies, &peak);
+  overflow = overflow || __builtin_mul_overflow(bytes, kRunCopies, &per_rank);
+  overflow = overflow || __builtin_mul_overflow(per_rank, ranks, &peak);
   if (!overflow && peak <= memory_bytes) return;
+  const auto size = [overflow](std::int64_t b) { return overflow ? std::string("more than 8 EiB") : format_size(b); };
   raise(ErrorKind::ValueError,
-        what + ": tensor " + shape + " is " + (overflow ? std::string("more than 8 EiB") : format_size(bytes)) +
-            " as int64 values, and a rank may hold it whole four times over in a step (" +
-            (overflow ? std::string("more than 8 EiB") : format_size(peak)) + "); this host has " +
-            format_size(memory_bytes) + " of memory");
+        what + ": tensor " + shape + " is " + size(bytes) + " as int64 values, and a rank may hold it whole " +
+            std::to_string(kRunCopies) + " times over in a step (" + size(per_rank) + ")" +
+            (ranks > 1 ? ", " + std::to_string(ranks) + " ranks on this host (" + size(peak) + ")" : std::string()) +
+            "; this host has " + format_size(memory_bytes) + " of memory");
 }
 
 RankBuffers rank_buffers(const PlanRequest& request, int rank) {
@@ -98,6 +112,7 @@ RunOutcome execute_plan(comm::Communicator& world, const comm::MeshGroups& group
   ctx.coordinate = buffers.coordinate;
   LocalTensor local = buffers.initial;
   const auto iterations = static_cast<std::size_t>(std::max<std::int64_t>(1, settings.iterations));
+  std::string unstable;  // the first iteration that gave another result than its step's first
   for (std::size_t i = 0; i < plan.steps.size(); ++i) {
     const PlanStep& step = plan.steps[i];
     if (settings.fault) settings.fault->maybe_fire(rank, static_cast<std::int64_t>(i));
@@ -121,7 +136,16 @@ RunOutcome execute_plan(comm::Communicator& world, const comm::MeshGroups& group
       const auto t1 = std::chrono::steady_clock::now();
       times[it] = std::chrono::duration<double>(t1 - t0).count();
       times[iterations + it] = profile.collective_s;
-      if (it + 1 == iterations) result = std::move(copy);
+      // Every timed iteration is checked, not the last alone: each must give the first one's result, which the
+      // verification below checks against the target.
+      if (it == 0) {
+        result = std::move(copy);
+      } else if (in_mesh && unstable.empty() && !(copy == result)) {
+        const std::optional<std::string> where = first_mismatch(copy, result);
+        unstable = "step " + std::to_string(i) + " (" + std::string(to_string(step.collective)) + "), iteration " +
+                   std::to_string(it + 1) + " of " + std::to_string(iterations) + ", gave another result than its " +
+                   "first iteration" + (where ? ": " + *where : std::string());
+      }
     }
     // The whole step: the slowest rank's time per iteration, the median over the iterations. The collective alone:
     // the timing protocol's statistics (timing.hpp: the mean over the ranks per iteration, p50 over the iterations),
@@ -167,6 +191,7 @@ RunOutcome execute_plan(comm::Communicator& world, const comm::MeshGroups& group
         if (const auto m = first_mismatch(local, buffers.expected)) mine = *m;
       }
     }  // else another rank's shape is wrong: that rank reports, this one is not checked further
+    if (mine.empty()) mine = unstable;
     if (!mine.empty()) mine = "rank " + std::to_string(rank) + " " + coord_text(ctx.coordinate) + ": " + mine;
   }
   // The lowest rank with a finding.

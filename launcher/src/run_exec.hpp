@@ -70,13 +70,19 @@ struct RankBuffers {
   LocalTensor expected;
 };
 
-// A rank may come to hold the whole tensor (a replicated state), and a step keeps its buffer four times over (the
-// buffer, the iteration's copy, the collective's input and output), as the int64 values the executor carries:
-// ValueError before any collective when that cannot fit in `memory_bytes` (this host's physical memory by default),
-// naming `what`, the tensor and both sizes:
-//   `run: tensor 1048576x1048576 is 8 TiB as int64 values, and a rank may hold it whole four times over in a step
-//   (32 TiB); this host has 62.8 GiB of memory`
-void check_fits_in_memory(const PlanRequest& request, const std::string& what, std::int64_t memory_bytes = 0);
+// A rank may come to hold the whole tensor (a replicated state), and at a step's peak it holds it kRunCopies times
+// over, as the int64 values the executor carries: its source and the expected target, the buffer and the
+// iteration's copy, the first iteration's result, the collective's input (int64 and float64 on the wire), its output
+// and the unpacked result (measured: 8 to 9 copies of a 128 MiB tensor at the peak). ValueError before any
+// collective when `ranks_on_host` ranks doing so cannot fit in `memory_bytes` (this host's physical memory by
+// default), naming `what`, the tensor and the sizes:
+//   `run: tensor 1048576x1048576 is 8 TiB as int64 values, and a rank may hold it whole 10 times over in a step
+//   (80 TiB), 4 ranks on this host (320 TiB); this host has 62.8 GiB of memory`
+inline constexpr std::int64_t kRunCopies = 10;
+void check_fits_in_memory(const PlanRequest& request, const std::string& what, int ranks_on_host = 1,
+                          std::int64_t memory_bytes = 0);
+// This job's ranks on this host as Open MPI counts them (OMPI_COMM_WORLD_LOCAL_SIZE), 1 where it does not say.
+[[nodiscard]] int ranks_sharing_this_host() noexcept;
 
 // The buffers of world rank `rank` for `request`. ValueError as initial_local and expected_local. It does not check
 // the memory: callers run check_fits_in_memory in their prepare step, before any collective.

@@ -210,7 +210,8 @@ Prepared prepare(const ValidateOptions& o, const CLI::App& cmd, std::int64_t wor
     check_axis_binding(p.calibration, "--calibration \"" + o.calibration + "\"", rank);
   }
   for (std::size_t i = 0; i < suite.size(); ++i) {
-    check_fits_in_memory(suite[i].setup.request, "request " + std::to_string(i) + " (" + suite[i].label + ")");
+    check_fits_in_memory(suite[i].setup.request, "request " + std::to_string(i) + " (" + suite[i].label + ")",
+                         ranks_sharing_this_host());
     suite[i].setup.extrapolate = o.extrapolate;
     p.requests.push_back(prepare_request(p, suite[i], i));
   }

@@ -1,5 +1,5 @@
-// check_fits_in_memory (run_exec.hpp): a tensor a rank could not hold four times over is refused before any
-// collective, naming the tensor, its size and the memory; one that fits passes.
+// check_fits_in_memory (run_exec.hpp): a tensor the ranks of a host could not hold kRunCopies times over each is
+// refused before any collective, naming the tensor, its size and the memory; one that fits passes.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -22,20 +22,25 @@ PlanRequest request(std::vector<std::int64_t> tensor) {
   return r;
 }
 
-std::string error_of(const PlanRequest& r, std::int64_t memory) {
-  return testing::error_of([&] { check_fits_in_memory(r, "run", memory); });
+std::string error_of(const PlanRequest& r, std::int64_t memory, int ranks_on_host = 1) {
+  return testing::error_of([&] { check_fits_in_memory(r, "run", ranks_on_host, memory); });
 }
 
-TEST(RunMemory, ATensorARankCannotHoldFourTimesOverIsRefusedNamingIt) {
+TEST(RunMemory, ATensorTheRanksOfAHostCannotHoldIsRefusedNamingIt) {
   constexpr std::int64_t kGiB = std::int64_t{1} << 30;
-  // 1024 x 1024 int64 values: 8 MiB, 32 MiB four times over.
-  EXPECT_EQ(error_of(request({1024, 1024}), 32 << 20), "no error");
-  EXPECT_EQ(error_of(request({1024, 1024}), (32 << 20) - 1),
-            "ValueError: run: tensor 1024x1024 is 8 MiB as int64 values, and a rank may hold it whole four times over "
-            "in a step (32 MiB); this host has 32 MiB of memory");
+  // 1024 x 1024 int64 values: 8 MiB, 80 MiB ten times over.
+  EXPECT_EQ(error_of(request({1024, 1024}), 80 << 20), "no error");
+  EXPECT_EQ(error_of(request({1024, 1024}), (80 << 20) - 1),
+            "ValueError: run: tensor 1024x1024 is 8 MiB as int64 values, and a rank may hold it whole 10 times over "
+            "in a step (80 MiB); this host has 80 MiB of memory");
+  // Four ranks on the host hold four times that.
+  EXPECT_EQ(error_of(request({1024, 1024}), 320 << 20, 4), "no error");
+  EXPECT_EQ(error_of(request({1024, 1024}), 319 << 20, 4),
+            "ValueError: run: tensor 1024x1024 is 8 MiB as int64 values, and a rank may hold it whole 10 times over "
+            "in a step (80 MiB), 4 ranks on this host (320 MiB); this host has 319 MiB of memory");
   EXPECT_EQ(error_of(request({1048576, 1048576}), 64 * kGiB),
-            "ValueError: run: tensor 1048576x1048576 is 8 TiB as int64 values, and a rank may hold it whole four times "
-            "over in a step (32 TiB); this host has 64 GiB of memory");
+            "ValueError: run: tensor 1048576x1048576 is 8 TiB as int64 values, and a rank may hold it whole 10 times "
+            "over in a step (80 TiB); this host has 64 GiB of memory");
   EXPECT_NE(error_of(request({std::int64_t{1} << 40, std::int64_t{1} << 40}), 64 * kGiB).find("more than 8 EiB"),
             std::string::npos);
   // This host's own memory: a small tensor always fits.

@@ -189,5 +189,63 @@ TEST(RunMpi, APlanCutShortFailsVerificationNamingRankAndElement) {
   EXPECT_NE(outcome.mismatch.find("rank "), std::string::npos) << outcome.mismatch;
 }
 
+// Forwards every call to the group it wraps, but changes one byte of the output of its second all_gather on world
+// rank 0: a collective that sometimes gives wrong data.
+class FlakyGather final : public comm::Communicator {
+public:
+  explicit FlakyGather(std::unique_ptr<comm::Communicator> inner) : inner_(std::move(inner)) {}
+  [[nodiscard]] int rank() const noexcept override { return inner_->rank(); }
+  [[nodiscard]] int size() const noexcept override { return inner_->size(); }
+  [[nodiscard]] const std::string& name() const noexcept override { return inner_->name(); }
+  [[nodiscard]] std::string_view backend() const noexcept override { return inner_->backend(); }
+  void all_reduce(comm::ConstBuffer in, comm::Buffer out, ReduceOp op) override { inner_->all_reduce(in, out, op); }
+  void all_gather(comm::ConstBuffer in, comm::Buffer out) override {
+    inner_->all_gather(in, out);
+    if (++gathers_ == 2 && world().rank() == 0 && out.count > 0) static_cast<unsigned char*>(out.data)[1] ^= 0x40;
+  }
+  void reduce_scatter(comm::ConstBuffer in, comm::Buffer out, ReduceOp op) override {
+    inner_->reduce_scatter(in, out, op);
+  }
+  void all_to_all(comm::ConstBuffer in, comm::Buffer out) override { inner_->all_to_all(in, out); }
+  void broadcast(comm::Buffer buffer, int root) override { inner_->broadcast(buffer, root); }
+  void barrier() override { inner_->barrier(); }
+  void synchronize() override { inner_->synchronize(); }
+  [[nodiscard]] std::unique_ptr<comm::Communicator> split(int color, int key, std::string name) override {
+    return inner_->split(color, key, std::move(name));
+  }
+  void abort(int error_code) noexcept override { inner_->abort(error_code); }
+
+private:
+  std::unique_ptr<comm::Communicator> inner_;
+  int gathers_ = 0;
+};
+
+// Every timed iteration is checked: one whose result differs from its step's first fails the run, naming the step
+// and the iteration, though the last iteration's result is right.
+TEST(RunMpi, AnIterationThatGaveAnotherResultFailsVerification) {
+  const auto mesh_shape = mesh_for_world();
+  std::vector<std::string> names;
+  for (std::size_t a = 0; a < mesh_shape.size(); ++a) names.push_back(std::to_string(a));
+  const DeviceMesh mesh = DeviceMesh::init(mesh_shape, names, world().size());
+  comm::MeshGroups groups = comm::build_mesh_groups(world(), mesh);
+  for (auto& [name, c] : groups.axes) {
+    if (c) c = std::make_unique<FlakyGather>(std::move(c));
+  }
+  const PlanRequest r = make_request(mesh_shape, {8, 4}, mesh_shape.size() == 2 ? "S(0)R" : "S(0)RR",
+                                     mesh_shape.size() == 2 ? "RR" : "RRR");
+  const Plan plan = plan_redistribution(r, FixedCostModel{});
+  ASSERT_EQ(plan.steps.size(), 1U);
+  ASSERT_EQ(plan.steps.front().collective, Collective::AllGather);
+  RunSettings settings;
+  settings.iterations = 3;
+  const RunOutcome outcome = execute_plan(world(), groups, names, r, plan, settings);
+  EXPECT_FALSE(outcome.verified);
+  EXPECT_NE(outcome.mismatch.find("rank 0 "), std::string::npos) << outcome.mismatch;
+  EXPECT_NE(outcome.mismatch.find("step 0 (all_gather), iteration 2 of 3, gave another result than its first "
+                                  "iteration: element"),
+            std::string::npos)
+      << outcome.mismatch;
+}
+
 }  // namespace
 }  // namespace meshloom::launcher
