@@ -67,6 +67,22 @@ void write(const QString& path, const std::string& text) {
   out << text;
 }
 
+// The 2x2 design saved into `dir` as two.meshloom.json; its path.
+QString saved_two_by_two(const QTemporaryDir& dir) {
+  const QString path = dir.filePath(QStringLiteral("two.meshloom.json"));
+  save_design(meshloom::testing::two_by_two_design(), path.toStdString());
+  return path;
+}
+
+// `c` with `change` applied to every fit of every axis.
+template <class Change>
+Calibration with_fits(Calibration c, Change change) {
+  for (auto& [axis, fits] : c.axes) {
+    for (auto& [name, fit] : fits) change(fit);
+  }
+  return c;
+}
+
 // A step record of `step` measured at `measured_us`, as the launcher writes it.
 std::string step_record(const PlanStep& step, std::size_t index, double measured_us) {
   std::string axes;
@@ -531,19 +547,15 @@ private slots:
     QTemporaryDir tmp;
     MainWindow w(nullptr, tmp.filePath(QStringLiteral("autosave")));
     const Design d = meshloom::testing::two_by_two_design();
-    const QString design_path = tmp.filePath(QStringLiteral("two.meshloom.json"));
-    save_design(d, design_path.toStdString());
+    const QString design_path = saved_two_by_two(tmp);
     QVERIFY(w.open_design(design_path));
 
     // The old calibration and a new one: slower start-up, half the bandwidth.
     const Calibration old_cal = load_calibration(kCalibration.toStdString());
-    Calibration new_cal = old_cal;
-    for (auto& [axis, fits] : new_cal.axes) {
-      for (auto& [name, fit] : fits) {
-        fit.alpha_us += 5.0;
-        fit.busbw_gbps /= 2.0;
-      }
-    }
+    const Calibration new_cal = with_fits(old_cal, [](auto& fit) {
+      fit.alpha_us += 5.0;
+      fit.busbw_gbps /= 2.0;
+    });
     const QString new_path = tmp.filePath(QStringLiteral("new.calibration.json"));
     write(new_path, to_json_text(new_cal));
 
@@ -635,19 +647,10 @@ private slots:
   void applies_follow_undo_and_read_the_file_again() {
     QTemporaryDir tmp;
     MainWindow w(nullptr, tmp.filePath(QStringLiteral("autosave")));
-    const Design d = meshloom::testing::two_by_two_design();
-    const QString design_path = tmp.filePath(QStringLiteral("two.meshloom.json"));
-    save_design(d, design_path.toStdString());
-    QVERIFY(w.open_design(design_path));
+    QVERIFY(w.open_design(saved_two_by_two(tmp)));
     const Calibration a = load_calibration(kCalibration.toStdString());
-    Calibration b = a;
-    Calibration c = a;
-    for (auto& [axis, fits] : b.axes) {
-      for (auto& [name, fit] : fits) fit.alpha_us += 5.0;
-    }
-    for (auto& [axis, fits] : c.axes) {
-      for (auto& [name, fit] : fits) fit.alpha_us += 9.0;
-    }
+    const Calibration b = with_fits(a, [](auto& fit) { fit.alpha_us += 5.0; });
+    const Calibration c = with_fits(a, [](auto& fit) { fit.alpha_us += 9.0; });
     const QString b_path = tmp.filePath(QStringLiteral("b.calibration.json"));
     const QString c_path = tmp.filePath(QStringLiteral("c.calibration.json"));
     write(b_path, to_json_text(b));
@@ -677,10 +680,7 @@ private slots:
     QVERIFY(!panel->message(QStringLiteral("calibrations")).isEmpty());
 
     // C rewritten (calibrate run again), applied again: read again, no edit, and C still replaced B.
-    Calibration c2 = c;
-    for (auto& [axis, fits] : c2.axes) {
-      for (auto& [name, fit] : fits) fit.busbw_gbps /= 2.0;
-    }
+    const Calibration c2 = with_fits(c, [](auto& fit) { fit.busbw_gbps /= 2.0; });
     write(c_path, to_json_text(c2));
     const int edits = w.document()->undo_stack()->count();
     QVERIFY2(w.apply_calibration(c_path), qPrintable(w.last_error()));
