@@ -189,8 +189,9 @@ std::string header_text(const BenchRunInfo& info, const BenchSettings& s, const 
        (s.timing == TimingMode::Pipelined ? " (iterations back to back, one wait; nccl-tests)"
                                           : " (each iteration alone after a barrier, as a training step meets it)") +
        "; time = " +
-       (s.timing == TimingMode::Pipelined ? "their total / iterations (nccl-tests), over the mean of the ranks"
-                                          : "p50 over the iterations of the mean over the ranks") +
+       (s.timing == TimingMode::Pipelined
+            ? "the sum over the iterations of the mean over the ranks / iterations (nccl-tests)"
+            : "p50 over the iterations of the mean over the ranks") +
        "; GB = 1e9 bytes; busbw = algbw * bus factor;"
        " cv = stddev / mean; slowest = the rank slowest in the most iterations\n";
   if (const std::string note = crowding_note(crowded_hosts(info.cpus, info.hosts), info.transport); !note.empty()) {

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdlib>
 #include <chrono>
+#include <cstdlib>
 #include <limits>
 #include <utility>
 
@@ -69,14 +69,17 @@ void check_fits_in_memory(const PlanRequest& request, const std::string& what, i
   const std::int64_t ranks = std::max(1, ranks_on_host);
   std::int64_t per_rank = 0;
   std::int64_t peak = 0;
-  overflow = overflow || __builtin_mul_overflow(bytes, kRunCopies, &per_rank);
-  overflow = overflow || __builtin_mul_overflow(per_rank, ranks, &peak);
-  if (!overflow && peak <= memory_bytes) return;
-  const auto size = [overflow](std::int64_t b) { return overflow ? std::string("more than 8 EiB") : format_size(b); };
+  // Each product says "more than 8 EiB" from the first that passed 64 bits on.
+  const bool per_rank_overflow = overflow || __builtin_mul_overflow(bytes, kRunCopies, &per_rank);
+  const bool peak_overflow = per_rank_overflow || __builtin_mul_overflow(per_rank, ranks, &peak);
+  if (!peak_overflow && peak <= memory_bytes) return;
+  const auto size = [](bool past, std::int64_t b) { return past ? std::string("more than 8 EiB") : format_size(b); };
   raise(ErrorKind::ValueError,
-        what + ": tensor " + shape + " is " + size(bytes) + " as int64 values, and a rank may hold it whole " +
-            std::to_string(kRunCopies) + " times over in a step (" + size(per_rank) + ")" +
-            (ranks > 1 ? ", " + std::to_string(ranks) + " ranks on this host (" + size(peak) + ")" : std::string()) +
+        what + ": tensor " + shape + " is " + size(overflow, bytes) +
+            " as int64 values, and a rank may hold it whole " + std::to_string(kRunCopies) + " times over in a step (" +
+            size(per_rank_overflow, per_rank) + ")" +
+            (ranks > 1 ? ", " + std::to_string(ranks) + " ranks on this host (" + size(peak_overflow, peak) + ")"
+                       : std::string()) +
             "; this host has " + format_size(memory_bytes) + " of memory");
 }
 

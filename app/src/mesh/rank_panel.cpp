@@ -56,7 +56,8 @@ void RankPanel::show_rank(std::optional<std::int64_t> rank) {
     title_->setText(tr("Rank %1 is not in the world of %2 ranks.").arg(*rank).arg(design.world));
     return;
   }
-  title_->setText(previewed ? tr("<b>Rank %1</b> in the previewed layout").arg(*rank) : tr("<b>Rank %1</b>").arg(*rank));
+  title_->setText(previewed ? tr("<b>Rank %1</b> in the previewed layout").arg(*rank)
+                            : tr("<b>Rank %1</b>").arg(*rank));
   tree_->setVisible(true);
   const std::int64_t host = *rank / design.devices_per_host;
   new QTreeWidgetItem(tree_, {tr("Host"), tr("%1 (device %2 of %3)")

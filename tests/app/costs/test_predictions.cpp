@@ -668,7 +668,7 @@ private slots:
     QCOMPARE(panel->cost_model(), RedistributionPanel::CostModelKind::Calibrated);
 
     QVERIFY2(w.apply_calibration(c_path), qPrintable(w.last_error()));
-    QVERIFY2(panel->message(QStringLiteral("calibrations")).contains(QLatin1String("old calibration (b.calibration.json)")),
+    QVERIFY2(panel->message(QStringLiteral("calibrations")).contains(QLatin1String("old calibration (b.calibration")),
              qPrintable(panel->message(QStringLiteral("calibrations"))));
     w.document()->undo_stack()->undo();  // B: it replaced nothing the line could show
     QCOMPARE(panel->message(QStringLiteral("calibrations")), QString());
@@ -686,7 +686,7 @@ private slots:
     QVERIFY2(w.apply_calibration(c_path), qPrintable(w.last_error()));
     QCOMPARE(w.document()->undo_stack()->count(), edits);
     QCOMPARE(panel->calibration(), std::optional<Calibration>(c2));
-    QVERIFY2(panel->message(QStringLiteral("calibrations")).contains(QLatin1String("old calibration (b.calibration.json)")),
+    QVERIFY2(panel->message(QStringLiteral("calibrations")).contains(QLatin1String("old calibration (b.calibration")),
              qPrintable(panel->message(QStringLiteral("calibrations"))));
   }
 };

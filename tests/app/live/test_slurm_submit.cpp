@@ -790,14 +790,16 @@ private slots:
       SlurmRun run;
       run.set_poll_interval(100);
       QSignalSpy finished(&run, &SlurmRun::finished);
-      QVERIFY(run.start(SlurmSettings{}, QStringLiteral("#!/bin/bash\n"), files, run_dir.filePath(QStringLiteral("b.jsonl"))));
+      QVERIFY(run.start(SlurmSettings{}, QStringLiteral("#!/bin/bash\n"), files,
+                        run_dir.filePath(QStringLiteral("b.jsonl"))));
       const RunOutcome o = outcome_of(finished);
       QVERIFY2(o.message.startsWith(QLatin1String("Slurm no longer knows job 77 (scontrol: slurm_load_jobs error: "
                                                   "Invalid job id specified)")),
                qPrintable(o.message));
       QCOMPARE(int(o.status), int(whole ? RunOutcome::Status::Succeeded : RunOutcome::Status::Failed));
       QCOMPARE(o.results, whole ? 48 : 2);
-      QVERIFY2(o.message.contains(whole ? QLatin1String("48 results and the summary") : QLatin1String("2 results, no summary")),
+      QVERIFY2(o.message.contains(whole ? QLatin1String("48 results and the summary")
+                                        : QLatin1String("2 results, no summary")),
                qPrintable(o.message));
       QCOMPARE(lines_of(run_dir.filePath(QStringLiteral("b.jsonl"))), written);
     }
