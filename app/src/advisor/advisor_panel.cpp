@@ -4,9 +4,7 @@
 #include <QComboBox>
 #include <QCoreApplication>
 #include <QDeadlineTimer>
-#include <QDir>
 #include <QElapsedTimer>
-#include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -40,9 +38,7 @@ namespace {
 // the design saved into another folder, whose calibration is then named from there, compares equal to what was
 // ranked: the same file prices it.
 Design comparable(Design d, const QString& design_path) {
-  if (!d.calibration || design_path.isEmpty()) return d;
-  d = with_absolute_calibration(std::move(d), QFileInfo(design_path).absolutePath());
-  d.calibration = QDir::cleanPath(QString::fromStdString(*d.calibration)).toStdString();
+  d.calibration = calibration_file(d, design_path);
   return d;
 }
 

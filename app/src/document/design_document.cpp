@@ -50,6 +50,13 @@ Design with_absolute_calibration(Design design, const QString& folder) {
   return design;
 }
 
+std::optional<std::string> calibration_file(const Design& design, const QString& design_path) {
+  if (!design.calibration) return std::nullopt;
+  const QString named = QString::fromStdString(*design.calibration);
+  if (design_path.isEmpty() && !std::filesystem::path(*design.calibration).is_absolute()) return design.calibration;
+  return QDir::cleanPath(QFileInfo(design_path).absoluteDir().absoluteFilePath(named)).toStdString();
+}
+
 // One edit of the design: the values before and after, swapped by undo and redo.
 class DesignEditCommand : public QUndoCommand {
 public:

@@ -722,7 +722,10 @@ std::optional<Calibration> RedistributionPanel::calibration() const {
 
 bool RedistributionPanel::apply_calibration(const QString& text, const std::string& applied,
                                             const QString& replaced_label, QString* error) {
-  const bool again = doc_->design().calibration == applied;
+  Design after = doc_->design();
+  after.calibration = applied;
+  const std::optional<std::string> file = calibration_file(after, doc_->path());
+  const bool again = calibration_file(doc_->design(), doc_->path()) == file;
   std::optional<Calibration> replaced = calibration();
   const CostModelKind before = cost_model();
   applying_ = true;
@@ -741,7 +744,7 @@ bool RedistributionPanel::apply_calibration(const QString& text, const std::stri
     previous_calibration_ = again ? std::nullopt : std::move(replaced);
     previous_label_ = replaced_label;
   }
-  applied_calibration_ = applied;
+  applied_calibration_ = file;
   apply_undone_ = false;
   slots_[static_cast<std::size_t>(CostModelKind::Calibrated)]->reset(nullptr, {});  // read the file again
   update_calibration();
@@ -752,7 +755,7 @@ bool RedistributionPanel::apply_calibration(const QString& text, const std::stri
 
 void RedistributionPanel::follow_apply() {
   if (!applied_calibration_ || applying_) return;
-  const bool named = doc_->design().calibration == applied_calibration_;
+  const bool named = calibration_file(doc_->design(), doc_->path()) == applied_calibration_;
   const auto show = [this](CostModelKind kind) {
     const QSignalBlocker block(cost_);  // replan() follows in every caller
     cost_->setCurrentIndex(cost_->findData(static_cast<int>(kind)));
@@ -780,7 +783,7 @@ std::pair<QString, QString> RedistributionPanel::calibrations_text(const PlanReq
   const ModelSlot& s = *slots_[static_cast<std::size_t>(CostModelKind::Calibrated)];
   const auto* now = dynamic_cast<const CalibratedCostModel*>(s.model.get());
   const Design& d = doc_->design();
-  if (now == nullptr || !previous_calibration_ || d.calibration != applied_calibration_ ||
+  if (now == nullptr || !previous_calibration_ || calibration_file(d, doc_->path()) != applied_calibration_ ||
       *previous_calibration_ == now->calibration() ||
       (previous_calibration_->groups.empty() && !previous_calibration_->mesh_shape.empty() &&
        previous_calibration_->mesh_shape != d.mesh.shape)) {

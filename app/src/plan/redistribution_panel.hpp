@@ -250,8 +250,9 @@ private:
   QLabel* calibrations_ = nullptr;   // under the calibrated model: the plan under the old calibration and the new
   std::optional<Calibration> previous_calibration_;
   QString previous_label_;
-  // The design's calibration as the last Apply set it, the cost model chosen before that Apply, and whether the
-  // design names another since (an undo of the Apply): calibration_applied.
+  // The file the last Apply set as the design's calibration (calibration_file: the same file after Save As into
+  // another folder), the cost model chosen before that Apply, and whether the design names another since (an undo
+  // of the Apply): apply_calibration.
   std::optional<std::string> applied_calibration_;
   CostModelKind model_before_apply_ = CostModelKind::Comm;
   bool apply_undone_ = false;

@@ -745,6 +745,8 @@ private slots:
     QCOMPARE(w.design().calibration, std::optional<std::string>("a/cal/c.json"));
     QCOMPARE(load_design(up.toStdString()).calibration, std::optional<std::string>("a/cal/c.json"));
     QVERIFY2(panel->calibrated_available(), qPrintable(panel->calibrated_reason()));
+    // The same file named from another folder is still the Apply's: no undo of it, the model stays.
+    QCOMPARE(panel->cost_model(), RedistributionPanel::CostModelKind::Calibrated);
     // Save as into a folder beside it: absolute, and so in the history (undo, then redo of the apply).
     const QString moved = tmp.filePath(QStringLiteral("b/moved.meshloom.json"));
     QVERIFY2(w.save_design(moved), qPrintable(w.last_error()));
@@ -753,6 +755,11 @@ private slots:
     QCOMPARE(load_design(moved.toStdString()).calibration, absolute);
     QVERIFY(!w.document()->is_modified());
     QCOMPARE(panel->cost_model(), RedistributionPanel::CostModelKind::Calibrated);
+    // Nor is an edit afterwards.
+    QVERIFY(w.mesh_panel()->set_design_name(QStringLiteral("moved")));
+    QCOMPARE(panel->cost_model(), RedistributionPanel::CostModelKind::Calibrated);
+    w.document()->undo_stack()->undo();
+    QVERIFY(!w.document()->is_modified());
     w.document()->undo_stack()->undo();
     QCOMPARE(w.design().calibration, std::nullopt);
     w.document()->undo_stack()->redo();
