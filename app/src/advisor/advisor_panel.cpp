@@ -34,14 +34,6 @@ namespace meshloom::app {
 
 namespace {
 
-// `d` with its calibration named absolutely and cleaned (a relative one from the folder of `design_path`), so that
-// the design saved into another folder, whose calibration is then named from there, compares equal to what was
-// ranked: the same file prices it.
-Design comparable(Design d, const QString& design_path) {
-  d.calibration = calibration_file(d, design_path);
-  return d;
-}
-
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
 // "tp, cp" -> {"tp", "cp"}.
@@ -197,7 +189,8 @@ void AdvisorPanel::supersede() {
 
 bool AdvisorPanel::stale() const {
   if (!ranked_design_) return true;
-  const Design d = comparable(doc_->design(), doc_->path());
+  // Compared with the calibration named absolutely: saved into another folder, the design names the same file.
+  const Design d = with_absolute_calibration(doc_->design(), doc_->path());
   return d != *ranked_design_ && (!applied_design_ || d != *applied_design_);
 }
 
@@ -314,7 +307,7 @@ bool AdvisorPanel::rank() {
   cancel_ = std::make_shared<std::atomic<bool>>(false);
   auto outcome = std::make_shared<std::pair<AdvisorResult, QString>>();
   const QString unit = model() == ModelKind::Fixed ? QString() : QStringLiteral("µs");
-  auto ranked_design = std::make_shared<const Design>(comparable(d, doc_->path()));
+  auto ranked_design = std::make_shared<const Design>(with_absolute_calibration(d, doc_->path()));
   QThread* thread = QThread::create([design = ranked_design, factory, options, outcome, cancel = cancel_]() mutable {
     options.cancel = cancel.get();
     try {

@@ -43,18 +43,16 @@ Design rebased(Design design, const QDir& from, const QDir& to) {
 
 }  // namespace
 
-Design with_absolute_calibration(Design design, const QString& folder) {
-  if (design.calibration && !std::filesystem::path(*design.calibration).is_absolute()) {
-    design.calibration = QDir(folder).absoluteFilePath(QString::fromStdString(*design.calibration)).toStdString();
-  }
-  return design;
-}
-
 std::optional<std::string> calibration_file(const Design& design, const QString& design_path) {
   if (!design.calibration) return std::nullopt;
   const QString named = QString::fromStdString(*design.calibration);
   if (design_path.isEmpty() && !std::filesystem::path(*design.calibration).is_absolute()) return design.calibration;
   return QDir::cleanPath(QFileInfo(design_path).absoluteDir().absoluteFilePath(named)).toStdString();
+}
+
+Design with_absolute_calibration(Design design, const QString& design_path) {
+  design.calibration = calibration_file(design, design_path);
+  return design;
 }
 
 // One edit of the design: the values before and after, swapped by undo and redo.
@@ -107,7 +105,7 @@ bool DesignDocument::open(const QString& path, QString* error) {
 bool DesignDocument::open_copy(const QString& path, QString* error) {
   try {
     // The copy has no folder of its own: a relative calibration would lose its file, so it points at it.
-    Design design = with_absolute_calibration(load_design(path.toStdString()), QFileInfo(path).absolutePath());
+    Design design = with_absolute_calibration(load_design(path.toStdString()), path);
     reset(std::move(design), QString());
     template_ = QFileInfo(path).fileName();
     emit path_changed(path_);  // the name shown changed

@@ -17,14 +17,13 @@ class QUndoStack;
 
 namespace meshloom::app {
 
-// `design` with a calibration named relative to the folder `folder` naming the same file absolutely, for a design
-// that leaves that folder behind (an untitled copy); an absolute calibration, or none, stays as it is. Example:
-// "cal/c.json" in /runs is "/runs/cal/c.json".
-[[nodiscard]] Design with_absolute_calibration(Design design, const QString& folder);
-// The file `design`'s calibration names, for comparing two designs saved in different folders: absolute and cleaned
-// (a relative one from the folder of `design_path`); as written when relative and the design has no file yet;
-// nullopt without one. Example: "cal/../c.json" of /runs/d.meshloom.json is "/runs/c.json".
+// The file `design`'s calibration names, absolute and cleaned (a relative one from the folder of `design_path`): the
+// same for the design saved in different folders. As written when relative and the design has no file yet; nullopt
+// without one. Example: "cal/../c.json" of /runs/d.meshloom.json is "/runs/c.json".
 [[nodiscard]] std::optional<std::string> calibration_file(const Design& design, const QString& design_path);
+// `design` (of the file `design_path`) with its calibration named so (calibration_file), for a design that leaves
+// its folder behind (an untitled copy) or is compared with itself saved elsewhere.
+[[nodiscard]] Design with_absolute_calibration(Design design, const QString& design_path);
 
 class DesignDocument : public QObject {
   Q_OBJECT

@@ -531,16 +531,11 @@ void RedistributionPanel::update_calibration() {
                                      : tr("How a step is priced. Calibrated is unavailable: %1").arg(reason));
   // Without a calibration the calibrated model gives way to the one chosen before it; when the calibration comes
   // back (redo of Apply calibration, undo of its removal) and nothing was chosen since, the calibrated model does too.
-  const auto show = [this](CostModelKind kind) {
-    const QSignalBlocker block(cost_);  // replan() follows in every caller
-    cost_->setCurrentIndex(cost_->findData(static_cast<int>(kind)));
-    shown_model_ = kind;
-  };
   if (!reason.isEmpty() && cost_model() == CostModelKind::Calibrated) {
-    show(before_calibrated_ == CostModelKind::Calibrated ? CostModelKind::Comm : before_calibrated_);
+    show_model(before_calibrated_ == CostModelKind::Calibrated ? CostModelKind::Comm : before_calibrated_);
     left_calibrated_ = true;
   } else if (reason.isEmpty() && left_calibrated_) {
-    show(CostModelKind::Calibrated);
+    show_model(CostModelKind::Calibrated);
     left_calibrated_ = false;
   }
 }
@@ -753,18 +748,19 @@ bool RedistributionPanel::apply_calibration(const QString& text, const std::stri
   return true;
 }
 
+void RedistributionPanel::show_model(CostModelKind kind) {
+  const QSignalBlocker block(cost_);  // replan() follows in every caller
+  cost_->setCurrentIndex(cost_->findData(static_cast<int>(kind)));
+  shown_model_ = kind;
+}
+
 void RedistributionPanel::follow_apply() {
   if (!applied_calibration_ || applying_) return;
   const bool named = calibration_file(doc_->design(), doc_->path()) == applied_calibration_;
-  const auto show = [this](CostModelKind kind) {
-    const QSignalBlocker block(cost_);  // replan() follows in every caller
-    cost_->setCurrentIndex(cost_->findData(static_cast<int>(kind)));
-    shown_model_ = kind;
-  };
   if (!named && !apply_undone_) {
     apply_undone_ = true;
     if (cost_model() == CostModelKind::Calibrated && model_before_apply_ != CostModelKind::Calibrated) {
-      show(model_before_apply_);
+      show_model(model_before_apply_);
       left_calibrated_ = true;  // a redo brings the calibrated model back (update_calibration)
     }
   } else if (named && apply_undone_) {

@@ -259,6 +259,8 @@ private:
   bool applying_ = false;  // inside apply_calibration's edit: follow_apply waits for it
   // After a design change: an undo of the last Apply gives back the model chosen before it (see apply_calibration).
   void follow_apply();
+  // Shows `kind` in the cost model box as the design's state, not the user's choice (no signal; callers replan).
+  void show_model(CostModelKind kind);
   std::shared_ptr<const PredictionRecords> measured_;
   QString measured_label_;
   QLabel* plan_message_ = nullptr;

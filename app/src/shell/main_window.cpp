@@ -662,7 +662,7 @@ bool MainWindow::recover(const Autosave::Recovery& recovery) {
       // A file saved since the copy keeps what was saved: the copy opens as an untitled design beside it, a
       // calibration it names relative to the file's folder pointing at that file still.
       if (file_newer && !recovery.origin.isEmpty()) {
-        copy = with_absolute_calibration(std::move(copy), QFileInfo(recovery.origin).absolutePath());
+        copy = with_absolute_calibration(std::move(copy), recovery.origin);
       }
       doc_->reset(copy, file_newer ? QString() : recovery.origin, /*modified=*/true);
     } catch (const std::exception& e) {
