@@ -363,7 +363,8 @@ struct MeasurePrepared {
   std::vector<MeasuredCandidate> candidates;
 };
 
-MeasurePrepared prepare_measured(const AdviseOptions& o, const CLI::App& cmd, std::int64_t world_size, int rank) {
+MeasurePrepared prepare_measured(const AdviseOptions& o, const CLI::App& cmd, std::int64_t world_size, int rank,
+                                 int ranks_on_host) {
   MeasurePrepared p;
   check_backend_name(o.backend);
   if (o.backend != "mpi") {
@@ -433,7 +434,7 @@ MeasurePrepared prepare_measured(const AdviseOptions& o, const CLI::App& cmd, st
       mi.request.variant = PartialVariant::Newest;
       mi.request.itemsize = itemsize(item.dtype);
       mi.request.flattened = flattened;
-      check_fits_in_memory(mi.request, what, ranks_sharing_this_host());
+      check_fits_in_memory(mi.request, what, ranks_on_host);
       mi.plan = plan_redistribution(mi.request, *model);
       mi.predicted = mi.plan.cost * static_cast<double>(item.count);
       m.items.push_back(std::move(mi));
@@ -470,8 +471,8 @@ int run_measured(const AdviseOptions& o, const CLI::App& cmd) {
   if (cmd.count("--jsonl") > 0) live.jsonl = o.jsonl;
   live.backend = o.backend;
   live.inputs = {{"--design", o.design}, {"--calibration", o.calibration}};
-  live.prepare = [&](mpi::MpiCommunicator& world) {
-    prepared = prepare_measured(o, cmd, world.size(), world.rank());
+  live.prepare = [&](mpi::MpiCommunicator& world, int ranks_on_host) {
+    prepared = prepare_measured(o, cmd, world.size(), world.rank(), ranks_on_host);
     return prepared->timeout_s;
   };
   live.run = [&](mpi::MpiCommunicator& world, LiveBackend& backend, JsonlStream& records) {

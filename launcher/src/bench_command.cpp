@@ -258,7 +258,7 @@ int run_live(const BenchCliOptions& o, const CLI::App& cmd, const std::string& c
   live.backend = o.backend;
   live.inputs = {{"--design", o.design}};
   if (command == "calibrate" && cmd.count("--out") > 0) live.outputs = {{"--out", o.out}};
-  live.prepare = [&](mpi::MpiCommunicator& world) {
+  live.prepare = [&](mpi::MpiCommunicator& world, int /*ranks_on_host*/) {
     const int rank = world.rank();
     if (command == "calibrate") {
       if (cmd.count("--out") == 0) raise(ErrorKind::ValueError, "calibrate needs --out FILE (the calibration to write)");

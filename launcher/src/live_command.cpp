@@ -48,13 +48,15 @@ int run_live_command(const LiveCommand& command) {
   // Rank 0 creates the file before the first exchange; other ranks append to it only after (JsonlStream).
   JsonlStream records(rank, files_error.empty() ? command.jsonl : std::nullopt);
 
+  // Collective, so every rank takes it before prepare, which may end early on one rank.
+  const int ranks_on_host = world->node_place().size;
   std::optional<double> timeout_s;
   std::string local_error = files_error;
   if (local_error.empty()) {
     try {
       if (rank == 0 && command.jsonl) test_fault_delay_jsonl(rank);
       records.open();
-      timeout_s = command.prepare(*world);
+      timeout_s = command.prepare(*world, ranks_on_host);
     } catch (const std::exception& e) {
       local_error = what_of(e);
     }

@@ -30,7 +30,9 @@ struct LiveCommand {
   // anything is opened (file_args.hpp), with --jsonl among the outputs.
   std::vector<FileArg> inputs, outputs;
   // Step 2. Returns the per-operation timeout in seconds (the command's --timeout); throws on a usage error.
-  std::function<double(mpi::MpiCommunicator& world)> prepare;
+  // `ranks_on_host`: this job's ranks on this rank's host, itself included, as MPI's shared-memory split groups
+  // them (learned collectively before prepare, so that any launcher's job says it, not only mpirun's environment).
+  std::function<double(mpi::MpiCommunicator& world, int ranks_on_host)> prepare;
   // Step 4. Returns the exit status (0, 1 for wrong elements or an unverified plan, 2 for a reported error).
   std::function<int(mpi::MpiCommunicator& world, LiveBackend& backend, JsonlStream& records)> run;
 };

@@ -87,7 +87,8 @@ std::string us_text(double seconds) {
   return s.str();
 }
 
-Prepared prepare(const RunCliOptions& o, const CLI::App& cmd, std::int64_t world_size, int rank) {
+Prepared prepare(const RunCliOptions& o, const CLI::App& cmd, std::int64_t world_size, int rank,
+                 int ranks_on_host) {
   Prepared p;
   if (o.compare && cmd.count("--planner") > 0) {
     raise(ErrorKind::ValueError, "--compare runs every planner's plan; --planner cannot be combined with it");
@@ -191,7 +192,7 @@ Prepared prepare(const RunCliOptions& o, const CLI::App& cmd, std::int64_t world
   }
   p.mesh = mesh;
   // This rank's buffers: a source or target that cannot be built is a usage error, agreed before the run.
-  check_fits_in_memory(s.request, "run", ranks_sharing_this_host());
+  check_fits_in_memory(s.request, "run", ranks_on_host);
   p.buffers = rank_buffers(s.request, rank);
   return p;
 }
@@ -414,8 +415,8 @@ int run_live(const RunCliOptions& o, const CLI::App& cmd) {
   if (cmd.count("--jsonl") > 0) live.jsonl = o.jsonl;
   live.backend = o.backend;
   live.inputs = {{"--calibration", o.plan.calibration}};
-  live.prepare = [&](mpi::MpiCommunicator& world) {
-    prepared = prepare(o, cmd, world.size(), world.rank());
+  live.prepare = [&](mpi::MpiCommunicator& world, int ranks_on_host) {
+    prepared = prepare(o, cmd, world.size(), world.rank(), ranks_on_host);
     if (prepared->settings.fault) prepared->settings.fault->maybe_fail_setup(world.rank());
     return prepared->timeout_s;
   };

@@ -41,15 +41,6 @@ comm::Communicator* step_group(const comm::MeshGroups& groups, const std::vector
   return groups.get(name);
 }
 
-int ranks_sharing_this_host() noexcept {
-  // Open MPI's own count of this job's ranks on this node (mpirun sets it for every rank it starts).
-  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-  if (local == nullptr) return 1;
-  char* end = nullptr;
-  const long n = std::strtol(local, &end, 10);
-  return end != local && *end == '\0' && n >= 1 && n <= (1 << 20) ? static_cast<int>(n) : 1;
-}
-
 void check_fits_in_memory(const PlanRequest& request, const std::string& what, int ranks_on_host,
                           std::int64_t memory_bytes) {
   if (memory_bytes <= 0) {

@@ -81,8 +81,6 @@ struct RankBuffers {
 inline constexpr std::int64_t kRunCopies = 10;
 void check_fits_in_memory(const PlanRequest& request, const std::string& what, int ranks_on_host = 1,
                           std::int64_t memory_bytes = 0);
-// This job's ranks on this host as Open MPI counts them (OMPI_COMM_WORLD_LOCAL_SIZE), 1 where it does not say.
-[[nodiscard]] int ranks_sharing_this_host() noexcept;
 
 // The buffers of world rank `rank` for `request`. ValueError as initial_local and expected_local. It does not check
 // the memory: callers run check_fits_in_memory in their prepare step, before any collective.

@@ -172,7 +172,8 @@ PreparedRequest prepare_request(const Prepared& p, const SuiteRequest& item, std
   return r;
 }
 
-Prepared prepare(const ValidateOptions& o, const CLI::App& cmd, std::int64_t world_size, int rank) {
+Prepared prepare(const ValidateOptions& o, const CLI::App& cmd, std::int64_t world_size, int rank,
+                 int ranks_on_host) {
   Prepared p;
   if (cmd.count("--calibration") == 0) {
     raise(ErrorKind::ValueError, "validate needs --calibration FILE (the calibration to judge, from `meshloom-launch "
@@ -211,7 +212,7 @@ Prepared prepare(const ValidateOptions& o, const CLI::App& cmd, std::int64_t wor
   }
   for (std::size_t i = 0; i < suite.size(); ++i) {
     check_fits_in_memory(suite[i].setup.request, "request " + std::to_string(i) + " (" + suite[i].label + ")",
-                         ranks_sharing_this_host());
+                         ranks_on_host);
     suite[i].setup.extrapolate = o.extrapolate;
     p.requests.push_back(prepare_request(p, suite[i], i));
   }
@@ -336,8 +337,8 @@ int run_live(const ValidateOptions& o, const CLI::App& cmd) {
   if (cmd.count("--jsonl") > 0) live.jsonl = o.jsonl;
   live.backend = o.backend;
   live.inputs = {{"--calibration", o.calibration}, {"--suite", o.suite}};
-  live.prepare = [&](mpi::MpiCommunicator& world) {
-    prepared = prepare(o, cmd, world.size(), world.rank());
+  live.prepare = [&](mpi::MpiCommunicator& world, int ranks_on_host) {
+    prepared = prepare(o, cmd, world.size(), world.rank(), ranks_on_host);
     if (prepared->settings.fault) prepared->settings.fault->maybe_fail_setup(world.rank());
     return prepared->timeout_s;
   };

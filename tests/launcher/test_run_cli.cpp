@@ -1,15 +1,16 @@
 // `meshloom-launch run` as users run it: mpirun -np 4 (label mpi). A run prints the table with measured times and
 // the verification line and writes its JSON Lines; --compare says which plan was fastest; a mesh larger than the
-// world, a source that cannot be built, a calibration of other collectives (pipelined) or a bad --timeout fails on
-// every rank before any collective (exit 2); ranks that share a CPU are told how to time steadier; a rank that dies
-// or hangs mid-run (MESHLOOM_TEST_FAULT, test_fault.hpp) ends the job non-zero within the timeout and leaves a
-// valid JSON Lines stream.
+// world, a source that cannot be built, a tensor the host's ranks cannot hold, a calibration of other collectives
+// (pipelined) or a bad --timeout fails on every rank before any collective (exit 2); ranks that share a CPU are told
+// how to time steadier; a rank that dies or hangs mid-run (MESHLOOM_TEST_FAULT, test_fault.hpp) ends the job
+// non-zero within the timeout and leaves a valid JSON Lines stream.
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <unistd.h>
 
 #include <array>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -110,6 +111,21 @@ TEST(RunCli, ASourceThatCannotBeBuiltIsAUsageErrorOnEveryRank) {
   const Launched r = mpirun(4, "--mesh 2,2 --tensor 4 --src 'P(product)P(sum)' --dst RR --iterations 1");
   EXPECT_EQ(r.status, 2) << r.out << r.err;
   EXPECT_NE(r.err.find("ValueError"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(RunCli, ATensorTheRanksOfAHostCannotHoldIsRefusedCountingEveryRankOnIt) {
+  // A tensor one rank could hold ten times over in half of this host's memory (run_exec.hpp, kRunCopies): four
+  // ranks on the host could not. The job counts its ranks per host itself (MPI's shared-memory split), so the
+  // refusal, before any collective, names all four.
+  const std::int64_t memory = std::int64_t{sysconf(_SC_PHYS_PAGES)} * std::int64_t{sysconf(_SC_PAGESIZE)};
+  ASSERT_GT(memory, 0);
+  const std::int64_t elements = memory / (10 * 8 * 2);
+  const Launched r =
+      mpirun(4, "--mesh 2,2 --tensor " + std::to_string(elements) + " --src 'S(0)R' --dst RR --iterations 1");
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("run: tensor " + std::to_string(elements) + " is "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(", 4 ranks on this host ("), std::string::npos) << r.err;
   EXPECT_EQ(r.out, "");
 }
 
