@@ -504,6 +504,12 @@ std::string answer(const std::string& line, const PlanBatchLimits& limits) {
   try {
     plan = plan_naming_gaps(setup.request, *model);
   } catch (const Error& e) {
+    // At the most a line may ask for, the engine's advice to raise the budget cannot be taken.
+    if (setup.request.state_budget == limits.max_state_budget &&
+        e.message().starts_with("planning exceeded its state budget")) {
+      raise(e.kind(), "planning exceeded its state budget of " + std::to_string(limits.max_state_budget) +
+                          " states, the most a line may ask for (state_budget); simplify the request");
+    }
     restate_flattened(e, doc);
   }
   return plan_object(plan, price_as_run(setup.request, plan, *model));

@@ -172,6 +172,15 @@ TEST(PlanBatch, DefaultsChangeTheAnswerWhenChanged) {
   // A small state budget is enforced.
   EXPECT_TRUE(starts_with(error_of(example(R"J("state_budget": 3)J")),
                           "RuntimeError: planning exceeded its state budget of 3 states"));
+  // At the most a line may ask for (its default), raising it is no advice.
+  PlanBatchLimits three;
+  three.max_state_budget = 3;
+  for (const std::string& line : {example(), example(R"J("state_budget": 3)J")}) {
+    EXPECT_EQ(error_of(line, three), "RuntimeError: planning exceeded its state budget of 3 states, the most a line "
+                                     "may ask for (state_budget); simplify the request")
+        << line;
+  }
+  EXPECT_NE(error_of(example(R"J("state_budget": 2)J"), three).find("raise the budget"), std::string::npos);
 }
 
 TEST(PlanBatch, NoStepsWhenSourceIsTarget) {
