@@ -292,7 +292,9 @@ TEST(PlanCli, CalibrationFile) {
   const Launched r = launch("plan --mesh 2,2 --tensor 1024,1024 --src 'S(0)S(1)' --dst RR --calibration '" +
                             path.string() + "' 2>&1");
   EXPECT_EQ(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("cost model calibrated (mpi calibration, axes dp, tp)\n"), std::string::npos) << r.out;
+  // A file without "timing" (older than the field) is said to be one: its curves may be pipelined.
+  EXPECT_NE(r.out.find("cost model calibrated (mpi calibration, axes dp, tp, timing not recorded)\n"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("\ntrace: S(0)S(1)->RS(1)->RR\n"), std::string::npos) << r.out;
 }
 
