@@ -77,7 +77,7 @@ int FitTableModel::rowCount(const QModelIndex& parent) const {
 int FitTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
 QVariant FitTableModel::data(const QModelIndex& index, int role) const {
-  if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
+  if (!index.isValid() || !checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
   const Row& r = rows_[static_cast<std::size_t>(index.row())];
   if (role == Qt::TextAlignmentRole) {
     return index.column() >= Alpha ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant();

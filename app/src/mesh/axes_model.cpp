@@ -29,10 +29,17 @@ QString layout_text(const Layout& layout) {
 AxesModel::AxesModel(DesignDocument* doc, QObject* parent) : QAbstractTableModel(parent), doc_(doc) {
   (void)reload();
   connect(doc_, &DesignDocument::design_changed, this, [this] {
-    // The same rows (a rename, a resize, a world change): a data change, so an open editor and the
-    // selection survive. Rows added or removed: a reset.
+    // The same axes on the same rows (a resize, a world change, one rename): a data change, so an open editor
+    // (TypingDelegate keeps its typing) and the selection survive. Rows added, removed or reordered: a reset, which
+    // closes an open editor rather than leave it on a row that is another axis now (its typing would rename that).
     const auto& spec = doc_->design().mesh;
-    const bool same_rows = spec.names.size() + spec.flattened.size() == names_.size();
+    std::vector<std::string> now = spec.names;
+    for (const auto& f : spec.flattened) now.push_back(f.name);
+    std::size_t differing = 0;
+    for (std::size_t i = 0; i < std::min(now.size(), names_.size()); ++i) {
+      if (now[i] != names_[i]) ++differing;
+    }
+    const bool same_rows = now.size() == names_.size() && differing <= 1;
     bool picks_changed = false;
     if (same_rows) {
       picks_changed = reload();
@@ -100,7 +107,7 @@ int AxesModel::row_of(const std::string& name) const {
 }
 
 QVariant AxesModel::data(const QModelIndex& index, int role) const {
-  if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
+  if (!index.isValid() || !checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
   const int row = index.row();
   const std::string name = axis_name(row);
   const bool flat = is_flattened(row);
@@ -184,7 +191,7 @@ QVariant AxesModel::headerData(int section, Qt::Orientation orientation, int rol
 }
 
 Qt::ItemFlags AxesModel::flags(const QModelIndex& index) const {
-  if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return Qt::NoItemFlags;
+  if (!index.isValid() || !checkIndex(index, CheckIndexOption::IndexIsValid)) return Qt::NoItemFlags;
   Qt::ItemFlags f = Qt::ItemIsEnabled | Qt::ItemIsSelectable;
   if (index.column() == Name) f |= Qt::ItemIsEditable | Qt::ItemIsUserCheckable;
   if (index.column() == Size && !is_flattened(index.row())) f |= Qt::ItemIsEditable;
@@ -192,7 +199,7 @@ Qt::ItemFlags AxesModel::flags(const QModelIndex& index) const {
 }
 
 bool AxesModel::setData(const QModelIndex& index, const QVariant& value, int role) {
-  if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return false;
+  if (!index.isValid() || !checkIndex(index, CheckIndexOption::IndexIsValid)) return false;
   const std::string name = axis_name(index.row());
   if (role == Qt::CheckStateRole && index.column() == Name) {
     const bool on = value.value<Qt::CheckState>() == Qt::Checked;

@@ -26,6 +26,7 @@
 #include "mesh/axes_model.hpp"
 #include "document/design_document.hpp"
 #include "mesh/edit_dialog.hpp"
+#include "mesh/typing_delegate.hpp"
 #include "shell/inline_message.hpp"
 #include "meshloom/design/edit.hpp"
 
@@ -121,6 +122,7 @@ MeshPanel::MeshPanel(DesignDocument* doc, AxesModel* axes, QWidget* parent)
   table_ = new QTableView(this);
   table_->setTabKeyNavigation(false);  // Tab leaves the table (arrows move between cells)
   table_->setModel(axes_);
+  table_->setItemDelegate(new TypingDelegate(table_));  // typing in a cell survives edits that arrive meanwhile
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->setSelectionMode(QAbstractItemView::SingleSelection);
   table_->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed |

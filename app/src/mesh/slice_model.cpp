@@ -55,7 +55,7 @@ int SliceModel::rowCount(const QModelIndex& parent) const {
 }
 
 QVariant SliceModel::data(const QModelIndex& index, int role) const {
-  if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
+  if (!index.isValid() || !checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
   const auto& ranks = slice_.groups[static_cast<std::size_t>(index.row())];
   switch (role) {
     case Qt::DisplayRole: return tr("%1: %2").arg(index.row()).arg(rank_list(ranks, kRanksShown));

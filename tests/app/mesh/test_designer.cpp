@@ -6,6 +6,7 @@
 #include <QLineEdit>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QTableView>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QUndoStack>
@@ -324,6 +325,43 @@ private slots:
     doc.undo_stack()->undo();
     QCOMPARE(doc.design().mesh.names, (std::vector<std::string>{"dp", "cp", "tp"}));
     QCOMPARE(panel.current_axis(), std::string("tp"));
+  }
+
+  void a_cells_typing_survives_other_edits_and_a_reorder_closes_it() {
+    DesignDocument doc;
+    doc.reset(cube(), QString());
+    AxesModel model(&doc);
+    MeshPanel panel(&doc, &model);
+    auto* table = panel.findChild<QTableView*>();
+    QVERIFY(table != nullptr);
+    const QModelIndex tp = model.index(2, AxesModel::Name);
+    table->edit(tp);
+    auto* editor = qobject_cast<QLineEdit*>(table->indexWidget(tp));
+    QVERIFY(editor != nullptr);
+    editor->selectAll();
+    QTest::keyClicks(editor, QStringLiteral("tensor"));
+    QString error;
+    // An edit that keeps every axis on its row: the editor stays open and keeps the typing (Qt's view refills
+    // an open editor on every dataChanged over its cell).
+    QVERIFY(doc.edit(QStringLiteral("devices"), [](const Design& d) { return set_devices_per_host(d, 2); }, &error));
+    QCOMPARE(table->indexWidget(tp), editor);
+    QCOMPARE(editor->text(), QStringLiteral("tensor"));
+    QTest::keyClick(editor, Qt::Key_Return);  // committed (the delegate queues it): one rename
+    QTRY_COMPARE(doc.design().mesh.names, (std::vector<std::string>{"dp", "cp", "tensor"}));
+    doc.undo_stack()->undo();
+    QCOMPARE(doc.design().mesh.names, (std::vector<std::string>{"dp", "cp", "tp"}));
+
+    // Typing on a row whose axis an undo moves: the editor closes (committed, it would rename another axis).
+    QVERIFY(doc.edit(QStringLiteral("move"), [](const Design& d) { return move_axis(d, "dp", 2); }, &error));
+    const QModelIndex first = model.index(0, AxesModel::Name);  // cp now
+    table->edit(first);
+    editor = qobject_cast<QLineEdit*>(table->indexWidget(first));
+    QVERIFY(editor != nullptr);
+    editor->selectAll();
+    QTest::keyClicks(editor, QStringLiteral("typed"));
+    doc.undo_stack()->undo();  // dp back on row 0
+    QCOMPARE(table->indexWidget(model.index(0, AxesModel::Name)), static_cast<QWidget*>(nullptr));
+    QCOMPARE(doc.design().mesh.names, (std::vector<std::string>{"dp", "cp", "tp"}));
   }
 
   void slices_list_the_engines_groups_and_explain_invalid_picks() {
