@@ -799,10 +799,16 @@ PlanStep make_step(const PlanRequest& r, const CostModel& model, std::int64_t gl
   step.from = before.placement(axis);
   step.to = after.placement(axis);
   const auto collective = collective_for(step.from, step.to);
-  if (!collective) {
+  // The seed has no S -> P(sum) step (PyTorch's executor refuses the greedy planner's at run time); the newest
+  // variant runs it as the local shard_to_partial (PR 191828).
+  const bool seed_refuses = collective == Collective::ShardToPartial && r.variant == PartialVariant::Seed;
+  if (!collective || seed_refuses) {
     raise(ErrorKind::ValueError, "redistribute from " + to_string(step.from) + " to " + to_string(step.to) +
                                      " on mesh axis " + std::to_string(axis) + " is not supported (in " +
-                                     to_string(before) + " -> " + to_string(after) + ")");
+                                     to_string(before) + " -> " + to_string(after) + ")" +
+                                     (seed_refuses ? " under the seed variant; the newest variant runs it as "
+                                                     "shard_to_partial"
+                                                   : ""));
   }
   step.collective = *collective;
   step.before = before;

@@ -20,6 +20,7 @@
 #include "meshloom/plan/state.hpp"
 
 #include "planner_test_support.hpp"
+#include "support/expect_error.hpp"
 
 namespace {
 
@@ -65,6 +66,15 @@ TEST(Greedy, ShardToPartialSumIsOneStep) {
   EXPECT_EQ(trace(p), "S(0)R->P(sum)R");
   EXPECT_EQ(comm_counts(p), (Counts{{"shard_to_partial", 1}}));
   EXPECT_EQ(p.cost, 0.0);
+  // The seed has no such step: PyTorch's greedy plan holds it and its executor refuses it ("redistribute from
+  // S(0) to P(sum) not supported yet"); refused up front, as the graph planner under the seed goes through R.
+  PlanRequest seed = request({2, 2}, {8, 8}, "S(0)R", "P(sum)R", PlannerKind::Greedy);
+  seed.variant = PartialVariant::Seed;
+  expect_error([&] { (void)plan_redistribution(seed, FixedCostModel()); }, ErrorKind::ValueError,
+               {"redistribute from S(0) to P(sum) on mesh axis 0 is not supported (in S(0)R -> P(sum)R) "
+                "under the seed variant; the newest variant runs it as shard_to_partial"});
+  seed.planner = PlannerKind::Graph;
+  EXPECT_EQ(trace(plan_redistribution(seed, FixedCostModel())), "S(0)R->RR->P(sum)R");
 }
 
 TEST(Greedy, OneDimensionalMesh) {
