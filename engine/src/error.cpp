@@ -15,7 +15,10 @@ std::string_view to_string(ErrorKind kind) noexcept {
 }
 
 Error::Error(ErrorKind kind, const std::string& message)
-    : std::runtime_error(std::string(to_string(kind)) + ": " + message), kind_(kind), message_(message) {}
+    : std::runtime_error(std::string(to_string(kind)) + ": " + message),
+      kind_(kind),
+      message_(message),
+      text_(std::string(to_string(kind)) + ": " + message) {}
 
 void raise(ErrorKind kind, const std::string& message) { throw Error(kind, message); }
 

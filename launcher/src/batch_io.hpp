@@ -88,7 +88,7 @@ template <class Body>
     try {
       return body();
     } catch (const Error& e) {
-      return error_object(e.what());
+      return error_object(e.text());
     } catch (const std::bad_alloc&) {
       return error_object("RuntimeError: out of memory while answering the line");
     } catch (const std::exception& e) {

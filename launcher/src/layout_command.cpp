@@ -202,7 +202,7 @@ void add_layout_command(CLI::App& root, int& exit_code) {
       run(*op, *args, limit, std::cout);
       exit_code = 0;
     } catch (const Error& e) {
-      std::cerr << "error: " << e.what() << "\n";
+      std::cerr << "error: " << e.text() << "\n";
       exit_code = 2;
     } catch (const std::bad_alloc&) {
       std::cerr << "error: RuntimeError: out of memory\n";

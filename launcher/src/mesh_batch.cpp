@@ -406,7 +406,7 @@ std::string answer_op(const json& op, std::size_t index, Context& ctx) {
   try {
     return run_op(op, index, ctx);
   } catch (const Error& e) {
-    return error_object(e.what());
+    return error_object(e.text());
   } catch (const std::bad_alloc&) {
     return error_object("RuntimeError: out of memory while answering ops[" + std::to_string(index) + "]");
   } catch (const std::exception& e) {

@@ -286,7 +286,7 @@ int run_mesh_request(const MeshRequest& request, std::ostream& out, std::ostream
     out << text << std::flush;
     return out ? 0 : 1;
   } catch (const Error& e) {
-    err << "error: " << e.what() << "\n";
+    err << "error: " << e.text() << "\n";
   } catch (const std::bad_alloc&) {
     err << "error: RuntimeError: out of memory\n";
   } catch (const std::exception& e) {

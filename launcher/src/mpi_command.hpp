@@ -28,7 +28,7 @@ inline constexpr double kMaxTimeoutS = 1e6;
 
 // The text an error is reported with: meshloom's errors carry their kind; others are named here.
 inline std::string what_of(const std::exception& e) {
-  if (dynamic_cast<const Error*>(&e) != nullptr) return e.what();
+  if (const auto* error = dynamic_cast<const Error*>(&e)) return error->text();
   if (dynamic_cast<const comm::TimeoutError*>(&e) != nullptr) return std::string("TimeoutError: ") + e.what();
   return std::string("RuntimeError: ") + e.what();
 }

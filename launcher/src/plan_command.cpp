@@ -275,7 +275,7 @@ void print_comparison(std::ostream& out, const HumanSetup& h, const CostModel& m
       rows.push_back({label, priced ? format_cost(*priced, s.cost_model) : "unpriced",
                       std::to_string(plan.steps.size()), std::to_string(plan.states_explored), trace(plan)});
     } catch (const Error& e) {
-      rows.push_back({label, "-", "-", "-", std::string("failed: ") + e.what()});
+      rows.push_back({label, "-", "-", "-", std::string("failed: ") + e.text()});
     }
   }
   print_table(out, rows, {false, true, true, true, false});

@@ -169,7 +169,7 @@ Prepared prepare(const RunCliOptions& o, const CLI::App& cmd, std::int64_t world
             p.candidates[it->second].proposed_by.push_back(who);
           }
         } catch (const Error& e) {
-          p.refused.push_back(who + ": " + e.what());
+          p.refused.push_back(who + ": " + e.text());
         }
       }
     }

@@ -177,7 +177,7 @@ template <class Body>
   try {
     return body();
   } catch (const Error& e) {
-    err << "error: " << e.what() << "\n";
+    err << "error: " << e.text() << "\n";
   } catch (const std::exception& e) {
     err << "error: RuntimeError: " << e.what() << "\n";
   }

@@ -133,7 +133,7 @@ PreparedRequest prepare_request(const Prepared& p, const SuiteRequest& item, std
       pick = mp.pick;
     } catch (const Error& e) {
       raise(e.kind(), "request " + std::to_string(index) + " (" + item.label + "), " + p.models[m] + " model: " +
-                          e.what() + unpriced_note(*models[m], s.request.mesh_shape));
+                          e.text() + unpriced_note(*models[m], s.request.mesh_shape));
     }
     for (std::size_t rank = 0; rank < plans.size(); ++rank) {
       if (rank >= p.k && rank != pick) continue;  // of a wider pool, the k cheapest and the pick run

@@ -281,6 +281,16 @@ TEST(MeshBatchErrors, EngineErrorsKeepTheirKinds) {
   EXPECT_EQ(j["results"][6], json::parse(R"J({"ok": true, "coordinate": null})J"));
 }
 
+TEST(MeshBatchErrors, AnEngineMessageHoldingANulIsAnsweredWhole) {
+  // A name read from \u0000 goes into the engine's message; the answer carries all of it, not what() up to the NUL.
+  const json j = json::parse(ask(R"J({"mesh": {"shape": [2, 2], "names": ["a", "c"]}, "ops": [)J"
+                                 R"J({"op": "slice", "names": ["x\u0000y"]}, {"op": "groups", "dim": "zz\u0000"}]})J"));
+  EXPECT_EQ(j["results"][0]["error"], std::string("KeyError: Invalid mesh_dim_names ('x\0y',) specified. Valid "
+                                                  "mesh_dim_names are ['a', 'c'].", 89));
+  const std::string missing("KeyError: Mesh dimension 'zz\0' does not exist.", 46);
+  EXPECT_TRUE(starts_with(j["results"][1]["error"], missing));
+}
+
 TEST(MeshBatchErrors, WrongTypesNameTheFieldAndValue) {
   EXPECT_EQ(error_of(R"J({"mesh": {"shape": [2]}, "world": "8"})J"), R"J(ValueError: world = "8": expected an integer, got a string)J");
   EXPECT_EQ(error_of(R"J({"mesh": {"shape": [2, "4"]}})J"), R"J(ValueError: mesh.shape[1] = "4": expected an integer, got a string)J");

@@ -23,10 +23,14 @@ public:
   [[nodiscard]] ErrorKind kind() const noexcept { return kind_; }
   // The message without the kind prefix.
   [[nodiscard]] const std::string& message() const noexcept { return message_; }
+  // "<Kind>: <message>", whole: what() is a C string, which ends at a NUL the message may hold (a name read
+  // from JSON's \u0000).
+  [[nodiscard]] const std::string& text() const noexcept { return text_; }
 
 private:
   ErrorKind kind_;
   std::string message_;
+  std::string text_;
 };
 
 [[noreturn]] void raise(ErrorKind kind, const std::string& message);
