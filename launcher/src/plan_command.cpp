@@ -184,7 +184,7 @@ std::string model_text(const PlanSetup& s) {
                timing + (s.extrapolate ? ", extrapolating" : "") + ")";
       }
       return text + " (" + c.backend + " calibration, axes " + join(calibration_axis_names(s), {.separator = ", "}) +
-             timing + ")";
+             timing + (s.extrapolate ? ", extrapolating" : "") + ")";
     }
   }
   return text;

@@ -460,6 +460,18 @@ std::optional<double> CalibratedCostModel::priced_us(std::string_view collective
   return t * curve_factor(collective, shape.n) / curve_factor(collective, curve->shape.n);
 }
 
+namespace {
+
+// The size the calibrated mesh gives a per-axis fit's axis (none for a name it does not have).
+std::optional<std::int64_t> fitted_axis_size(const Calibration& calibration, const std::string& axis) {
+  const auto& names = calibration.mesh_names;
+  const auto it = std::find(names.begin(), names.end(), axis);
+  if (it == names.end() || names.size() != calibration.mesh_shape.size()) return std::nullopt;
+  return calibration.mesh_shape[static_cast<std::size_t>(it - names.begin())];
+}
+
+}  // namespace
+
 double CalibratedCostModel::axis_fit_cost(const StepCostInput& step, double size) const {
   if (step.axis >= names_.size()) return kInfinity;
   const auto axis = calibration_.axes.find(names_[step.axis]);
@@ -468,6 +480,9 @@ double CalibratedCostModel::axis_fit_cost(const StepCostInput& step, double size
   const auto fit = axis->second.find(name);
   if (fit == axis->second.end() || !(fit->second.busbw_gbps > 0)) return kInfinity;
   const std::int64_t n = (*step.mesh_shape)[step.axis];
+  // A fit prices the group size it was measured on; another is a guess, made only when asked to extrapolate.
+  const std::optional<std::int64_t> fitted = fitted_axis_size(calibration_, names_[step.axis]);
+  if (fitted && *fitted != n && !options_.extrapolate) return kInfinity;
   return fit->second.alpha_us + bus_factor(name, n) * size / (fit->second.busbw_gbps * 1e3);
 }
 
@@ -665,9 +680,13 @@ std::vector<CalibratedCostModel::Gap> CalibratedCostModel::gap_list(
       if (calibration_.groups.empty()) {
         const bool named = axis < names_.size();
         const auto fits = named ? calibration_.axes.find(names_[axis]) : calibration_.axes.end();
+        const std::string where = name + " on axis " + (named ? "'" + names_[axis] + "'" : std::to_string(axis));
         if (fits == calibration_.axes.end() || !fits->second.contains(name)) {
-          out.push_back({{axis}, name,
-                         name + " on axis " + (named ? "'" + names_[axis] + "'" : std::to_string(axis)) + ": no fit"});
+          out.push_back({{axis}, name, where + ": no fit"});
+        } else if (const auto fitted = fitted_axis_size(calibration_, names_[axis]);
+                   fitted && *fitted != mesh_shape[axis] && !options_.extrapolate) {
+          out.push_back({{axis}, name, where + ": fitted on " + std::to_string(*fitted) + " ranks, not " +
+                                           std::to_string(mesh_shape[axis])});
         }
         continue;
       }

@@ -156,6 +156,25 @@ TEST(CalibratedModel, MissingFitsCostInfinity) {
             kInf);
 }
 
+TEST(CalibratedModel, AFitPricesItsAxisOnlyAtTheSizeItWasMeasuredOn) {
+  // dp was measured on groups of 2 (the calibrated mesh is (2, 4)): on a mesh where dp has 4 ranks its fit is a
+  // guess, priced only when extrapolating (the bus factor of 4 ranks), refused (+infinity, a gap) otherwise.
+  const Calibration c = full_calibration();
+  const std::vector<std::int64_t> wider{4, 4};
+  const StepCostInput gather = step_input(Collective::AllGather, 0, wider, 512, 1, 2048);
+  const CalibratedCostModel model(c, c.mesh_names);
+  EXPECT_EQ(model.step_cost(gather), kInf);
+  const std::vector<std::int64_t> calibrated{2, 4};
+  EXPECT_EQ(model.step_cost(step_input(Collective::AllGather, 1, wider, 512, 1, 2048)),
+            model.step_cost(step_input(Collective::AllGather, 1, calibrated, 512, 1, 2048)));  // tp: 4 ranks, as fitted
+  const std::vector<CalibratedCostModel::Gap> gaps = model.gap_list(wider);
+  ASSERT_EQ(gaps.size(), 4U);
+  EXPECT_EQ(gaps[0].text, "all_reduce on axis 'dp': fitted on 2 ranks, not 4");
+  const CalibratedCostModel guessing(c, c.mesh_names, {.extrapolate = true});
+  EXPECT_EQ(guessing.step_cost(gather), 15.0 + 0.75 * (2048.0 * 4) / (2.5 * 1e3));
+  EXPECT_TRUE(guessing.gap_list(wider).empty());
+}
+
 // ---- through the planner ----------------------------------------------------------------------------------
 
 TEST(CalibratedModel, PlannerStepCostsUseLocalBytes) {

@@ -365,7 +365,8 @@ struct Calibration {
 struct CalibratedOptions {
   // Price group shapes the calibration never measured from the nearest measured one (same collective; fewest
   // differences in hosts, then in ranks per host, then the nearest n in log2), its time scaled by the ratio of the
-  // bus factors, and meshes larger than the calibrated world by repeating its host placement. A guess: off by
+  // bus factors, and meshes larger than the calibrated world by repeating its host placement; without curves, a
+  // per-axis fit at another size of its axis than the calibrated mesh's, scaled the same way. A guess: off by
   // default, when such a step costs +infinity.
   bool extrapolate = false;
 };
@@ -435,6 +436,8 @@ private:
   // The curve predict_us prices (collective, shape) by: the exact one, or when extrapolating the nearest measured
   // shape's; nullptr when there is none.
   [[nodiscard]] const GroupCurve* pricing_curve(std::string_view collective, const GroupShape& shape) const;
+  // Without curves: the alpha-beta fit of (mesh_names[axis], collective) at the axis' size, +infinity without a fit
+  // or, unless extrapolating, on an axis whose size is not the one the calibrated mesh gave that name.
   [[nodiscard]] double axis_fit_cost(const StepCostInput& step, double size) const;
   // Whether the groups of a mesh of `mesh_shape` can be placed on the calibrated job's hosts: a mesh (every size >=
   // 1, no overflow) of at most kMaxEnumeratedRanks ranks, and at most the job's ranks unless extrapolating.
