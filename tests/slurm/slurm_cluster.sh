@@ -10,8 +10,9 @@
 # Nothing is shared with another cluster on the same machine (a second checkout, a system Slurm): munged listens on
 # its own socket with a fresh key, slurmctld and slurmd on free TCP ports of their own, and the state, spool and log
 # directories sit in a `mktemp -d` directory under /tmp (short paths: munge's and slurmstepd's Unix sockets must fit
-# in 108 bytes), named in DIR/state_dir. It runs as root (SlurmUser root) or as any user who may start the daemons;
-# no cgroups: proctrack/linuxproc, task/none, select/cons_tres over this machine's cores (at least 2).
+# in 108 bytes), named in DIR/state_dir. Its daemons run as the user who starts it, root or not (SlurmUser and
+# SlurmdUser: a slurmd that is not root runs that user's jobs only, which are the tests'); no cgroups:
+# proctrack/linuxproc, task/none, select/cons_tres over this machine's cores (at least 2).
 set -euo pipefail
 
 usage() {
@@ -175,7 +176,7 @@ cat >"$state/slurm.conf" <<EOF
 ClusterName=meshloom
 SlurmctldHost=$node(127.0.0.1)
 SlurmUser=$user
-SlurmdUser=root
+SlurmdUser=$user
 SlurmctldPort=$ctld_port
 SlurmdPort=$slurmd_port
 AuthType=auth/munge
