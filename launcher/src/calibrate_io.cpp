@@ -18,6 +18,7 @@
 #include "json_read.hpp"
 #include "jsonl_read.hpp"
 #include "meshloom/error.hpp"
+#include "meshloom/mesh/device_mesh.hpp"
 #include "text_format.hpp"
 #include "timing.hpp"
 
@@ -35,6 +36,10 @@ constexpr std::size_t kMaxBenchFileBytes = std::size_t{256} << 20;
 BenchSweep parse_bench_jsonl(const std::string& text, const std::string& source) {
   BenchSweep sweep;
   bool config_seen = false;
+  // The config's mesh, flattened axes registered: what a result's group size and span must be, which calibrate
+  // keys its curves by (a record that says otherwise would key a curve by a shape the job never ran).
+  std::optional<DeviceMesh> mesh_of_config;
+  std::map<std::string, std::pair<std::int64_t, std::optional<GroupSpan>>> axis_shapes;
   jsonl::for_each_record(text, source, [&](const LineContext& ctx, const json& j, const std::string& type) {
     if (type == "config") {
       if (config_seen) ctx.fail("a second config record (one bench run per file)");
@@ -88,6 +93,13 @@ BenchSweep parse_bench_jsonl(const std::string& text, const std::string& source)
             axes.push_back(a.get<std::string>());
           }
         }
+      }
+      try {
+        DeviceMesh m = DeviceMesh::init(sweep.mesh_shape, sweep.mesh_names, sweep.world);
+        for (const auto& [name, axes] : sweep.flattened) (void)m.slice(axes).flatten(name);
+        mesh_of_config = std::move(m);
+      } catch (const Error& e) {
+        ctx.fail("field \"mesh\" = " + jsonl::show(mesh) + ": " + e.text());
       }
     } else if (type == "result") {
       if (!config_seen) ctx.fail("a result record before the config record");
@@ -145,6 +157,24 @@ BenchSweep parse_bench_jsonl(const std::string& text, const std::string& source)
           sweep.flattened.contains(r.axis);
       if (!axis_known) {
         ctx.fail("field \"axis\" = \"" + r.axis + "\": not an axis or flattened axis of the config's mesh");
+      }
+      auto shape = axis_shapes.find(r.axis);
+      if (shape == axis_shapes.end()) {
+        const AxisRef axis{r.axis};
+        std::optional<GroupSpan> span;
+        if (!sweep.hosts.empty()) span = group_span(mesh_of_config->groups(axis), sweep.hosts);
+        shape = axis_shapes.emplace(r.axis, std::make_pair(mesh_of_config->size(axis), span)).first;
+      }
+      const auto& [ranks, placed] = shape->second;
+      if (r.group_size != ranks) {
+        ctx.fail("field \"group_size\" = " + std::to_string(r.group_size) + ": axis \"" + r.axis +
+                 "\" of the config's mesh has " + std::to_string(ranks) + (ranks == 1 ? " rank" : " ranks"));
+      }
+      if (j.contains("span") && placed && !(r.span == *placed)) {
+        ctx.fail("field \"span\" = " + jsonl::show(j["span"]) + ": the config's hosts place axis \"" + r.axis +
+                 "\"'s groups on " + std::to_string(placed->hosts) + (placed->hosts == 1 ? " host" : " hosts") +
+                 " with at most " + std::to_string(placed->ranks_per_host) + " per host" +
+                 (placed->uniform ? ", alike in every group" : ", not alike in every group"));
       }
       if (!std::isfinite(r.time_us) || r.time_us < 0) {
         ctx.fail("field \"time_us\" = " + jsonl::show(j["time_us"]) + ": expected a finite time >= 0");

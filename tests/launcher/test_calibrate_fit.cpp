@@ -19,6 +19,7 @@
 #include "calibrate_io.hpp"
 #include "meshloom/error.hpp"
 #include "meshloom/plan/cost_model.hpp"
+#include "support/expect_error.hpp"
 
 namespace meshloom::launcher {
 namespace {
@@ -200,6 +201,9 @@ TEST(CalibrateIo, RejectsBadFilesNamingTheLine) {
             "ValueError: \"x.jsonl\" line 2: field \"axis\" = \"zz\": not an axis or flattened axis of the config's mesh");
   EXPECT_EQ(error_of(edited("\"group_size\":2", "\"group_size\":64")),
             "ValueError: \"x.jsonl\" line 2: field \"group_size\" = 64: must be in 1..world = 4");
+  // A group size or span other than the config's mesh and hosts give the axis (the shape its curve is keyed by).
+  EXPECT_EQ(error_of(edited("\"group_size\":2", "\"group_size\":4")),
+            "ValueError: \"x.jsonl\" line 2: field \"group_size\" = 4: axis \"tp\" of the config's mesh has 2 ranks");
   EXPECT_EQ(error_of(edited("\"backend\":\"mpi\"", "\"backend\":\"gloo\"")),
             "ValueError: \"x.jsonl\" line 1: field \"backend\" = \"gloo\": expected \"mpi\" or \"nccl\"");
   EXPECT_EQ(error_of(edited("\"world\":4", "\"world\":0")),
@@ -329,7 +333,9 @@ std::string two_host_jsonl(bool uniform = true) {
   info.world = 4;
   info.mesh_shape = {2, 2};
   info.mesh_names = {"dp", "tp"};
-  info.hosts = {"a", "a", "b", "b"};
+  // Uniform: dp's groups {0, 2} and {1, 3} each cross hosts a and b, tp's sit on one. Not: on hosts a, b, a, c dp's
+  // group {0, 2} sits on a and {1, 3} crosses b and c, while both of tp's cross two hosts.
+  info.hosts = uniform ? std::vector<std::string>{"a", "a", "b", "b"} : std::vector<std::string>{"a", "b", "a", "c"};
   std::string text = config_record(info) + "\n";
   for (const char* axis : {"dp", "tp"}) {
     const bool dp = std::string(axis) == "dp";
@@ -338,7 +344,8 @@ std::string two_host_jsonl(bool uniform = true) {
       r.axis = axis;
       r.group_size = 2;
       r.groups = 2;
-      r.span = dp ? GroupSpan{2, 1, uniform} : GroupSpan{1, 2, true};
+      r.span = uniform ? (dp ? GroupSpan{2, 1, true} : GroupSpan{1, 2, true})
+                       : (dp ? GroupSpan{2, 2, false} : GroupSpan{2, 1, true});
       r.collective = BenchCollective::AllReduce;
       r.bytes = size;
       r.count = size / 4;
@@ -372,10 +379,25 @@ TEST(CalibrateIo, CurvesByGroupShapeFromTheRunsHosts) {
   EXPECT_NE(table.find("# Curves by group shape"), std::string::npos) << table;
 }
 
+TEST(CalibrateIo, ASpanOtherThanTheConfigsHostsGiveIsRefusedNamingTheLine) {
+  // The span a curve is keyed by is the one the job's hosts give the axis: a record that says otherwise is refused.
+  std::string span = two_host_jsonl();
+  const auto first_span = span.find("\"span\":{\"hosts\":2,");
+  ASSERT_NE(first_span, std::string::npos) << span;
+  span.replace(first_span, 18, "\"span\":{\"hosts\":1,");
+  const std::string error = meshloom::testing::error_of([&] { (void)parse_bench_jsonl(span, "x.jsonl"); });
+  EXPECT_EQ(error.rfind("ValueError: \"x.jsonl\" line 2: field \"span\" = {\"hosts\":1,\"ranks_per_host\":1,", 0), 0U)
+      << error;
+  EXPECT_NE(error.find(": the config's hosts place axis \"dp\"'s groups on 2 hosts with at most 1 per host, alike in "
+                       "every group"),
+            std::string::npos)
+      << error;
+}
+
 TEST(CalibrateIo, AxesWhoseGroupsDifferInShapeAreLeftOutOfTheCurves) {
   const CalibrationReport report = calibrate_sweep(parse_bench_jsonl(two_host_jsonl(false), "run.jsonl"));
   ASSERT_EQ(report.calibration.groups.size(), 1U);
-  EXPECT_EQ(report.calibration.groups[0].shape, (GroupShape{2, 1, 2}));
+  EXPECT_EQ(report.calibration.groups[0].shape, (GroupShape{2, 2, 1}));  // tp's
   EXPECT_NE(std::find(report.notes.begin(), report.notes.end(),
                       "axis dp: its groups differ in shape (span not uniform); left out of the curves"),
             report.notes.end());
