@@ -156,10 +156,12 @@ RecordsLevel level_of(const Calibration& base, const StepRecords& r) {
   level.source = r.source;
   level.by_axis = !base.axis_corrections.empty() && ranks_sat_as_calibrated(base, r.cpus);
   std::map<std::size_t, std::vector<double>> by_check;
+  // As validate divided: by the axis' own time only where the file's ranks sat as the calibrated job's (validate
+  // refuses axis corrections otherwise, unless told to leave them out, when it divides by the point as here) and the
+  // run applied them (its config's count: 0 under --no-axis-corrections).
+  const bool anchors_by_axis = level.by_axis && r.axis_corrections.value_or(1) > 0;
   for (const StepSample& a : r.anchors) {
-    // As validate divided: by the axis' own time only where the file's ranks sat as the calibrated job's (validate
-    // refuses axis corrections otherwise, unless told to leave them out, when it divides by the point as here).
-    const double reference = anchor_reference_us(base, a.collective, a.shape, a.bytes, a.mesh, a.axes, level.by_axis);
+    const double reference = anchor_reference_us(base, a.collective, a.shape, a.bytes, a.mesh, a.axes, anchors_by_axis);
     if (reference > 0) {
       by_check[a.drift_check].push_back(a.measured_us / reference);
       ++level.anchors;
@@ -248,6 +250,7 @@ StepRecords parse_step_records(const std::string& text, const std::string& sourc
       rank_hosts = host_indices(names);
       if (j.contains("mesh")) config_mesh = mesh_shape_of(ctx, j);
       if (j.contains("cpus")) out.cpus = jsonl::cpus_of(ctx, j);
+      if (j.contains("axis_corrections")) out.axis_corrections = ctx.integer(j, "axis_corrections");
       if (j.contains("transport")) out.transport = jsonl::transport_of(ctx, j);
     } else if (type == "drift") {
       if (!config_seen) ctx.fail("a drift record before the config record");

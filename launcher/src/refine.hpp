@@ -77,6 +77,8 @@ struct StepRecords {
   std::vector<StepSample> anchors;  // validate's drift anchors, before and after: the benchmark re-timed in the run
   std::int64_t mixed_shapes = 0;    // steps whose groups differ in shape: left out
   std::vector<std::string> cpus;    // the config's "cpus": every rank's CPUs (empty in older files)
+  // The config's "axis_corrections": how many the run applied (0 under --no-axis-corrections; none in older files).
+  std::optional<std::int64_t> axis_corrections;
   std::optional<comm::TransportSettings> transport;  // the config's "transport" (none in older files)
 };
 

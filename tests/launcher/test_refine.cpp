@@ -330,6 +330,35 @@ TEST(Refine, TheLevelIsTheAnchorsOverTheCalibrationsPointsAsValidateHasIt) {
   EXPECT_NEAR(r.calibration.groups[1].as_run.at(0).factor, 1.5, 1e-6);
 }
 
+// A run under --no-axis-corrections (its config says 0 applied) had validate divide its anchors by the points, not by
+// each axis' own time, though its ranks sat as the calibrated job's: refine judges its level the same way.
+TEST(Refine, ARunWithoutAxisCorrectionsIsLevelAsValidateJudgedIt) {
+  Calibration c = base();
+  c.rank_cpus = {"0", "1", "0", "1"};
+  c.axis_corrections = {{.axes = {0}, .collective = "all_reduce", .factors = {{65536, 0.8, 15}}, .as_run = {}},
+                        {.axes = {1}, .collective = "all_reduce", .factors = {{65536, 1.2, 15}}, .as_run = {}}};
+  const double point = c.groups[1].points[2].time_us;
+  ASSERT_EQ(c.groups[1].points[2].bytes, 65536);
+  const std::string drift = R"({"type":"drift","when":"before","mesh":[2,2],"anchors":[{"collective":"all_reduce",)"
+                            R"("n":2,"hosts":1,"ranks_per_host":2,"bytes":65536,"axes":[0],"calibrated_us":1,)"
+                            R"("measured_us":)" + std::to_string(point) + R"(,"ratio":1.0}]})" "\n";
+  const auto records = [&](const std::string& extra) {
+    std::string text = kValidateHead;
+    const std::string hosts = R"("hosts":["vm","vm","vm","vm"])";
+    text.replace(text.find(hosts), hosts.size(), hosts + R"(,"cpus":["0","1","0","1"])" + extra);
+    return parse_step_records(text + drift + step("all_reduce", "[0]", 4096, 30.0), "v.jsonl");
+  };
+  // With the corrections applied, validate divided by axis 0's own time (0.8 of the point): 1.25x, drifted.
+  const RefineReport with = refine_calibration(c, {records("")});
+  ASSERT_TRUE(with.levels[0].level);
+  EXPECT_NEAR(*with.levels[0].level, 1.25, 1e-6);
+  // Without them, by the point: level.
+  const RefineReport without = refine_calibration(c, {records(R"(,"axis_corrections":0)")});
+  ASSERT_TRUE(without.levels[0].level);
+  EXPECT_NEAR(*without.levels[0].level, 1.0, 1e-6);
+  EXPECT_TRUE(without.levels[0].used);
+}
+
 // The defining property of the factor over files: each file's median ratio, then their mean. A job whose collectives
 // of a size ran slow (here one of three, at 2x) raises the price by its share of the jobs, where a median over the
 // files would price only the usual job (1x) and a pooled figure would weigh each file by its number of steps.
