@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -327,7 +328,13 @@ void validate_curve(const GroupCurve& curve, std::int64_t world, const std::stri
     if (!std::isfinite(h.p90) || h.p90 < h.median) {
       bad_value(field(at, "p90"), render_number(h.p90), "must be finite and >= median = " + render_number(h.median));
     }
-    if (h.points < 1) bad_value(field(at, "points"), std::to_string(h.points), "must be >= 1");
+    // calibrate holds out every other size and keeps the largest: at most half of the curve's points.
+    const auto most = static_cast<std::int64_t>(curve.points.size() / 2);
+    if (h.points < 1 || h.points > most) {
+      bad_value(field(at, "points"), std::to_string(h.points),
+                "must be in 1.." + std::to_string(most) + " (half of the curve's " +
+                    std::to_string(curve.points.size()) + " points)");
+    }
   }
 }
 
@@ -449,8 +456,23 @@ void validate_calibration(const Calibration& c) {
   if (c.groups.size() > kMaxCalibrationCurves) {
     bad("groups", std::to_string(c.groups.size()) + " curves; at most " + std::to_string(kMaxCalibrationCurves));
   }
+  // The job's hosts and its fullest one: a curve of a shape they could not hold was never measured on them.
+  std::map<std::int64_t, std::int64_t> ranks_on_host;
+  for (const std::int64_t h : c.rank_hosts) ++ranks_on_host[h];
+  std::int64_t fullest = 0;
+  for (const auto& [host, count] : ranks_on_host) fullest = std::max(fullest, count);
+  const auto hosts = static_cast<std::int64_t>(ranks_on_host.size());
   for (std::size_t i = 0; i < c.groups.size(); ++i) {
     validate_curve(c.groups[i], c.world, item("groups", i));
+    const GroupShape& shape = c.groups[i].shape;
+    if (shape.hosts > hosts) {
+      bad_value(field(item("groups", i), "hosts"), std::to_string(shape.hosts),
+                "rank_hosts places the calibrated job on " + std::to_string(hosts) + (hosts == 1 ? " host" : " hosts"));
+    }
+    if (shape.ranks_per_host > fullest) {
+      bad_value(field(item("groups", i), "ranks_per_host"), std::to_string(shape.ranks_per_host),
+                "rank_hosts puts at most " + std::to_string(fullest) + " of the calibrated job's ranks on one host");
+    }
     for (std::size_t j = 0; j < i; ++j) {
       if (c.groups[j].collective == c.groups[i].collective && c.groups[j].shape == c.groups[i].shape) {
         bad(item("groups", i), c.groups[i].collective + " on " + to_string(c.groups[i].shape) + " has a curve already (" +

@@ -519,6 +519,15 @@ TEST(CalibrationCurves, EveryValidationError) {
             "ValueError: rank_hosts: required with \"groups\": the curves are keyed by the hosts of the calibrated job's ranks");
   EXPECT_EQ(error(curves_with(R"("median": 0.04, "p90": 0.11)", R"("median": 0.2, "p90": 0.11)")),
             "ValueError: groups[0].holdout.p90 = 0.11: must be finite and >= median = 0.2");
+  // Fields that contradict each other: more held-out sizes than calibrate holds out (every other one, the largest
+  // kept), a curve of a shape the job's hosts could not hold.
+  EXPECT_EQ(error(curves_with(R"("points": 1})", R"("points": 2})")),
+            "ValueError: groups[0].holdout.points = 2: must be in 1..1 (half of the curve's 3 points)");
+  EXPECT_EQ(error(curves_with("[0, 0, 0, 0, 1, 1, 1, 1]", "[0, 0, 0, 0, 0, 0, 0, 0]")),
+            "ValueError: groups[1].hosts = 2: rank_hosts places the calibrated job on 1 host");
+  EXPECT_EQ(error(curves_with("[0, 0, 0, 0, 1, 1, 1, 1]", "[0, 1, 0, 1, 0, 1, 2, 3]")),
+            "ValueError: groups[0].ranks_per_host = 4: rank_hosts puts at most 3 of the calibrated job's ranks on one "
+            "host");
   EXPECT_EQ(error(curves_with(R"("model": "piecewise", "points": [[1024)", R"("model": "piecewise", "shape": 1, "points": [[1024)")),
             "ValueError: groups[1].shape: unknown field; groups[1] has collective, n, hosts, ranks_per_host, model, "
             "alpha_us, busbw_gbps, r2, samples, holdout, points, as_run");

@@ -343,7 +343,8 @@ struct Calibration {
 
 // Strict parsing: ValueError naming the field and value (unknown fields, wrong types, negative or zero
 // bandwidth, an unknown collective, a mesh that is not the calibrated one's shape, curve points out of order, two
-// curves of one key, "groups" without "rank_hosts" for every rank of the world).
+// curves of one key, "groups" without "rank_hosts" for every rank of the world, a curve of more hosts or more ranks per
+// host than "rank_hosts" has, a holdout of more than half of its curve's points).
 [[nodiscard]] Calibration parse_calibration(std::string_view json_text);
 [[nodiscard]] Calibration load_calibration(const std::filesystem::path& path);
 [[nodiscard]] std::string to_json_text(const Calibration& calibration);
