@@ -17,6 +17,10 @@ namespace meshloom::app {
 
 namespace {
 
+// A document's file, named absolutely: the path outlives the working directory it was typed in (the autosave's
+// record of it is read by a later session, started elsewhere, to recover the changes onto this file and no other).
+QString absolute_path(const QString& path) { return path.isEmpty() ? QString() : QFileInfo(path).absoluteFilePath(); }
+
 Design first_design() {
   Design d;
   d.name = "untitled";
@@ -127,7 +131,7 @@ void DesignDocument::reset(Design design, const QString& path, bool modified) {
   resetting_ = false;
   design_ = std::move(design);
   mesh_ = std::move(mesh);
-  path_ = path;
+  path_ = absolute_path(path);
   template_.clear();
   emit path_changed(path_);
   emit design_changed();
@@ -148,7 +152,7 @@ bool DesignDocument::save(const QString& path, QString* error) {
     if (error) *error = error_text(e);
     return false;
   }
-  const bool renamed = path != path_;
+  const bool renamed = absolute_path(path) != path_;
   const bool rebased_now = moved && !(saved == design_);
   if (moved) {
     design_ = std::move(saved);
@@ -157,7 +161,7 @@ bool DesignDocument::save(const QString& path, QString* error) {
       if (auto* c = dynamic_cast<DesignEditCommand*>(const_cast<QUndoCommand*>(undo_->command(i)))) c->rebase(from, to);
     }
   }
-  path_ = path;
+  path_ = absolute_path(path);
   template_.clear();
   undo_->setClean();
   if (renamed) emit path_changed(path_);

@@ -34,7 +34,7 @@ public:
   [[nodiscard]] const Design& design() const noexcept { return design_; }
   // The design's root mesh, built by the engine (build_mesh over the design's world).
   [[nodiscard]] const DeviceMesh& mesh() const noexcept { return mesh_; }
-  // The file the document was opened from or saved to; empty for a new design.
+  // The file the document was opened from or saved to, absolute; empty for a new design.
   [[nodiscard]] const QString& path() const noexcept { return path_; }
   // The file name, or "untitled" for a new design ("untitled (from default.meshloom.json)" for a copy).
   [[nodiscard]] QString display_name() const;

@@ -224,6 +224,7 @@ void MainWindow::build_docks() {
 
   auto* slice_widget = new QWidget(this);
   slice_summary_ = new QLabel(slice_widget);
+  slice_summary_->setObjectName(QStringLiteral("slice_summary"));
   slice_summary_->setWordWrap(true);
   slice_summary_->setAlignment(Qt::AlignLeft | Qt::AlignTop);  // one line at the top while the list is hidden
   slice_error_ = make_message_label(slice_widget);
@@ -1014,14 +1015,19 @@ void MainWindow::rebuild_canvas() {
   hovered_rank_.reset();
   view_->set_grid(nullptr);
   drawn_ = CanvasSource{design.mesh, design.world, design.devices_per_host};
+  const std::int64_t hosts_used = (mesh.size() + design.devices_per_host - 1) / design.devices_per_host;
+  const QString ranks = mesh.size() == 1 ? tr("1 rank") : tr("%1 ranks").arg(mesh.size());
+  const QString on_hosts = hosts_used == 1 ? tr("1 host") : tr("%1 hosts").arg(hosts_used);
+  const QString devices = design.devices_per_host == 1 ? tr("1 device") : tr("%1 devices").arg(design.devices_per_host);
+  statusBar()->showMessage(tr("%1 on %2 of %3").arg(ranks, on_hosts, devices));
   if (mesh.size() > kMaxDrawnRanks) {
     scene_->clear();
     grid_ = nullptr;
     overlay_ = nullptr;
     view_->tensor_key()->clear();  // no blocks are drawn: no key to them
     auto* note = scene_->addSimpleText(
-        tr("This mesh has %1 ranks; the canvas draws meshes of up to %2 ranks.\nThe axes table, slices of small "
-           "axes and export still work.")
+        tr("This mesh has %1 ranks; the canvas draws meshes of up to %2 ranks, and the Slice dock lists their "
+           "groups.\nThe axes table, the Rank dock and export as code still work.")
             .arg(QLocale().toString(static_cast<qlonglong>(mesh.size())), QLocale().toString(kMaxDrawnRanks)));
     note->setBrush(palette().color(QPalette::Text));
     scene_->setSceneRect(note->boundingRect().adjusted(-24, -24, 24, 24));
@@ -1051,11 +1057,6 @@ void MainWindow::rebuild_canvas() {
     }
   }
   rank_panel_->show_rank(selected_rank_);
-  const std::int64_t hosts_used = (mesh.size() + design.devices_per_host - 1) / design.devices_per_host;
-  const QString ranks = mesh.size() == 1 ? tr("1 rank") : tr("%1 ranks").arg(mesh.size());
-  const QString on_hosts = hosts_used == 1 ? tr("1 host") : tr("%1 hosts").arg(hosts_used);
-  const QString devices = design.devices_per_host == 1 ? tr("1 device") : tr("%1 devices").arg(design.devices_per_host);
-  statusBar()->showMessage(tr("%1 on %2 of %3").arg(ranks, on_hosts, devices));
   view_->fit();
 }
 
@@ -1065,7 +1066,11 @@ void MainWindow::refresh_slice() {
   const DeviceMesh& mesh = preview_ ? preview_->mesh : doc_->mesh();
   const bool drawn = mesh.size() <= kMaxDrawnRanks;
   slice_->set_slice(mesh, drawn ? axes_->picked() : std::vector<std::string>{});
-  slice_summary_->setText(slice_->summary());
+  slice_summary_->setText(drawn || axes_->picked().empty()
+                              ? slice_->summary()
+                              : tr("This mesh has %1 ranks: slices are listed for meshes of up to %2 ranks.")
+                                    .arg(QLocale().toString(static_cast<qlonglong>(mesh.size())),
+                                         QLocale().toString(kMaxDrawnRanks)));
   // A tick order mesh[...] refuses, where the table's order would do: say so and offer it. Not where mesh order is
   // refused too (overlapping axes: a flattened axis with one it was made of).
   const std::vector<std::string> in_order = axes_->picked_in_mesh_order();

@@ -2,7 +2,10 @@
 // edit one undoable command checked against the engine, refused edits shown inline with the design intact,
 // presets, documents (save, reopen, unsaved prompt, recent files), autosave and recovery after a crash.
 #include <QAbstractItemModelTester>
+#include <QDir>
 #include <QFile>
+#include <QLabel>
+#include <QStatusBar>
 #include <QLineEdit>
 #include <QSettings>
 #include <QSignalSpy>
@@ -603,6 +606,36 @@ private slots:
     QVERIFY(!QFile::exists(next.autosave()->copy_path()));
   }
 
+  // A file opened by a relative name is the document's absolutely: a crash's copy, recovered by a session started in
+  // another folder, lands on that file and on no other of the same relative name.
+  void a_relative_path_is_recorded_absolutely() {
+    QTemporaryDir tmp;
+    const QString dir = tmp.filePath(QStringLiteral("autosave"));
+    // a/d.meshloom.json from the folder of the session that crashed, another design under that name from b.
+    QVERIFY(QDir(tmp.path()).mkpath(QStringLiteral("a")) && QDir(tmp.path()).mkpath(QStringLiteral("b/a")));
+    const QString path = tmp.filePath(QStringLiteral("a/d.meshloom.json"));
+    QVERIFY(QFile::copy(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/default.meshloom.json"), path));
+    QVERIFY(QFile::copy(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/hsdp-2d.meshloom.json"),
+                        tmp.filePath(QStringLiteral("b/a/d.meshloom.json"))));
+    const QString before = QDir::currentPath();
+    QVERIFY(QDir::setCurrent(tmp.path()));
+    Design edited;
+    crash_after_an_edit(dir, QStringLiteral("a/d.meshloom.json"), &edited);
+    QVERIFY(QDir::setCurrent(tmp.filePath(QStringLiteral("b"))));  // the next session starts elsewhere
+    const auto pending = Autosave::pending(dir);
+    const bool restored = QDir::setCurrent(before);
+    QVERIFY(restored);
+    QCOMPARE(pending.size(), std::size_t{1});
+    QCOMPARE(pending.front().origin, QFileInfo(path).absoluteFilePath());
+    DesignDocument doc;
+    QVERIFY(QDir::setCurrent(tmp.path()));
+    QString error;
+    const bool opened = doc.open(QStringLiteral("a/d.meshloom.json"), &error);
+    QVERIFY(QDir::setCurrent(before));
+    QVERIFY2(opened, qPrintable(error));
+    QCOMPARE(doc.path(), QFileInfo(path).absoluteFilePath());
+  }
+
   // A copy older than its file (the file saved since, by a later session or another window) does not undo what was
   // saved: it opens as an untitled design, the file as it is, and a calibration named from the file's folder still
   // names its file (absolutely: the untitled design has no folder).
@@ -695,6 +728,16 @@ private slots:
     QCOMPARE(w.slice_model()->rowCount(), 0);
     QCOMPARE(w.axes_model()->data(w.axes_model()->index(1, AxesModel::Groups)).toString(),
              QStringLiteral("8 groups of 1048576"));
+    // The Slice dock and, for such a design opened, the status bar speak of this mesh, not of the one drawn before.
+    const QString huge = tmp.filePath(QStringLiteral("huge.meshloom.json"));
+    save_design(w.design(), huge.toStdString());
+    MainWindow opened(nullptr, tmp.filePath(QStringLiteral("autosave2")));
+    QVERIFY(opened.open_design(huge));
+    QCOMPARE(opened.statusBar()->currentMessage(), QStringLiteral("8388608 ranks on 1048576 hosts of 8 devices"));
+    auto* summary = w.findChild<QLabel*>(QStringLiteral("slice_summary"));
+    QVERIFY(summary != nullptr);
+    QVERIFY2(summary->text().contains(QStringLiteral("slices are listed for meshes of up to")),
+             qPrintable(summary->text()));
     w.select_rank(5);
     QCOMPARE(w.rank_panel()->value(QStringLiteral("tp")), QStringLiteral("local rank 5 of 1048576"));
     w.document()->undo_stack()->undo();
