@@ -121,6 +121,9 @@ BenchSettings parse_settings(const BenchCliOptions& o, const CLI::App& cmd, cons
         raise(ErrorKind::ValueError, "--collectives: unknown collective '" + name +
                                          "' (expected all_reduce, all_gather, reduce_scatter, all_to_all, broadcast)");
       }
+      if (std::find(s.collectives.begin(), s.collectives.end(), *c) != s.collectives.end()) {
+        raise(ErrorKind::ValueError, "--collectives: collective '" + name + "' is given twice");
+      }
       s.collectives.push_back(*c);
     }
   } else {
@@ -258,7 +261,7 @@ int run_live(const BenchCliOptions& o, const CLI::App& cmd, const std::string& c
   live.backend = o.backend;
   live.inputs = {{"--design", o.design}};
   if (command == "calibrate" && cmd.count("--out") > 0) live.outputs = {{"--out", o.out}};
-  live.prepare = [&](mpi::MpiCommunicator& world, int /*ranks_on_host*/) {
+  live.prepare = [&](mpi::MpiCommunicator& world, int ranks_on_host) {
     const int rank = world.rank();
     if (command == "calibrate") {
       if (cmd.count("--out") == 0) raise(ErrorKind::ValueError, "calibrate needs --out FILE (the calibration to write)");
@@ -266,6 +269,7 @@ int run_live(const BenchCliOptions& o, const CLI::App& cmd, const std::string& c
     }
     MeshChoice choice = o.shapes ? shapes_mesh(cmd, world.size()) : parse_mesh_choice(o, cmd);
     settings = parse_settings(o, cmd, command);
+    settings.defer_summary = out_path.has_value();  // written after the calibration (run below)
     if (command == "calibrate" && cmd.count("--axes") == 0) add_flattened_shapes(choice.spec, settings);
     // --shapes: the factor axes are there for their shapes too (on one host, every f axis has the same one).
     if (o.shapes) settings.shape_only_axes.insert(settings.shape_only_axes.end(), choice.spec.names.begin(), choice.spec.names.end());
@@ -296,6 +300,7 @@ int run_live(const BenchCliOptions& o, const CLI::App& cmd, const std::string& c
     mesh = build_mesh(choice.spec, world_size);
     const AxisSelection axes = select_axes(*mesh, settings.axes);
     validate_bench_settings(settings, *mesh, axes, o.backend);
+    check_bench_fits_in_memory(settings, *mesh, axes, ranks_on_host);
 
     info.command = command;
     info.backend = o.backend;
@@ -318,8 +323,8 @@ int run_live(const BenchCliOptions& o, const CLI::App& cmd, const std::string& c
     info.transport = job_transport();
     // Every group inherits the world's timeout (split passes it on).
     const comm::MeshGroups groups = backend.groups(*mesh, LiveBackend::Buffers::Native);
-    // With --jsonl -, standard output carries the records alone: the table goes to standard error.
-    std::ostream& human = live.jsonl && is_stdout(*live.jsonl) ? std::cerr : std::cout;
+    // With --jsonl -, run_live_command has sent standard output's stream to standard error: the records alone go out.
+    std::ostream& human = std::cout;
     BenchOutcome outcome = run_bench(world, groups, *mesh, settings, info, human, records.sink(), &backend);
     int status = outcome.exit_code;
     if (out_path) {
@@ -327,6 +332,7 @@ int run_live(const BenchCliOptions& o, const CLI::App& cmd, const std::string& c
       if (world.rank() == 0) {
         try {
           written = write_calibration(outcome.sweep, *out_path, human);
+          records.sink().write(outcome.summary);  // the run's last record, once all of it is done
         } catch (const std::exception& e) {
           records.report_error(what_of(e));
           written = 1;

@@ -106,8 +106,8 @@ AxisSelection select_axes(const DeviceMesh& mesh, const std::vector<std::string>
     if (std::find(all.begin(), all.end(), f) == all.end()) all.push_back(f);
   }
   std::vector<std::string> chosen = requested.empty() ? all : requested;
-  // A world of one rank has only axes of size 1: they are what there is to measure (a collective on one rank is the
-  // library's local copy, its launch and completion cost).
+  // A mesh of one rank (a world of one, or size-1 axes only) has only axes of size 1: they are what there is to
+  // measure (a collective on one rank is the library's local copy, its launch and completion cost).
   const bool only_ones = mesh.size() == 1;
   AxisSelection sel;
   for (const auto& axis : chosen) {
@@ -159,6 +159,34 @@ void validate_bench_settings(const BenchSettings& s, const DeviceMesh& mesh, con
                                          std::to_string(std::max(counts.in_count, counts.out_count)) +
                                          " elements; MPI counts stop at 2147483647");
       }
+    }
+  }
+}
+
+void check_bench_fits_in_memory(const BenchSettings& s, const DeviceMesh& mesh, const AxisSelection& axes,
+                                int ranks_on_host, std::int64_t memory_bytes) {
+  if (memory_bytes <= 0) memory_bytes = host_memory_bytes();
+  if (memory_bytes <= 0 || s.sizes.empty()) return;  // unknown: the allocation will say
+  const std::int64_t item = itemsize(s.dtype);
+  const std::int64_t ranks = std::max(1, ranks_on_host);
+  for (const auto& axis : axes.run) {
+    const std::int64_t n = mesh.size(AxisRef{axis});
+    for (const auto c : s.collectives) {
+      const auto counts = size_counts(c, s.sizes.back(), item, n);
+      const std::int64_t out = rooted(c) ? 0 : counts.out_count;  // broadcast works in place: one buffer
+      std::int64_t per_rank = 0;
+      std::int64_t host = 0;
+      const bool past = __builtin_add_overflow(counts.in_count, out, &per_rank) ||
+                        __builtin_mul_overflow(per_rank, item, &per_rank) ||
+                        __builtin_mul_overflow(per_rank, ranks, &host);
+      if (!past && host <= memory_bytes) continue;
+      raise(ErrorKind::ValueError,
+            "-e " + std::to_string(s.sizes.back()) + ": " + std::string(to_string(c)) + " on axis '" + axis +
+                "' holds " + (past ? std::string("more than 8 EiB") : format_size(per_rank)) +
+                " per rank (input and output)" +
+                (ranks > 1 && !past ? ", " + std::to_string(ranks) + " ranks on this host (" + format_size(host) + ")"
+                                    : std::string()) +
+                "; this host has " + format_size(memory_bytes) + " of memory");
     }
   }
 }
@@ -426,7 +454,8 @@ BenchOutcome run_bench(comm::Communicator& world, const comm::MeshGroups& groups
     const auto rows = static_cast<std::int64_t>(outcome.sweep.results.size());
     const double avg = rows > 0 ? busbw_total / static_cast<double>(rows) : 0.0;
     const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
-    sink.write(summary_record(ok, rows, all_wrong, avg, elapsed));
+    outcome.summary = summary_record(ok, rows, all_wrong, avg, elapsed);
+    if (!s.defer_summary) sink.write(outcome.summary);
     outcome.sweep.summary_seen = true;
     if (s.print_tables) {
       out << "#\n# " << rows << " results";

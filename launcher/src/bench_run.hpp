@@ -42,12 +42,15 @@ struct BenchSettings {
   double timeout_s = 60;  // per operation; 0 = none
   std::optional<std::filesystem::path> jsonl;
   bool print_tables = true;
+  // The summary record is left to the caller (BenchOutcome::summary): calibrate writes it once the calibration is
+  // written, so that a stream whose summary says ok never ends with that write's error.
+  bool defer_summary = false;
   bool progress = true;  // the progress bar on a terminal's standard error (rank 0)
   std::optional<TestFault> fault;  // MESHLOOM_TEST_FAULT: unit = result row (0-based, in sweep order)
 };
 
 // The axes of `mesh` the sweep runs (settings.axes, or every own axis then every flattened axis), split into those
-// run and those skipped: by default an axis of size 1 is skipped (its groups move nothing), except on a world of
+// run and those skipped: by default an axis of size 1 is skipped (its groups move nothing), except on a mesh of
 // one rank, where every axis has size 1 and is measured; an axis named in `requested` is always run. KeyError
 // naming the valid axes for an unknown one.
 struct AxisSelection {
@@ -65,9 +68,18 @@ struct AxisSelection {
 void validate_bench_settings(const BenchSettings& settings, const DeviceMesh& mesh, const AxisSelection& axes,
                              const std::string& backend = "mpi");
 
+// Refuses, before any collective, a sweep whose largest size the ranks of a host could not hold: every collective's
+// input and output at -e (nccl-tests' sizes: size_counts) on the axes run, on `ranks_on_host` ranks each, against
+// `memory_bytes` (this host's physical memory by default). ValueError naming -e, the collective, the axis and the
+// sizes: `-e 4294967296: all_gather on axis 'dp' holds 6 GiB per rank (input and output), 4 ranks on this host
+// (24 GiB); this host has 23.5 GiB of memory`.
+void check_bench_fits_in_memory(const BenchSettings& settings, const DeviceMesh& mesh, const AxisSelection& axes,
+                                int ranks_on_host, std::int64_t memory_bytes = 0);
+
 struct BenchOutcome {
-  int exit_code = 0;  // 0, or 1 when a check found wrong elements
-  BenchSweep sweep;   // rank 0: the results, for calibrate
+  int exit_code = 0;    // 0, or 1 when a check found wrong elements
+  BenchSweep sweep;     // rank 0: the results, for calibrate
+  std::string summary;  // rank 0: the summary record (written unless settings.defer_summary)
 };
 
 // Runs the sweep on every rank of `world` (the control communicator: host buffers; collective over it) with the

@@ -3,6 +3,7 @@
 #include <malloc.h>
 
 #include <exception>
+#include <iostream>
 #include <memory>
 
 #include "mpi_command.hpp"
@@ -24,10 +25,26 @@ void keep_freed_memory() {
   (void)mallopt(M_TRIM_THRESHOLD, -1);
 }
 
+// With --jsonl -, standard output carries the records alone (JsonlSink writes them to its own descriptor): every
+// command's human output (its table, its verdict) goes to standard error for the command's whole run.
+class HumanOutputToStderr {
+public:
+  explicit HumanOutputToStderr(bool active) : saved_(active ? std::cout.rdbuf(std::cerr.rdbuf()) : nullptr) {}
+  ~HumanOutputToStderr() {
+    if (saved_ != nullptr) std::cout.rdbuf(saved_);
+  }
+  HumanOutputToStderr(const HumanOutputToStderr&) = delete;
+  HumanOutputToStderr& operator=(const HumanOutputToStderr&) = delete;
+
+private:
+  std::streambuf* saved_;
+};
+
 }  // namespace
 
 int run_live_command(const LiveCommand& command) {
   keep_freed_memory();
+  const HumanOutputToStderr human(command.jsonl && is_stdout(*command.jsonl));
   mpi::MpiSession session;
   auto world = mpi::MpiCommunicator::world();
   const int rank = world->rank();

@@ -43,12 +43,8 @@ comm::Communicator* step_group(const comm::MeshGroups& groups, const std::vector
 
 void check_fits_in_memory(const PlanRequest& request, const std::string& what, int ranks_on_host,
                           std::int64_t memory_bytes) {
-  if (memory_bytes <= 0) {
-    const long pages = ::sysconf(_SC_PHYS_PAGES);
-    const long page = ::sysconf(_SC_PAGESIZE);
-    if (pages <= 0 || page <= 0) return;  // unknown: the allocation will say
-    memory_bytes = static_cast<std::int64_t>(pages) * static_cast<std::int64_t>(page);
-  }
+  if (memory_bytes <= 0) memory_bytes = host_memory_bytes();
+  if (memory_bytes <= 0) return;  // unknown: the allocation will say
   constexpr std::int64_t kValueBytes = 8;  // int64 values, float64 on the wire
   std::int64_t bytes = kValueBytes;
   std::string shape;

@@ -1,5 +1,7 @@
 #include "sizes.hpp"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <limits>
 #include <string>
@@ -74,6 +76,14 @@ std::string format_size(std::int64_t bytes) {
     std::snprintf(buf, sizeof buf, "%.3g %s", v, kUnits[unit]);
   }
   return buf;
+}
+
+std::int64_t host_memory_bytes() noexcept {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  std::int64_t bytes = 0;
+  if (pages <= 0 || page <= 0 || __builtin_mul_overflow(std::int64_t{pages}, std::int64_t{page}, &bytes)) return 0;
+  return bytes;
 }
 
 }  // namespace meshloom::launcher

@@ -241,6 +241,13 @@ TEST(BenchMpi, AnUnknownTimingModeIsAUsageError) {
   EXPECT_NE(r.err.find("--timing \"single-shot\": expected pipelined or single_shot"), std::string::npos) << r.err;
 }
 
+TEST(BenchMpi, ACollectiveGivenTwiceIsAUsageError) {
+  // As --axes refuses an axis given twice: the sweep would measure it twice, two results of one key.
+  const Launched r = mpirun(2, "bench --shape 2 --names dp -b 8 -e 8 --collectives all_reduce,all_gather,all_reduce");
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--collectives: collective 'all_reduce' is given twice"), std::string::npos) << r.err;
+}
+
 TEST(BenchMpi, TwoRanksSkipsAxesOfSizeOneAndRunsFlattenedAxes) {
   const auto jsonl = temp_dir() / "np2.jsonl";
   const Launched r = mpirun(2, "bench --shape 2,1 --names dp,tp --flatten dp,tp --check -b 8 -e 64 -w 1 -n 2 "

@@ -129,6 +129,17 @@ TEST(RunCli, ATensorTheRanksOfAHostCannotHoldIsRefusedCountingEveryRankOnIt) {
   EXPECT_EQ(r.out, "");
 }
 
+TEST(RunCli, JsonlDashPutsRecordsAloneOnStdoutAndTheReportOnStderr) {
+  // As bench's: a pipeline reads the records from standard output; the table and the verdict are for people.
+  const Launched r = mpirun(2, "--mesh 2 --names dp --tensor 16,16 --src 'S(0)' --dst R --iterations 2 --jsonl -");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const std::vector<std::string> lines = meshloom::test::lines_of(r.out);
+  ASSERT_GE(lines.size(), 3U) << r.out;
+  for (const std::string& line : lines) EXPECT_TRUE(nlohmann::json::accept(line)) << line;
+  EXPECT_EQ(nlohmann::json::parse(lines.front())["type"], "config");
+  EXPECT_NE(r.err.find("verified: every element of every rank equals the target"), std::string::npos) << r.err;
+}
+
 TEST(RunCli, ACalibrationOfOtherCollectivesIsAUsageError) {
   // The bundled calibration records the mpi backend and no timing (written before it was recorded): it passes.
   const std::string fixture = std::string(MESHLOOM_SOURCE_DIR) + "/resources/calibration/local-2x2.calibration.json";

@@ -1,5 +1,7 @@
-// check_fits_in_memory (run_exec.hpp): a tensor the ranks of a host could not hold kRunCopies times over each is
-// refused before any collective, naming the tensor, its size and the memory; one that fits passes.
+// The memory guards of the live commands, before any collective: check_fits_in_memory (run_exec.hpp), a tensor the
+// ranks of a host could not hold kRunCopies times over each, naming the tensor, its size and the memory; and
+// check_bench_fits_in_memory (bench_run.hpp), a sweep whose largest size's buffers they could not hold, naming -e.
+// What fits passes.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -7,6 +9,8 @@
 
 #include "meshloom/error.hpp"
 #include "meshloom/plan/state.hpp"
+#include "bench_run.hpp"
+#include "meshloom/mesh/device_mesh.hpp"
 #include "run_exec.hpp"
 #include "support/expect_error.hpp"
 
@@ -45,6 +49,31 @@ TEST(RunMemory, ATensorTheRanksOfAHostCannotHoldIsRefusedNamingIt) {
             std::string::npos);
   // This host's own memory: a small tensor always fits.
   EXPECT_NO_THROW(check_fits_in_memory(request({16, 32}), "run"));
+}
+
+TEST(BenchMemory, ASweepWhoseLargestBuffersTheRanksOfAHostCannotHoldIsRefusedNamingIt) {
+  BenchSettings s;
+  s.dtype = DType::Float32;
+  s.sizes = {1024, 1 << 20};
+  s.collectives = {BenchCollective::AllGather, BenchCollective::Broadcast};
+  const DeviceMesh mesh = DeviceMesh::init({2}, std::vector<std::string>{"dp"});
+  const AxisSelection axes = select_axes(mesh, {});
+  const auto error_of = [&](std::int64_t memory, int ranks) {
+    return testing::error_of([&] { check_bench_fits_in_memory(s, mesh, axes, ranks, memory); });
+  };
+  // all_gather of 1 MiB on 2 ranks: 512 KiB in, 1 MiB out per rank; broadcast's one buffer is less.
+  EXPECT_EQ(error_of(3 << 20, 2), "no error");
+  EXPECT_EQ(error_of((3 << 20) - 1, 2),
+            "ValueError: -e 1048576: all_gather on axis 'dp' holds 1.5 MiB per rank (input and output), 2 ranks on "
+            "this host (3 MiB); this host has 3 MiB of memory");
+  EXPECT_EQ(error_of((3 << 19) - 1, 1),
+            "ValueError: -e 1048576: all_gather on axis 'dp' holds 1.5 MiB per rank (input and output); this host "
+            "has 1.5 MiB of memory");
+  s.collectives = {BenchCollective::Broadcast};
+  EXPECT_EQ(error_of(1 << 20, 1), "no error");  // in place: 1 MiB
+  // This host's own memory: a small sweep always fits.
+  s.sizes = {8};
+  EXPECT_NO_THROW(check_bench_fits_in_memory(s, mesh, axes, 1));
 }
 
 }  // namespace
