@@ -28,7 +28,7 @@ void check_values(const IntTuple& shape, const IntTuple& stride) {
     last = detail::checked_add(last, detail::checked_mul(sizes[i] - 1, strides[i], "layout extent"), "layout extent");
     if (total > kMaxLayoutExtent || last > kMaxLayoutExtent || strides[i] > kMaxLayoutExtent) {
       raise(ErrorKind::ValueError, "layout " + to_string(shape) + ":" + to_string(stride) +
-                                       " is too large: sizes, strides and offsets must stay below 2^61");
+                                       " is too large: sizes, strides and offsets must stay at or below 2^61");
     }
   }
 }

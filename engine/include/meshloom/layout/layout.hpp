@@ -8,7 +8,7 @@
 //
 // Notation: shape:stride, e.g. (2,4):(4,1), 8:1, ((2,2),4):((8,1),2), (4,):(1,).
 //
-// Contracts hold for sizes >= 1 and strides >= 0, with the size and every offset below 2^61 (the constructor
+// Contracts hold for sizes >= 1 and strides >= 0, with the size, every stride and every offset at most 2^61 (the constructor
 // enforces all three, so no operation overflows).
 #pragma once
 
@@ -34,7 +34,7 @@ public:
   // shape with its lexicographic default stride (suffix product): Layout((2,4)) == (2,4):(4,1).
   explicit Layout(IntTuple shape);
   // Throws ValueError when shape and stride are not congruent ("sizes (2,4) and strides (1,) don't match"),
-  // when a size is < 1 or a stride is < 0, or when the size or an offset reaches 2^61.
+  // when a size is < 1 or a stride is < 0, or when the size, a stride or an offset passes 2^61.
   Layout(IntTuple shape, IntTuple stride);
 
   [[nodiscard]] const IntTuple& shape() const noexcept { return shape_; }
