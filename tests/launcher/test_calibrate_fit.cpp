@@ -206,6 +206,9 @@ TEST(CalibrateIo, RejectsBadFilesNamingTheLine) {
             "ValueError: \"x.jsonl\" line 2: field \"group_size\" = 4: axis \"tp\" of the config's mesh has 2 ranks");
   EXPECT_EQ(error_of(edited("\"backend\":\"mpi\"", "\"backend\":\"gloo\"")),
             "ValueError: \"x.jsonl\" line 1: field \"backend\" = \"gloo\": expected \"mpi\" or \"nccl\"");
+  EXPECT_EQ(error_of(edited("\"command\":\"bench\"", "\"command\":\"validate\"")),
+            "ValueError: \"x.jsonl\" line 1: field \"command\" = \"validate\": these are validate's records, and "
+            "calibrate --from reads the records of meshloom-launch bench or calibrate --jsonl");
   EXPECT_EQ(error_of(edited("\"world\":4", "\"world\":0")),
             "ValueError: \"x.jsonl\" line 1: field \"world\" = 0: must be >= 1");
   std::string negative = bench_jsonl(1, 1);
