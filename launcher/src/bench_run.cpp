@@ -168,7 +168,9 @@ void check_bench_fits_in_memory(const BenchSettings& s, const DeviceMesh& mesh, 
   if (memory_bytes <= 0) memory_bytes = host_memory_bytes();
   if (memory_bytes <= 0 || s.sizes.empty()) return;  // unknown: the allocation will say
   const std::int64_t item = itemsize(s.dtype);
-  const std::int64_t ranks = std::max(1, ranks_on_host);
+  // Only the mesh's ranks fill buffers: on a host of more, at most the mesh's size of them.
+  const std::int64_t ranks = std::max<std::int64_t>(1, std::min<std::int64_t>(ranks_on_host, mesh.size()));
+  const auto size = [](bool past, std::int64_t b) { return past ? std::string("more than 8 EiB") : format_size(b); };
   for (const auto& axis : axes.run) {
     const std::int64_t n = mesh.size(AxisRef{axis});
     for (const auto c : s.collectives) {
@@ -176,16 +178,16 @@ void check_bench_fits_in_memory(const BenchSettings& s, const DeviceMesh& mesh, 
       const std::int64_t out = rooted(c) ? 0 : counts.out_count;  // broadcast works in place: one buffer
       std::int64_t per_rank = 0;
       std::int64_t host = 0;
-      const bool past = __builtin_add_overflow(counts.in_count, out, &per_rank) ||
-                        __builtin_mul_overflow(per_rank, item, &per_rank) ||
-                        __builtin_mul_overflow(per_rank, ranks, &host);
-      if (!past && host <= memory_bytes) continue;
+      const bool rank_past = __builtin_add_overflow(counts.in_count, out, &per_rank) ||
+                             __builtin_mul_overflow(per_rank, item, &per_rank);
+      const bool host_past = rank_past || __builtin_mul_overflow(per_rank, ranks, &host);
+      if (!host_past && host <= memory_bytes) continue;
       raise(ErrorKind::ValueError,
-            "-e " + std::to_string(s.sizes.back()) + ": " + std::string(to_string(c)) + " on axis '" + axis +
-                "' holds " + (past ? std::string("more than 8 EiB") : format_size(per_rank)) +
+            "-e: the sweep's largest size, " + std::to_string(s.sizes.back()) + " bytes: " +
+                std::string(to_string(c)) + " on axis '" + axis + "' holds " + size(rank_past, per_rank) +
                 " per rank (input and output)" +
-                (ranks > 1 && !past ? ", " + std::to_string(ranks) + " ranks on this host (" + format_size(host) + ")"
-                                    : std::string()) +
+                (ranks > 1 ? ", " + std::to_string(ranks) + " ranks on this host (" + size(host_past, host) + ")"
+                           : std::string()) +
                 "; this host has " + format_size(memory_bytes) + " of memory");
     }
   }

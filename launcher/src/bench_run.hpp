@@ -70,9 +70,10 @@ void validate_bench_settings(const BenchSettings& settings, const DeviceMesh& me
 
 // Refuses, before any collective, a sweep whose largest size the ranks of a host could not hold: every collective's
 // input and output at -e (nccl-tests' sizes: size_counts) on the axes run, on `ranks_on_host` ranks each, against
-// `memory_bytes` (this host's physical memory by default). ValueError naming -e, the collective, the axis and the
-// sizes: `-e 4294967296: all_gather on axis 'dp' holds 6 GiB per rank (input and output), 4 ranks on this host
-// (24 GiB); this host has 23.5 GiB of memory`.
+// `memory_bytes` (this host's physical memory by default; at most the mesh's size of the host's ranks fill buffers).
+// ValueError naming -e, the collective, the axis and the sizes: `-e: the sweep's largest size, 4294967296 bytes:
+// all_gather on axis 'dp' holds 6 GiB per rank (input and output), 4 ranks on this host (24 GiB); this host has
+// 23.5 GiB of memory`.
 void check_bench_fits_in_memory(const BenchSettings& settings, const DeviceMesh& mesh, const AxisSelection& axes,
                                 int ranks_on_host, std::int64_t memory_bytes = 0);
 

@@ -40,6 +40,7 @@ BenchSweep parse_bench_jsonl(const std::string& text, const std::string& source)
   // keys its curves by (a record that says otherwise would key a curve by a shape the job never ran).
   std::optional<DeviceMesh> mesh_of_config;
   std::map<std::string, std::pair<std::int64_t, std::optional<GroupSpan>>> axis_shapes;
+  std::vector<std::pair<std::string, std::vector<std::string>>> flattened_in_order;
   jsonl::for_each_record(text, source, [&](const LineContext& ctx, const json& j, const std::string& type) {
     if (type == "config") {
       if (config_seen) ctx.fail("a second config record (one bench run per file)");
@@ -99,11 +100,13 @@ BenchSweep parse_bench_jsonl(const std::string& text, const std::string& source)
             if (!a.is_string()) ctx.fail(bad);
             axes.push_back(a.get<std::string>());
           }
+          flattened_in_order.emplace_back(f["name"].get<std::string>(), axes);
         }
       }
       try {
         DeviceMesh m = DeviceMesh::init(sweep.mesh_shape, sweep.mesh_names, sweep.world);
-        for (const auto& [name, axes] : sweep.flattened) (void)m.slice(axes).flatten(name);
+        // In the config's order, as bench flattened them (one may be made of an earlier one).
+        for (const auto& [name, axes] : flattened_in_order) (void)m.slice(axes).flatten(name);
         mesh_of_config = std::move(m);
       } catch (const Error& e) {
         ctx.fail("field \"mesh\" = " + jsonl::show(mesh) + ": " + e.text());
@@ -177,11 +180,13 @@ BenchSweep parse_bench_jsonl(const std::string& text, const std::string& source)
         ctx.fail("field \"group_size\" = " + std::to_string(r.group_size) + ": axis \"" + r.axis +
                  "\" of the config's mesh has " + std::to_string(ranks) + (ranks == 1 ? " rank" : " ranks"));
       }
-      if (j.contains("span") && placed && !(r.span == *placed)) {
+      // The shape a curve is keyed by (hosts, ranks per host); "uniform" is the file's own (earlier builds judged
+      // it otherwise, and a file is read as its run judged it).
+      if (j.contains("span") && placed &&
+          (r.span.hosts != placed->hosts || r.span.ranks_per_host != placed->ranks_per_host)) {
         ctx.fail("field \"span\" = " + jsonl::show(j["span"]) + ": the config's hosts place axis \"" + r.axis +
                  "\"'s groups on " + std::to_string(placed->hosts) + (placed->hosts == 1 ? " host" : " hosts") +
-                 " with at most " + std::to_string(placed->ranks_per_host) + " per host" +
-                 (placed->uniform ? ", alike in every group" : ", not alike in every group"));
+                 " with at most " + std::to_string(placed->ranks_per_host) + " per host");
       }
       if (!std::isfinite(r.time_us) || r.time_us < 0) {
         ctx.fail("field \"time_us\" = " + jsonl::show(j["time_us"]) + ": expected a finite time >= 0");

@@ -31,7 +31,9 @@ class HumanOutputToStderr {
 public:
   explicit HumanOutputToStderr(bool active) : saved_(active ? std::cout.rdbuf(std::cerr.rdbuf()) : nullptr) {}
   ~HumanOutputToStderr() {
-    if (saved_ != nullptr) std::cout.rdbuf(saved_);
+    if (saved_ == nullptr) return;
+    std::cout.rdbuf(saved_);
+    std::cout.clear();  // a failed write meanwhile was standard error's: main judges standard output's own
   }
   HumanOutputToStderr(const HumanOutputToStderr&) = delete;
   HumanOutputToStderr& operator=(const HumanOutputToStderr&) = delete;
@@ -65,10 +67,15 @@ int run_live_command(const LiveCommand& command) {
   // Rank 0 creates the file before the first exchange; other ranks append to it only after (JsonlStream).
   JsonlStream records(rank, files_error.empty() ? command.jsonl : std::nullopt);
 
-  // Collective, so every rank takes it before prepare, which may end early on one rank.
-  const int ranks_on_host = world->node_place().size;
-  std::optional<double> timeout_s;
+  // Collective, so every rank takes it before prepare, which may end early on one rank; a failure is agreed as any.
+  int ranks_on_host = 1;
   std::string local_error = files_error;
+  try {
+    ranks_on_host = world->node_place().size;
+  } catch (const std::exception& e) {
+    if (local_error.empty()) local_error = what_of(e);
+  }
+  std::optional<double> timeout_s;
   if (local_error.empty()) {
     try {
       if (rank == 0 && command.jsonl) test_fault_delay_jsonl(rank);

@@ -177,9 +177,9 @@ std::vector<std::string> calibration_axis_names(const PlanSetup& setup) {
   return c.mesh_names;
 }
 
-namespace {
-
-}  // namespace
+std::string calibration_timing_text(const Calibration& calibration) {
+  return calibration.timing.empty() ? std::string("timing not recorded") : calibration.timing;
+}
 
 std::unique_ptr<CostModel> make_cost_model(const PlanSetup& setup) {
   if (setup.devices_per_host < 1 || setup.devices_per_host > kMaxDevicesPerHost) {

@@ -95,6 +95,10 @@ void check_axis_names(const std::vector<std::string>& names, std::size_t ndim);
 // by group shape prices any mesh without names: setup.names as given (possibly none).
 [[nodiscard]] std::vector<std::string> calibration_axis_names(const PlanSetup& setup);
 
+// The timing protocol a calibration's curves come from, for a header line: "single_shot", "pipelined", or "timing not
+// recorded" for a file older than the field (its curves may be pipelined, which single collectives do not meet).
+[[nodiscard]] std::string calibration_timing_text(const Calibration& calibration);
+
 // The cost model the setup names, after checking the inputs of every model: devices_per_host in
 // [1, kMaxDevicesPerHost], axis names (check_axis_names), and for the calibrated model a calibration whose axes
 // can be named. ValueError otherwise. The request itself is checked by plan_redistribution.

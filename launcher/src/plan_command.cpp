@@ -177,8 +177,7 @@ std::string model_text(const PlanSetup& s) {
     case CostModelKind::Comm: return text + " (" + std::to_string(s.devices_per_host) + " devices per host)";
     case CostModelKind::Calibrated: {
       const Calibration& c = *s.calibration;
-      // A file older than the field: its curves may be pipelined, which single collectives do not meet.
-      const std::string timing = ", " + (c.timing.empty() ? std::string("timing not recorded") : c.timing);
+      const std::string timing = ", " + calibration_timing_text(c);
       if (!c.groups.empty()) {
         return text + " (" + c.backend + " calibration, " + std::to_string(c.groups.size()) + " curves by group shape" +
                timing + (s.extrapolate ? ", extrapolating" : "") + ")";

@@ -53,7 +53,9 @@ void check_fits_in_memory(const PlanRequest& request, const std::string& what, i
     shape += (shape.empty() ? "" : "x") + std::to_string(d);
     overflow = overflow || __builtin_mul_overflow(bytes, d, &bytes);
   }
-  const std::int64_t ranks = std::max(1, ranks_on_host);
+  // Only the mesh's ranks hold buffers: on a host of more, at most the mesh's size of them.
+  const std::int64_t ranks =
+      std::max<std::int64_t>(1, std::min<std::int64_t>(ranks_on_host, mesh_size(request.mesh_shape)));
   std::int64_t per_rank = 0;
   std::int64_t peak = 0;
   // Each product says "more than 8 EiB" from the first that passed 64 bits on.

@@ -353,7 +353,7 @@ int run_live(const ValidateOptions& o, const CLI::App& cmd) {
       std::cout << "validate " << p.requests.size() << " requests on " << world.size() << " " << backend.name()
                 << " ranks (" << backend.describe() << ")\n  models fixed, comm (" << p.devices_per_host
                 << " devices per host), calibrated (" << p.calibration_path
-                << ", " << (p.calibration.timing.empty() ? std::string("timing not recorded") : p.calibration.timing)
+                << ", " << calibration_timing_text(p.calibration)
                 << (p.calibration.axis_corrections.empty() ? std::string() : ", its axis corrections on (" +
                         join(p.calibration.mesh_shape, {.separator = ", "}) + ")")
                 << "); the " << p.k

@@ -17,9 +17,9 @@
 namespace meshloom::launcher {
 namespace {
 
-PlanRequest request(std::vector<std::int64_t> tensor) {
+PlanRequest request(std::vector<std::int64_t> tensor, std::vector<std::int64_t> mesh = {4}) {
   PlanRequest r;
-  r.mesh_shape = {2};
+  r.mesh_shape = std::move(mesh);
   r.tensor_shape = std::move(tensor);
   r.src = parse_state("S(0)");
   r.dst = parse_state("R");
@@ -42,6 +42,8 @@ TEST(RunMemory, ATensorTheRanksOfAHostCannotHoldIsRefusedNamingIt) {
   EXPECT_EQ(error_of(request({1024, 1024}), 319 << 20, 4),
             "ValueError: run: tensor 1024x1024 is 8 MiB as int64 values, and a rank may hold it whole 10 times over "
             "in a step (80 MiB), 4 ranks on this host (320 MiB); this host has 319 MiB of memory");
+  // Only the mesh's ranks hold the tensor: a mesh of 2 on a host of 4 ranks needs 160 MiB.
+  EXPECT_EQ(error_of(request({1024, 1024}, {2}), 160 << 20, 4), "no error");
   EXPECT_EQ(error_of(request({1048576, 1048576}), 64 * kGiB),
             "ValueError: run: tensor 1048576x1048576 is 8 TiB as int64 values, and a rank may hold it whole 10 times "
             "over in a step (80 TiB); this host has 64 GiB of memory");
@@ -64,11 +66,13 @@ TEST(BenchMemory, ASweepWhoseLargestBuffersTheRanksOfAHostCannotHoldIsRefusedNam
   // all_gather of 1 MiB on 2 ranks: 512 KiB in, 1 MiB out per rank; broadcast's one buffer is less.
   EXPECT_EQ(error_of(3 << 20, 2), "no error");
   EXPECT_EQ(error_of((3 << 20) - 1, 2),
-            "ValueError: -e 1048576: all_gather on axis 'dp' holds 1.5 MiB per rank (input and output), 2 ranks on "
-            "this host (3 MiB); this host has 3 MiB of memory");
+            "ValueError: -e: the sweep's largest size, 1048576 bytes: all_gather on axis 'dp' holds 1.5 MiB per rank "
+            "(input and output), 2 ranks on this host (3 MiB); this host has 3 MiB of memory");
+  // Ranks of the host outside the mesh (8 on the host, a mesh of 2) fill no buffers.
+  EXPECT_EQ(error_of(3 << 20, 8), "no error");
   EXPECT_EQ(error_of((3 << 19) - 1, 1),
-            "ValueError: -e 1048576: all_gather on axis 'dp' holds 1.5 MiB per rank (input and output); this host "
-            "has 1.5 MiB of memory");
+            "ValueError: -e: the sweep's largest size, 1048576 bytes: all_gather on axis 'dp' holds 1.5 MiB per rank "
+            "(input and output); this host has 1.5 MiB of memory");
   s.collectives = {BenchCollective::Broadcast};
   EXPECT_EQ(error_of(1 << 20, 1), "no error");  // in place: 1 MiB
   // This host's own memory: a small sweep always fits.

@@ -24,6 +24,13 @@ QString layout_text(const Layout& layout) {
   return text.replace(one_mode, QStringLiteral("\\1:\\2"));
 }
 
+// The table's rows: the mesh axes, then the flattened axes.
+std::vector<std::string> row_names(const MeshSpec& spec) {
+  std::vector<std::string> names = spec.names;
+  for (const auto& f : spec.flattened) names.push_back(f.name);
+  return names;
+}
+
 }  // namespace
 
 AxesModel::AxesModel(DesignDocument* doc, QObject* parent) : QAbstractTableModel(parent), doc_(doc) {
@@ -32,9 +39,7 @@ AxesModel::AxesModel(DesignDocument* doc, QObject* parent) : QAbstractTableModel
     // The same axes on the same rows (a resize, a world change, one rename): a data change, so an open editor
     // (TypingDelegate keeps its typing) and the selection survive. Rows added, removed or reordered: a reset, which
     // closes an open editor rather than leave it on a row that is another axis now (its typing would rename that).
-    const auto& spec = doc_->design().mesh;
-    std::vector<std::string> now = spec.names;
-    for (const auto& f : spec.flattened) now.push_back(f.name);
+    const std::vector<std::string> now = row_names(doc_->design().mesh);
     std::size_t differing = 0;
     for (std::size_t i = 0; i < std::min(now.size(), names_.size()); ++i) {
       if (now[i] != names_[i]) ++differing;
@@ -55,9 +60,7 @@ AxesModel::AxesModel(DesignDocument* doc, QObject* parent) : QAbstractTableModel
 }
 
 bool AxesModel::reload() {
-  const auto& spec = doc_->design().mesh;
-  std::vector<std::string> now = spec.names;
-  for (const auto& f : spec.flattened) now.push_back(f.name);
+  std::vector<std::string> now = row_names(doc_->design().mesh);
   // A rename (the same rows, exactly one name different) carries its pick; other picks of names that are
   // gone are dropped.
   constexpr std::size_t kNone = static_cast<std::size_t>(-1);

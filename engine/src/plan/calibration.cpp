@@ -330,7 +330,9 @@ void validate_curve(const GroupCurve& curve, std::int64_t world, const std::stri
     }
     // calibrate holds out every other size and keeps the largest: at most half of the curve's points.
     const auto most = static_cast<std::int64_t>(curve.points.size() / 2);
-    if (h.points < 1 || h.points > most) {
+    if (most < 1) {
+      bad(at, "a curve of " + std::to_string(curve.points.size()) + " point has nothing to hold out");
+    } else if (h.points < 1 || h.points > most) {
       bad_value(field(at, "points"), std::to_string(h.points),
                 "must be in 1.." + std::to_string(most) + " (half of the curve's " +
                     std::to_string(curve.points.size()) + " points)");

@@ -577,6 +577,8 @@ double CalibratedCostModel::send_cost(const std::vector<std::int64_t>& mesh_shap
     if (fits == calibration_.axes.end()) return kInfinity;
     const auto fit = fits->second.find("broadcast");
     if (fit == fits->second.end() || !(fit->second.busbw_gbps > 0)) return kInfinity;
+    const std::optional<std::int64_t> fitted = fitted_axis_size(calibration_, names_[axis]);
+    if (fitted && *fitted != mesh_shape[axis] && !options_.extrapolate) return kInfinity;  // as axis_fit_cost
     return fit->second.alpha_us + static_cast<double>(bytes) / (fit->second.busbw_gbps * 1e3);
   }
   const std::vector<GroupShape>& shapes = pair_shapes_of(mesh_shape, axis);

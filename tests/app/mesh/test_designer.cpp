@@ -617,22 +617,22 @@ private slots:
     QVERIFY(QFile::copy(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/default.meshloom.json"), path));
     QVERIFY(QFile::copy(QStringLiteral(MESHLOOM_EXAMPLES_DIR "/hsdp-2d.meshloom.json"),
                         tmp.filePath(QStringLiteral("b/a/d.meshloom.json"))));
-    const QString before = QDir::currentPath();
+    // The working directory is the test's to change and to give back, whatever fails.
+    struct Restore {
+      QString dir = QDir::currentPath();
+      ~Restore() { QDir::setCurrent(dir); }
+    } restore;
     QVERIFY(QDir::setCurrent(tmp.path()));
     Design edited;
     crash_after_an_edit(dir, QStringLiteral("a/d.meshloom.json"), &edited);
     QVERIFY(QDir::setCurrent(tmp.filePath(QStringLiteral("b"))));  // the next session starts elsewhere
     const auto pending = Autosave::pending(dir);
-    const bool restored = QDir::setCurrent(before);
-    QVERIFY(restored);
     QCOMPARE(pending.size(), std::size_t{1});
     QCOMPARE(pending.front().origin, QFileInfo(path).absoluteFilePath());
     DesignDocument doc;
     QVERIFY(QDir::setCurrent(tmp.path()));
     QString error;
-    const bool opened = doc.open(QStringLiteral("a/d.meshloom.json"), &error);
-    QVERIFY(QDir::setCurrent(before));
-    QVERIFY2(opened, qPrintable(error));
+    QVERIFY2(doc.open(QStringLiteral("a/d.meshloom.json"), &error), qPrintable(error));
     QCOMPARE(doc.path(), QFileInfo(path).absoluteFilePath());
   }
 

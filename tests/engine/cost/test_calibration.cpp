@@ -523,6 +523,9 @@ TEST(CalibrationCurves, EveryValidationError) {
   // kept), a curve of a shape the job's hosts could not hold.
   EXPECT_EQ(error(curves_with(R"("points": 1})", R"("points": 2})")),
             "ValueError: groups[0].holdout.points = 2: must be in 1..1 (half of the curve's 3 points)");
+  EXPECT_EQ(error(curves_with(R"("points": [[4096, 20.5], [16384, 24.0], [65536, 60.0]])",
+                              R"("points": [[4096, 20.5]])")),
+            "ValueError: groups[0].holdout: a curve of 1 point has nothing to hold out");
   EXPECT_EQ(error(curves_with("[0, 0, 0, 0, 1, 1, 1, 1]", "[0, 0, 0, 0, 0, 0, 0, 0]")),
             "ValueError: groups[1].hosts = 2: rank_hosts places the calibrated job on 1 host");
   EXPECT_EQ(error(curves_with("[0, 0, 0, 0, 1, 1, 1, 1]", "[0, 1, 0, 1, 0, 1, 2, 3]")),

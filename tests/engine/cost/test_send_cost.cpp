@@ -154,6 +154,10 @@ TEST(SendCost, CalibratedWithoutCurvesUsesTheAxisBroadcastFit) {
   EXPECT_EQ(swapped.send_cost({4, 2}, 1, 1000000), 130.0);
   EXPECT_EQ(swapped.send_cost({4, 2}, 0, 1000000), kInf);
   EXPECT_EQ(CalibratedCostModel(c, {}).send_cost({2, 4}, 0, 8), kInf);  // no names: no fit to look up
+  // A fit prices its axis at the size it was measured on (pp: 2), as the steps' fits do; elsewhere only when
+  // extrapolating.
+  EXPECT_EQ(model.send_cost({4, 4}, 0, 1000000), kInf);
+  EXPECT_EQ(CalibratedCostModel(c, c.mesh_names, {.extrapolate = true}).send_cost({4, 4}, 0, 1000000), 130.0);
 }
 
 }  // namespace

@@ -8,8 +8,8 @@
 //
 // Notation: shape:stride, e.g. (2,4):(4,1), 8:1, ((2,2),4):((8,1),2), (4,):(1,).
 //
-// Contracts hold for sizes >= 1 and strides >= 0, with the size, every stride and every offset at most 2^61 (the constructor
-// enforces all three, so no operation overflows).
+// Contracts hold for sizes >= 1 and strides >= 0, with the size, every stride and every offset at most 2^61 (the
+// constructor enforces all three, so no operation overflows).
 #pragma once
 
 #include <cstddef>
