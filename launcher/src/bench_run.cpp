@@ -170,7 +170,6 @@ void check_bench_fits_in_memory(const BenchSettings& s, const DeviceMesh& mesh, 
   const std::int64_t item = itemsize(s.dtype);
   // Only the mesh's ranks fill buffers: on a host of more, at most the mesh's size of them.
   const std::int64_t ranks = std::max<std::int64_t>(1, std::min<std::int64_t>(ranks_on_host, mesh.size()));
-  const auto size = [](bool past, std::int64_t b) { return past ? std::string("more than 8 EiB") : format_size(b); };
   for (const auto& axis : axes.run) {
     const std::int64_t n = mesh.size(AxisRef{axis});
     for (const auto c : s.collectives) {
@@ -184,9 +183,9 @@ void check_bench_fits_in_memory(const BenchSettings& s, const DeviceMesh& mesh, 
       if (!host_past && host <= memory_bytes) continue;
       raise(ErrorKind::ValueError,
             "-e: the sweep's largest size, " + std::to_string(s.sizes.back()) + " bytes: " +
-                std::string(to_string(c)) + " on axis '" + axis + "' holds " + size(rank_past, per_rank) +
+                std::string(to_string(c)) + " on axis '" + axis + "' holds " + format_size(per_rank, rank_past) +
                 " per rank (input and output)" +
-                (ranks > 1 ? ", " + std::to_string(ranks) + " ranks on this host (" + size(host_past, host) + ")"
+                (ranks > 1 ? ", " + std::to_string(ranks) + " ranks on this host (" + format_size(host, host_past) + ")"
                            : std::string()) +
                 "; this host has " + format_size(memory_bytes) + " of memory");
     }

@@ -45,13 +45,8 @@ BenchSweep parse_bench_jsonl(const std::string& text, const std::string& source)
     if (type == "config") {
       if (config_seen) ctx.fail("a second config record (one bench run per file)");
       config_seen = true;
-      if (j.contains("command")) {
-        const std::string command = ctx.text(j, "command");
-        if (command != "bench" && command != "calibrate") {
-          ctx.fail("field \"command\" = \"" + command + "\": these are " + command +
-                   "'s records, and calibrate --from reads the records of meshloom-launch bench or calibrate --jsonl");
-        }
-      }
+      jsonl::check_command(ctx, j, {"bench", "calibrate"}, false,
+                           "calibrate --from reads the records of meshloom-launch bench or calibrate --jsonl");
       sweep.backend = ctx.text(j, "backend");
       if (j.contains("timing")) {
         sweep.timing = ctx.text(j, "timing");

@@ -6,9 +6,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <initializer_list>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -91,6 +93,17 @@ void for_each_record(const std::string& text, const std::string& source, Visit&&
     const nlohmann::json record = ctx.record(line);
     visit(ctx, record, ctx.text(record, "type"));
   }
+}
+
+// A config record's "command" must be one of `accepted` (when `required`, a config without one is refused too):
+// another command's records are named as such, `field "command" = "bench": these are bench's records, and <reads>`.
+inline void check_command(const LineContext& ctx, const nlohmann::json& config,
+                          std::initializer_list<std::string_view> accepted, bool required, const std::string& reads) {
+  if (!required && !config.contains("command")) return;
+  const std::string command = config.contains("command") ? ctx.text(config, "command") : std::string();
+  if (std::find(accepted.begin(), accepted.end(), command) != accepted.end()) return;
+  ctx.fail("field \"command\" = \"" + command + "\": these are " + (command.empty() ? "another command" : command) +
+           "'s records, and " + reads);
 }
 
 // A config record's list of strings `name`, one per rank (ValueError naming the field and `what` otherwise).

@@ -233,13 +233,8 @@ StepRecords parse_step_records(const std::string& text, const std::string& sourc
     if (type == "config") {
       if (config_seen) ctx.fail("a second config record (one run per file)");
       config_seen = true;
-      if (j.contains("command")) {
-        const std::string command = ctx.text(j, "command");
-        if (command != "run" && command != "validate") {
-          ctx.fail("field \"command\" = \"" + command + "\": these are " + command +
-                   "'s records, and refine reads the step records of meshloom-launch run or validate --jsonl");
-        }
-      }
+      jsonl::check_command(ctx, j, {"run", "validate"}, false,
+                           "refine reads the step records of meshloom-launch run or validate --jsonl");
       out.backend = ctx.text(j, "backend");
       if (!j.contains("hosts")) {
         ctx.fail("no field \"hosts\": the records do not say where the ranks sat (written before they did), so no "

@@ -301,11 +301,7 @@ ValidateRecords parse_validate_records(const std::string& text, const std::strin
     if (type == "config") {
       if (config_seen) ctx.fail("a second config record (one run per file)");
       config_seen = true;
-      const std::string command = j.contains("command") ? ctx.text(j, "command") : std::string();
-      if (command != "validate") {
-        ctx.fail("field \"command\" = \"" + command + "\": these are " + (command.empty() ? "another command" : command) +
-                 "'s records, and rescore reads the records of meshloom-launch validate --jsonl");
-      }
+      jsonl::check_command(ctx, j, {"validate"}, true, "rescore reads the records of meshloom-launch validate --jsonl");
       out.backend = ctx.text(j, "backend");
       if (j.contains("calibration")) out.calibration = ctx.text(j, "calibration");
       if (j.contains("cpus")) out.cpus = jsonl::cpus_of(ctx, j);

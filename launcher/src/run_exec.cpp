@@ -1,11 +1,8 @@
 #include "run_exec.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <cstdlib>
 #include <limits>
 #include <utility>
 
@@ -62,12 +59,11 @@ void check_fits_in_memory(const PlanRequest& request, const std::string& what, i
   const bool per_rank_overflow = overflow || __builtin_mul_overflow(bytes, kRunCopies, &per_rank);
   const bool peak_overflow = per_rank_overflow || __builtin_mul_overflow(per_rank, ranks, &peak);
   if (!peak_overflow && peak <= memory_bytes) return;
-  const auto size = [](bool past, std::int64_t b) { return past ? std::string("more than 8 EiB") : format_size(b); };
   raise(ErrorKind::ValueError,
-        what + ": tensor " + shape + " is " + size(overflow, bytes) +
+        what + ": tensor " + shape + " is " + format_size(bytes, overflow) +
             " as int64 values, and a rank may hold it whole " + std::to_string(kRunCopies) + " times over in a step (" +
-            size(per_rank_overflow, per_rank) + ")" +
-            (ranks > 1 ? ", " + std::to_string(ranks) + " ranks on this host (" + size(peak_overflow, peak) + ")"
+            format_size(per_rank, per_rank_overflow) + ")" +
+            (ranks > 1 ? ", " + std::to_string(ranks) + " ranks on this host (" + format_size(peak, peak_overflow) + ")"
                        : std::string()) +
             "; this host has " + format_size(memory_bytes) + " of memory");
 }

@@ -78,6 +78,10 @@ std::string format_size(std::int64_t bytes) {
   return buf;
 }
 
+std::string format_size(std::int64_t bytes, bool overflowed) {
+  return overflowed ? std::string("more than 8 EiB") : format_size(bytes);
+}
+
 std::int64_t host_memory_bytes() noexcept {
   const long pages = ::sysconf(_SC_PHYS_PAGES);
   const long page = ::sysconf(_SC_PAGESIZE);

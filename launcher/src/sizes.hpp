@@ -20,6 +20,8 @@ inline constexpr std::size_t kMaxSweepSizes = 64;
 
 // A size for people: "8 B", "4 KiB", "64 MiB", "1.5 KiB", "3 GiB".
 [[nodiscard]] std::string format_size(std::int64_t bytes);
+// format_size, or "more than 8 EiB" for a product that `overflowed` 64 bits (the memory guards' sums).
+[[nodiscard]] std::string format_size(std::int64_t bytes, bool overflowed);
 
 // This host's physical memory in bytes (sysconf), 0 when it cannot be told.
 [[nodiscard]] std::int64_t host_memory_bytes() noexcept;

@@ -31,6 +31,16 @@ std::vector<std::string> row_names(const MeshSpec& spec) {
   return names;
 }
 
+// How many rows name another axis than before; npos when the rows are not as many.
+std::size_t rows_renamed(const std::vector<std::string>& before, const std::vector<std::string>& now) {
+  if (before.size() != now.size()) return std::string::npos;
+  std::size_t differing = 0;
+  for (std::size_t i = 0; i < now.size(); ++i) {
+    if (now[i] != before[i]) ++differing;
+  }
+  return differing;
+}
+
 }  // namespace
 
 AxesModel::AxesModel(DesignDocument* doc, QObject* parent) : QAbstractTableModel(parent), doc_(doc) {
@@ -39,12 +49,7 @@ AxesModel::AxesModel(DesignDocument* doc, QObject* parent) : QAbstractTableModel
     // The same axes on the same rows (a resize, a world change, one rename): a data change, so an open editor
     // (TypingDelegate keeps its typing) and the selection survive. Rows added, removed or reordered: a reset, which
     // closes an open editor rather than leave it on a row that is another axis now (its typing would rename that).
-    const std::vector<std::string> now = row_names(doc_->design().mesh);
-    std::size_t differing = 0;
-    for (std::size_t i = 0; i < std::min(now.size(), names_.size()); ++i) {
-      if (now[i] != names_[i]) ++differing;
-    }
-    const bool same_rows = now.size() == names_.size() && differing <= 1;
+    const bool same_rows = rows_renamed(names_, row_names(doc_->design().mesh)) <= 1;
     bool picks_changed = false;
     if (same_rows) {
       picks_changed = reload();
@@ -65,15 +70,8 @@ bool AxesModel::reload() {
   // gone are dropped.
   constexpr std::size_t kNone = static_cast<std::size_t>(-1);
   std::size_t renamed = kNone;  // the row of the one renamed name
-  if (now.size() == names_.size()) {
-    std::size_t differing = 0;
-    for (std::size_t i = 0; i < now.size(); ++i) {
-      if (now[i] != names_[i]) {
-        ++differing;
-        renamed = i;
-      }
-    }
-    if (differing != 1) renamed = kNone;
+  if (rows_renamed(names_, now) == 1) {
+    renamed = static_cast<std::size_t>(std::mismatch(now.begin(), now.end(), names_.begin()).first - now.begin());
   }
   QStringList kept;
   for (const QString& p : picked_) {

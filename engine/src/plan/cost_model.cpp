@@ -462,12 +462,15 @@ std::optional<double> CalibratedCostModel::priced_us(std::string_view collective
 
 namespace {
 
-// The size the calibrated mesh gives a per-axis fit's axis (none for a name it does not have).
-std::optional<std::int64_t> fitted_axis_size(const Calibration& calibration, const std::string& axis) {
+// The size a per-axis fit of `axis` was measured on, when it is not `n` and the model does not extrapolate: the fit
+// does not price an axis of n ranks (a guess). None when it does, or when the calibrated mesh has no such name.
+std::optional<std::int64_t> unpriced_fit_size(const Calibration& calibration, const CalibratedOptions& options,
+                                              const std::string& axis, std::int64_t n) {
   const auto& names = calibration.mesh_names;
   const auto it = std::find(names.begin(), names.end(), axis);
-  if (it == names.end() || names.size() != calibration.mesh_shape.size()) return std::nullopt;
-  return calibration.mesh_shape[static_cast<std::size_t>(it - names.begin())];
+  if (options.extrapolate || it == names.end() || names.size() != calibration.mesh_shape.size()) return std::nullopt;
+  const std::int64_t fitted = calibration.mesh_shape[static_cast<std::size_t>(it - names.begin())];
+  return fitted == n ? std::nullopt : std::optional<std::int64_t>(fitted);
 }
 
 }  // namespace
@@ -481,8 +484,7 @@ double CalibratedCostModel::axis_fit_cost(const StepCostInput& step, double size
   if (fit == axis->second.end() || !(fit->second.busbw_gbps > 0)) return kInfinity;
   const std::int64_t n = (*step.mesh_shape)[step.axis];
   // A fit prices the group size it was measured on; another is a guess, made only when asked to extrapolate.
-  const std::optional<std::int64_t> fitted = fitted_axis_size(calibration_, names_[step.axis]);
-  if (fitted && *fitted != n && !options_.extrapolate) return kInfinity;
+  if (unpriced_fit_size(calibration_, options_, names_[step.axis], n)) return kInfinity;
   return fit->second.alpha_us + bus_factor(name, n) * size / (fit->second.busbw_gbps * 1e3);
 }
 
@@ -577,8 +579,7 @@ double CalibratedCostModel::send_cost(const std::vector<std::int64_t>& mesh_shap
     if (fits == calibration_.axes.end()) return kInfinity;
     const auto fit = fits->second.find("broadcast");
     if (fit == fits->second.end() || !(fit->second.busbw_gbps > 0)) return kInfinity;
-    const std::optional<std::int64_t> fitted = fitted_axis_size(calibration_, names_[axis]);
-    if (fitted && *fitted != mesh_shape[axis] && !options_.extrapolate) return kInfinity;  // as axis_fit_cost
+    if (unpriced_fit_size(calibration_, options_, names_[axis], mesh_shape[axis])) return kInfinity;  // as steps
     return fit->second.alpha_us + static_cast<double>(bytes) / (fit->second.busbw_gbps * 1e3);
   }
   const std::vector<GroupShape>& shapes = pair_shapes_of(mesh_shape, axis);
@@ -685,8 +686,7 @@ std::vector<CalibratedCostModel::Gap> CalibratedCostModel::gap_list(
         const std::string where = name + " on axis " + (named ? "'" + names_[axis] + "'" : std::to_string(axis));
         if (fits == calibration_.axes.end() || !fits->second.contains(name)) {
           out.push_back({{axis}, name, where + ": no fit"});
-        } else if (const auto fitted = fitted_axis_size(calibration_, names_[axis]);
-                   fitted && *fitted != mesh_shape[axis] && !options_.extrapolate) {
+        } else if (const auto fitted = unpriced_fit_size(calibration_, options_, names_[axis], mesh_shape[axis])) {
           out.push_back({{axis}, name, where + ": fitted on " + std::to_string(*fitted) + " ranks, not " +
                                            std::to_string(mesh_shape[axis])});
         }
